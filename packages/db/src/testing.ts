@@ -1,0 +1,32 @@
+import postgres from 'postgres';
+import { randomBase62 } from '@flowgate/core';
+import { createDb, type DbHandle } from './client.js';
+
+/**
+ * A fresh, migrated database for one test file: PGlite in memory by default, or a throwaway database on
+ * the server named by `DATABASE_URL` (dropped on close) so the same tests run against real Postgres.
+ */
+export async function createTestDb(): Promise<DbHandle> {
+  const baseUrl = process.env.DATABASE_URL;
+  if (!baseUrl) {
+    const handle = await createDb();
+    await handle.migrate();
+    return handle;
+  }
+  const name = `fg_test_${randomBase62(10).toLowerCase()}`;
+  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  const handle = await createDb({ url: url.toString(), maxConnections: 4 });
+  await handle.migrate();
+  const close = handle.close;
+  handle.close = async () => {
+    await close();
+    const dropper = postgres(baseUrl, { max: 1, onnotice: () => {} });
+    await dropper.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+    await dropper.end();
+  };
+  return handle;
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from './encryption.js';
+import { REDACTED, redact, redactString } from './redact.js';
+
+describe('secret box', () => {
+  const box = createSecretBox(parseEncryptionKey(generateEncryptionKey()));
+
+  it('round-trips and never contains the plaintext', () => {
+    const env = box.encrypt('s3cr3t-value-123', 'ws-a');
+    expect(env).not.toContain('s3cr3t');
+    expect(env.startsWith('v1.')).toBe(true);
+    expect(box.decrypt(env, 'ws-a')).toBe('s3cr3t-value-123');
+  });
+
+  it('binds the ciphertext to its workspace', () => {
+    const env = box.encrypt('value', 'ws-a');
+    expect(() => box.decrypt(env, 'ws-b')).toThrow(/could not be decrypted/);
+  });
+
+  it('rejects a short key', () => {
+    expect(() => parseEncryptionKey(Buffer.alloc(16).toString('base64'))).toThrow(/32 bytes/);
+  });
+});
+
+describe('redaction', () => {
+  it('redacts values under secret-looking keys, at any depth', () => {
+    const out = redact({ a: 1, headers: { Authorization: 'Bearer abc', 'X-Api-Key': 'k' }, nested: [{ password: 'p' }] });
+    expect(out).toEqual({ a: 1, headers: { Authorization: REDACTED, 'X-Api-Key': REDACTED }, nested: [{ password: REDACTED }] });
+  });
+
+  it('redacts token shapes inside free text', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
+    const text = `key fgk_abc123_${'x'.repeat(40)} and ${jwt} and Bearer zzzzzzzzzzzz`;
+    const out = redactString(text);
+    expect(out).not.toContain('fgk_abc123');
+    expect(out).not.toContain(jwt);
+    expect(out).not.toContain('zzzzzzzzzzzz');
+    expect(out.match(/\[redacted\]/g)).toHaveLength(3);
+  });
+
+  it('redacts PEM private keys and known secrets', () => {
+    const pem = '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----';
+    expect(redactString(`x ${pem} y`)).toBe(`x ${REDACTED} y`);
+    expect(redactString('the value hunter22 leaked', { knownSecrets: ['hunter22'] })).toBe(`the value ${REDACTED} leaked`);
+  });
+
+  it('leaves ordinary data alone and bounds depth', () => {
+    expect(redact({ name: 'acme', prompt_tokens: 3, maxTokens: 9, clientSecret: 'x', access_token: 'y' })).toEqual({
+      name: 'acme',
+      prompt_tokens: 3,
+      maxTokens: 9,
+      clientSecret: REDACTED,
+      access_token: REDACTED,
+    });
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 200; i++) deep = [deep];
+    expect(JSON.stringify(redact(deep, { maxDepth: 10 }))).toContain('[truncated]');
+  });
+});

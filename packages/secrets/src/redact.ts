@@ -1,0 +1,71 @@
+/**
+ * Credential redaction for everything that leaves the process: tool results, run data, events, audit
+ * entries, feedback and logs. Values under secret-looking keys are replaced wholesale; strings are scanned
+ * for token shapes; known secrets (e.g. decrypted connection secrets) are replaced wherever they appear.
+ */
+export const REDACTED = '[redacted]';
+
+// Matched per word of the key (`clientSecret` → client, secret), so `prompt_tokens` or `max_tokens` stay visible.
+const SECRET_WORDS = new Set(['password', 'passwd', 'pass', 'secret', 'secrets', 'token', 'authorization', 'authorisation',
+  'apikey', 'credential', 'credentials', 'cookie', 'pwd', 'privatekey', 'sessionid', 'auth']);
+const SECRET_PAIRS = new Set(['api key', 'private key', 'session id', 'access key', 'signing key']);
+
+const PATTERNS: RegExp[] = [
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  /\bfgk_[A-Za-z0-9]+_[A-Za-z0-9_-]{16,}/g,
+  /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,
+  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}/g,
+  /\b[Bb]asic\s+[A-Za-z0-9+/=]{8,}/g,
+  /\b(sk|pk|rk)[-_](live|test|proj)?[-_]?[A-Za-z0-9]{16,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+];
+
+export interface RedactOptions {
+  /** Exact secret values to remove wherever they occur (shorter than 6 chars are ignored as too generic). */
+  knownSecrets?: readonly string[];
+  /** Depth past which values are replaced by a marker, so hostile nesting cannot blow the stack. */
+  maxDepth?: number;
+}
+
+export function redactString(value: string, options: RedactOptions = {}): string {
+  let out = value;
+  for (const secret of options.knownSecrets ?? []) {
+    if (secret.length >= 6 && out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  for (const pattern of PATTERNS) out = out.replace(pattern, REDACTED);
+  return out;
+}
+
+export function isSecretKey(key: string): boolean {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    if (SECRET_WORDS.has(w)) return true;
+    if (i + 1 < words.length && SECRET_PAIRS.has(`${w} ${words[i + 1]}`)) return true;
+  }
+  return false;
+}
+
+export function redact<T>(value: T, options: RedactOptions = {}): T {
+  return walk(value, options, 0, options.maxDepth ?? 64) as T;
+}
+
+function walk(value: unknown, options: RedactOptions, depth: number, maxDepth: number): unknown {
+  if (depth > maxDepth) return '[truncated]';
+  if (typeof value === 'string') return redactString(value, options);
+  if (Array.isArray(value)) return value.map((v) => walk(v, options, depth + 1, maxDepth));
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? REDACTED : walk(v, options, depth + 1, maxDepth);
+    }
+    return out;
+  }
+  return value;
+}
