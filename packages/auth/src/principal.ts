@@ -35,3 +35,7 @@ export interface WorkspaceAccess {
   isAdmin: boolean;
   keyId: string | null;
 }
+
+export type ServiceAccountPrincipal = Extract<Principal, { kind: 'service_account' }>;
+export type UserPrincipal = Extract<Principal, { kind: 'user' }>;
+export type OperatorPrincipal = Extract<Principal, { kind: 'operator' }>;
