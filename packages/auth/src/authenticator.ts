@@ -2,8 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { WORKSPACE_ID_PATTERN } from '@flowgate/core';
 import { z } from 'zod';
 import { API_KEY_PREFIX, parseApiKey, verifySecret } from './api-keys.js';
-import { type Capability, GRANTED_BY_FULL, capabilitySchema, effectiveCapabilities } from './capabilities.js';
-import { type JwtConfig, type JwtVerifier, createJwtVerifier, looksLikeJwt } from './jwt.js';
+import { type Capability, capabilitySchema, effectiveCapabilities, GRANTED_BY_FULL } from './capabilities.js';
+import { createJwtVerifier, type JwtConfig, type JwtVerifier, looksLikeJwt } from './jwt.js';
 import type { Principal, ServiceAccountPrincipal, WorkspaceAccess } from './principal.js';
 import { TokenCache } from './token-cache.js';
 
@@ -38,8 +38,12 @@ export interface AuthenticatorOptions {
   now?: () => number;
 }
 
-export type AuthResult = { ok: true; principal: Principal } | { ok: false; code: 'invalid_token'; message: string };
-export type AccessResult = { ok: true; access: WorkspaceAccess } | { ok: false; code: 'forbidden'; message: string };
+export type AuthResult =
+  | { ok: true; principal: Principal }
+  | { ok: false; code: 'invalid_token'; message: string };
+export type AccessResult =
+  | { ok: true; access: WorkspaceAccess }
+  | { ok: false; code: 'forbidden'; message: string };
 
 export interface Authenticator {
   /**
@@ -100,7 +104,12 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     }
   }
 
-  function cacheUntil(token: string, principal: Principal, expiresAt: Date | null, startedEpoch: number): void {
+  function cacheUntil(
+    token: string,
+    principal: Principal,
+    expiresAt: Date | null,
+    startedEpoch: number,
+  ): void {
     if (startedEpoch !== epoch) return;
     const bound = now() + cacheTtlMs;
     cache.set(token, principal, expiresAt ? Math.min(bound, expiresAt.getTime()) : bound);
@@ -115,7 +124,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       return invalid('API key is not valid');
     }
     if (record.revokedAt !== null) return invalid('API key has been revoked');
-    if (record.expiresAt !== null && record.expiresAt.getTime() <= now()) return invalid('API key has expired');
+    if (record.expiresAt !== null && record.expiresAt.getTime() <= now())
+      return invalid('API key has expired');
 
     const granted: Capability[] = [];
     for (const name of record.capabilities) {
@@ -212,7 +222,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         case 'operator':
           return {
             ok: true,
-            access: { workspaceId, principal, capabilities: new Set(GRANTED_BY_FULL), isAdmin: true, keyId: null },
+            access: {
+              workspaceId,
+              principal,
+              capabilities: new Set(GRANTED_BY_FULL),
+              isAdmin: true,
+              keyId: null,
+            },
           };
         case 'service_account':
           if (principal.workspaceId !== workspaceId) return noAccess;
@@ -222,7 +238,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
           // workspace.full deliberately does not make a key an admin: keys never manage accounts or keys.
           return {
             ok: true,
-            access: { workspaceId, principal, capabilities: principal.capabilities, isAdmin: false, keyId: principal.keyId },
+            access: {
+              workspaceId,
+              principal,
+              capabilities: principal.capabilities,
+              isAdmin: false,
+              keyId: principal.keyId,
+            },
           };
         case 'user': {
           const membership = principal.workspaces.get(workspaceId);

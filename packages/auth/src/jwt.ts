@@ -1,14 +1,21 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { AppError, workspaceIdSchema, zodIssues } from '@flowgate/core';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import {
+  createRemoteJWKSet,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from 'jose';
 import { z } from 'zod';
 import {
   CAPABILITIES,
   type Capability,
-  type Role,
-  ROLE_CAPABILITIES,
   capabilitySchema,
   effectiveCapabilities,
+  ROLE_CAPABILITIES,
+  type Role,
   roleSchema,
 } from './capabilities.js';
 import type { UserPrincipal } from './principal.js';
@@ -27,7 +34,9 @@ export const ASYMMETRIC_JWT_ALGORITHMS = [
   'Ed25519',
 ] as const;
 export const SYMMETRIC_JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
-export type JwtAlgorithm = (typeof ASYMMETRIC_JWT_ALGORITHMS)[number] | (typeof SYMMETRIC_JWT_ALGORITHMS)[number];
+export type JwtAlgorithm =
+  | (typeof ASYMMETRIC_JWT_ALGORITHMS)[number]
+  | (typeof SYMMETRIC_JWT_ALGORITHMS)[number];
 
 /** Used for a JWKS URL when no algorithms are configured; a PEM key defaults to the one algorithm its type implies. */
 export const DEFAULT_ASYMMETRIC_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'ES256', 'EdDSA'];
@@ -42,7 +51,10 @@ export const jwtConfigSchema = z
     publicKeyPem: z.string().min(1).optional(),
     /** HS256 shared secret; RFC 7518 asks for a key at least as long as the hash (256 bits). */
     secret: z.string().min(32, 'the shared secret must be at least 32 characters').optional(),
-    algorithms: z.array(z.enum([...ASYMMETRIC_JWT_ALGORITHMS, ...SYMMETRIC_JWT_ALGORITHMS])).min(1).optional(),
+    algorithms: z
+      .array(z.enum([...ASYMMETRIC_JWT_ALGORITHMS, ...SYMMETRIC_JWT_ALGORITHMS]))
+      .min(1)
+      .optional(),
     clockToleranceSeconds: z.number().int().min(0).max(300).default(30),
     /** A slow identity provider must not hold requests: fetches of the key set give up after this. */
     jwksTimeoutMs: z.number().int().positive().max(30_000).default(3_000),
@@ -51,7 +63,11 @@ export const jwtConfigSchema = z
   .superRefine((c, ctx) => {
     const sources = [c.jwksUrl, c.publicKeyPem, c.secret].filter((s) => s !== undefined).length;
     if (sources !== 1) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'configure exactly one of jwksUrl, publicKeyPem or secret' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'configure exactly one of jwksUrl, publicKeyPem or secret',
+      });
       return;
     }
     if (!c.algorithms) return;
@@ -62,7 +78,9 @@ export const jwtConfigSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['algorithms', i],
-          message: wantSymmetric ? 'a shared secret only verifies HS* algorithms' : 'a public key or JWKS only verifies asymmetric algorithms',
+          message: wantSymmetric
+            ? 'a shared secret only verifies HS* algorithms'
+            : 'a public key or JWKS only verifies asymmetric algorithms',
         });
       }
     });
@@ -73,8 +91,14 @@ export type JwtConfig = z.input<typeof jwtConfigSchema>;
 const capabilityListSchema = z.array(capabilitySchema).max(CAPABILITIES.length * 4);
 
 const workspaceClaimSchema = z
-  .object({ id: workspaceIdSchema, role: roleSchema.optional(), capabilities: capabilityListSchema.optional() })
-  .refine((w) => w.role !== undefined || w.capabilities !== undefined, { message: 'needs a role or capabilities' });
+  .object({
+    id: workspaceIdSchema,
+    role: roleSchema.optional(),
+    capabilities: capabilityListSchema.optional(),
+  })
+  .refine((w) => w.role !== undefined || w.capabilities !== undefined, {
+    message: 'needs a role or capabilities',
+  });
 
 /** Flowgate's claims inside a verified JWT. Unknown capability or role names reject the token. */
 export const jwtClaimsSchema = z
@@ -104,7 +128,9 @@ export function principalFromClaims(payload: unknown): ClaimsResult {
     return { ok: false, message: `token claims are invalid: ${[...new Set(paths)].join(', ')}` };
   }
   const claims = parsed.data;
-  const entries: { id: string; role?: Role | undefined; capabilities?: Capability[] | undefined }[] = [...(claims.workspaces ?? [])];
+  const entries: { id: string; role?: Role | undefined; capabilities?: Capability[] | undefined }[] = [
+    ...(claims.workspaces ?? []),
+  ];
   if (claims.workspace_id !== undefined) {
     entries.push({ id: claims.workspace_id, role: claims.role, capabilities: claims.capabilities });
   }
@@ -112,13 +138,21 @@ export function principalFromClaims(payload: unknown): ClaimsResult {
   const merged = new Map<string, { role: Role | null; granted: Capability[] }>();
   for (const e of entries) {
     const prev = merged.get(e.id) ?? { role: null, granted: [] };
-    const granted = [...prev.granted, ...(e.role ? ROLE_CAPABILITIES[e.role] : []), ...(e.capabilities ?? [])];
+    const granted = [
+      ...prev.granted,
+      ...(e.role ? ROLE_CAPABILITIES[e.role] : []),
+      ...(e.capabilities ?? []),
+    ];
     merged.set(e.id, { role: strongerRole(prev.role, e.role ?? null), granted });
   }
   const workspaces = new Map<string, { role: Role | null; capabilities: ReadonlySet<Capability> }>();
-  for (const [id, m] of merged) workspaces.set(id, { role: m.role, capabilities: effectiveCapabilities(m.granted) });
+  for (const [id, m] of merged)
+    workspaces.set(id, { role: m.role, capabilities: effectiveCapabilities(m.granted) });
 
-  return { ok: true, principal: { kind: 'user', id: claims.sub, workspaces, expiresAt: new Date(claims.exp * 1000) } };
+  return {
+    ok: true,
+    principal: { kind: 'user', id: claims.sub, workspaces, expiresAt: new Date(claims.exp * 1000) },
+  };
 }
 
 const ROLE_RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2 };
@@ -147,7 +181,8 @@ class KeySourceUnavailable extends Error {}
 
 export function createJwtVerifier(input: JwtConfig, now: () => number = Date.now): JwtVerifier {
   const parsed = jwtConfigSchema.safeParse(input);
-  if (!parsed.success) throw new AppError('validation_failed', 'invalid JWT configuration', zodIssues(parsed.error));
+  if (!parsed.success)
+    throw new AppError('validation_failed', 'invalid JWT configuration', zodIssues(parsed.error));
   const config = parsed.data;
 
   let key: KeyObject | Uint8Array | JWTVerifyGetKey;
@@ -218,7 +253,10 @@ export function createJwtVerifier(input: JwtConfig, now: () => number = Date.now
         payload = await verifyWith(token);
       } catch (err) {
         if (err instanceof KeySourceUnavailable) {
-          throw new AppError('unavailable', 'the identity provider keys could not be fetched; try again shortly');
+          throw new AppError(
+            'unavailable',
+            'the identity provider keys could not be fetched; try again shortly',
+          );
         }
         return { ok: false, message: describeJoseError(err) };
       }
@@ -229,7 +267,10 @@ export function createJwtVerifier(input: JwtConfig, now: () => number = Date.now
 
 function importPublicKeyPem(pem: string): { key: KeyObject; algorithm: JwtAlgorithm } {
   if (pem.includes('PRIVATE KEY')) {
-    throw new AppError('validation_failed', 'publicKeyPem must be a public key (SPKI PEM), not a private key');
+    throw new AppError(
+      'validation_failed',
+      'publicKeyPem must be a public key (SPKI PEM), not a private key',
+    );
   }
   let key: KeyObject;
   try {
@@ -247,7 +288,10 @@ function importPublicKeyPem(pem: string): { key: KeyObject; algorithm: JwtAlgori
     if (curve === 'secp384r1') return { key, algorithm: 'ES384' };
     if (curve === 'secp521r1') return { key, algorithm: 'ES512' };
   }
-  throw new AppError('validation_failed', 'publicKeyPem has a key type that needs an explicit algorithms list');
+  throw new AppError(
+    'validation_failed',
+    'publicKeyPem has a key type that needs an explicit algorithms list',
+  );
 }
 
 /** Fixed messages per failure: jose's own texts are safe today, but nothing from the token should reach a response. */

@@ -15,7 +15,8 @@ export class TokenCache<V> {
   readonly #now: () => number;
 
   constructor(maxEntries: number, now: () => number) {
-    if (!Number.isInteger(maxEntries) || maxEntries < 0) throw new RangeError('maxEntries must be a non-negative integer');
+    if (!Number.isInteger(maxEntries) || maxEntries < 0)
+      throw new RangeError('maxEntries must be a non-negative integer');
     this.#maxEntries = maxEntries;
     this.#now = now;
   }
