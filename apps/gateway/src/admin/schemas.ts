@@ -1,0 +1,96 @@
+import { capabilitySchema } from '@flowgate/auth';
+import { workspaceIdSchema } from '@flowgate/core';
+import { z } from 'zod';
+import { parseIpRule } from '../middleware/ip.js';
+
+const name = z.string().trim().min(1).max(100);
+
+export const createWorkspaceBody = z.strictObject({ id: workspaceIdSchema, name });
+
+export const createServiceAccountBody = z.strictObject({
+  name,
+  capabilities: z.array(capabilitySchema).max(20).transform((c) => [...new Set(c)]),
+});
+
+export const updateServiceAccountBody = z
+  .strictObject({
+    name: name.optional(),
+    status: z.enum(['active', 'disabled']).optional(),
+    capabilities: z
+      .array(capabilitySchema)
+      .max(20)
+      .transform((c) => [...new Set(c)])
+      .optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'provide at least one of name, status, capabilities');
+
+export const createKeyBody = z.strictObject({
+  name: name.optional(),
+  expiresAt: z.iso
+    .datetime({ offset: true })
+    .transform((s) => new Date(s))
+    .refine((d) => d.getTime() > Date.now(), 'expiresAt must be in the future')
+    .optional(),
+});
+
+const secret = z.string().min(1).max(8192);
+export const createConnectionBody = z
+  .strictObject({
+    name: z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/, 'letters, digits, space, _ . - (max 100)'),
+    type: z.enum(['http-api', 'llm-provider', 'secret']),
+    baseUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+    auth: z.discriminatedUnion('type', [
+      z.strictObject({ type: z.literal('none') }),
+      z.strictObject({ type: z.literal('bearer'), secret }),
+      z.strictObject({
+        type: z.literal('api-key'),
+        secret,
+        headerName: z
+          .string()
+          .regex(/^[A-Za-z0-9-]{1,64}$/)
+          .default('X-API-Key'),
+      }),
+      z.strictObject({ type: z.literal('basic'), secret: secret.regex(/^[^:]*:.*$/s, 'basic auth secret is "user:password"') }),
+    ]),
+  })
+  .superRefine((b, ctx) => {
+    if (b.type !== 'secret' && !b.baseUrl) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required for ${b.type}` });
+    if (b.type === 'secret' && b.auth.type === 'none') ctx.addIssue({ code: 'custom', path: ['auth'], message: 'a secret connection needs a secret' });
+  });
+
+const origin = z
+  .string()
+  .max(300)
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === s;
+    } catch {
+      return false;
+    }
+  }, 'must be an origin like https://app.example.com (scheme, host, optional port; no path)');
+
+export function mcpPolicyBody(toolNames: readonly string[]) {
+  return z
+    .strictObject({
+      readOnly: z.boolean().optional(),
+      disabledTools: z
+        .array(z.string().max(128))
+        .max(64)
+        .superRefine((list, ctx) => {
+          const unknown = list.filter((t) => !toolNames.includes(t));
+          if (unknown.length) ctx.addIssue({ code: 'custom', message: `unknown tools: ${unknown.join(', ')}; valid: ${toolNames.join(', ')}` });
+        })
+        .optional(),
+      allowedOrigins: z.array(origin).max(50).optional(),
+      allowedIps: z
+        .array(z.string().max(64).refine((s) => parseIpRule(s) !== null, 'must be an IP address or CIDR range'))
+        .max(100)
+        .optional(),
+    });
+}
+
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional(),
+});

@@ -1,0 +1,70 @@
+import type { Authenticator } from '@flowgate/auth';
+import { AppError } from '@flowgate/core';
+import type { DbHandle } from '@flowgate/db';
+import type { SecretBox } from '@flowgate/secrets';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Logger } from 'pino';
+import { adminRoutes } from './admin/routes.js';
+import type { AuditSink } from './audit/queue.js';
+import type { GatewayConfig } from './config.js';
+import type { AppEnv } from './context.js';
+import { workspaceGuard } from './middleware/authenticate.js';
+import { createErrorHandler, errorResponse } from './middleware/errors.js';
+import { requestContext } from './middleware/request-id.js';
+import type { WorkspaceCache } from './workspace-cache.js';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  db: DbHandle;
+  logger: Logger;
+  authenticator: Authenticator;
+  secretBox: SecretBox;
+  audit: AuditSink;
+  workspaces: WorkspaceCache;
+  /** Names of the catalog's tools (what a workspace policy may disable). */
+  toolNames: readonly string[];
+  version: string;
+}
+
+/** Route plug-ins (MCP endpoint, discovery documents) register themselves through this hook. */
+export type RouteInstaller = (app: Hono<AppEnv>, deps: GatewayDeps) => void;
+
+/**
+ * The one Hono app. It uses only web-standard Request/Response, so the same object serves Node
+ * (`startGateway`) and edge runtimes; Node-only details (client address) degrade gracefully.
+ */
+export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(createErrorHandler(deps.logger));
+  app.notFound((c) => errorResponse(c, new AppError('not_found', 'no such route')));
+  app.use('*', requestContext(deps.logger));
+
+  app.get('/healthz', (c) => c.json({ status: 'ok', version: deps.version }));
+  app.get('/readyz', async (c) => {
+    const ready = await deps.db.ready();
+    return c.json({ status: ready ? 'ready' : 'not_ready' }, ready ? 200 : 503);
+  });
+
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: deps.config.maxBodyBytes,
+      onError: (c) => errorResponse(c, new AppError('payload_too_large', `request body exceeds ${deps.config.maxBodyBytes} bytes`)),
+    }),
+  );
+  app.use(
+    '/api/workspaces/:ws/*',
+    workspaceGuard({
+      authenticator: deps.authenticator,
+      workspaces: deps.workspaces,
+      allowedOrigins: deps.config.allowedOrigins,
+      publicUrl: deps.config.publicUrl,
+      trustProxy: deps.config.trustProxy,
+    }),
+  );
+
+  for (const install of installers) install(app, deps);
+  app.route('/', adminRoutes({ ...deps, db: deps.db.db }));
+  return app;
+}

@@ -1,0 +1,28 @@
+import { type Database, repos } from '@flowgate/db';
+import type { Logger } from 'pino';
+
+/** Collects key ids seen by the authenticator and writes `lastUsedAt` in one batch every few seconds. */
+export function createKeyUsageTracker(db: Database, logger: Logger, intervalMs = 5_000) {
+  let seen = new Set<string>();
+  const flush = async () => {
+    if (seen.size === 0) return;
+    const ids = [...seen];
+    seen = new Set();
+    await repos.touchApiKeys(db, ids, new Date()).catch((err: Error) => {
+      logger.warn({ code: 'key_usage_write_failed', err: err.message }, 'could not record key usage');
+    });
+  };
+  const timer = setInterval(() => void flush(), intervalMs);
+  timer.unref();
+  return {
+    used(keyId: string) {
+      seen.add(keyId);
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+export type KeyUsageTracker = ReturnType<typeof createKeyUsageTracker>;

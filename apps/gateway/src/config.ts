@@ -1,0 +1,115 @@
+import { type JwtConfig, jwtConfigSchema } from '@flowgate/auth';
+import { AppError } from '@flowgate/core';
+import { z } from 'zod';
+
+const bool = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['true', '1', 'yes', 'on', 'false', '0', 'no', 'off', ''].includes(v), 'expected true/false')
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+
+const list = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+const envSchema = z.object({
+  FLOWGATE_HOST: z.string().min(1).default('127.0.0.1'),
+  FLOWGATE_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  FLOWGATE_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  FLOWGATE_DATA_DIR: z.string().min(1).default('./.flowgate'),
+  FLOWGATE_ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  FLOWGATE_ENCRYPTION_KEY: z.string().min(1).optional(),
+  FLOWGATE_ALLOWED_ORIGINS: list.default([]),
+  FLOWGATE_TRUST_PROXY: bool.default(false),
+  FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+  FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  FLOWGATE_JWT_ISSUER: z.string().min(1).optional(),
+  FLOWGATE_JWT_AUDIENCE: z.string().min(1).optional(),
+  FLOWGATE_JWT_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  FLOWGATE_JWT_PUBLIC_KEY: z.string().min(1).optional(),
+  FLOWGATE_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  FLOWGATE_JWT_ALGORITHMS: list.optional(),
+  FLOWGATE_WORKER: bool.default(true),
+});
+
+export type JwtSettings = JwtConfig;
+
+export interface GatewayConfig {
+  host: string;
+  port: number;
+  /** Externally visible base URL (links, server card); defaults to http://host:port. */
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  adminToken: string | undefined;
+  encryptionKey: string | undefined;
+  allowedOrigins: string[];
+  trustProxy: boolean;
+  maxBodyBytes: number;
+  authCacheTtlMs: number;
+  logLevel: string;
+  jwt: JwtSettings | undefined;
+  worker: boolean;
+}
+
+/** Reads and validates the environment; a bad value stops the start with a message naming each variable. */
+export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => k in envSchema.shape && v !== undefined));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`);
+    throw new AppError('invalid_request', `invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const jwtKeys = [e.FLOWGATE_JWT_JWKS_URL, e.FLOWGATE_JWT_PUBLIC_KEY, e.FLOWGATE_JWT_SECRET].filter(Boolean).length;
+  let jwt: JwtSettings | undefined;
+  if (jwtKeys > 0 || e.FLOWGATE_JWT_ISSUER || e.FLOWGATE_JWT_AUDIENCE) {
+    const problems: string[] = [];
+    if (jwtKeys !== 1) problems.push('set exactly one of FLOWGATE_JWT_JWKS_URL, FLOWGATE_JWT_PUBLIC_KEY, FLOWGATE_JWT_SECRET');
+    if (!e.FLOWGATE_JWT_ISSUER) problems.push('FLOWGATE_JWT_ISSUER is required when JWT auth is configured');
+    if (!e.FLOWGATE_JWT_AUDIENCE) problems.push('FLOWGATE_JWT_AUDIENCE is required when JWT auth is configured');
+    if (problems.length) throw new AppError('invalid_request', `invalid configuration:\n  ${problems.join('\n  ')}`);
+    const candidate = {
+      issuer: e.FLOWGATE_JWT_ISSUER,
+      audience: e.FLOWGATE_JWT_AUDIENCE,
+      ...(e.FLOWGATE_JWT_JWKS_URL ? { jwksUrl: e.FLOWGATE_JWT_JWKS_URL } : {}),
+      ...(e.FLOWGATE_JWT_PUBLIC_KEY ? { publicKeyPem: e.FLOWGATE_JWT_PUBLIC_KEY.replace(/\\n/g, '\n') } : {}),
+      ...(e.FLOWGATE_JWT_SECRET ? { secret: e.FLOWGATE_JWT_SECRET } : {}),
+      ...(e.FLOWGATE_JWT_ALGORITHMS ? { algorithms: e.FLOWGATE_JWT_ALGORITHMS } : {}),
+    };
+    const checked = jwtConfigSchema.safeParse(candidate);
+    if (!checked.success) {
+      const lines = checked.error.issues.map((i) => `FLOWGATE_JWT (${i.path.join('.') || 'config'}): ${i.message}`);
+      throw new AppError('invalid_request', `invalid configuration:\n  ${lines.join('\n  ')}`);
+    }
+    jwt = candidate as JwtSettings;
+  }
+  if (e.DATABASE_URL && !e.FLOWGATE_ENCRYPTION_KEY) {
+    throw new AppError(
+      'invalid_request',
+      'invalid configuration:\n  FLOWGATE_ENCRYPTION_KEY is required with DATABASE_URL (32 bytes, base64 or hex)',
+    );
+  }
+  return {
+    host: e.FLOWGATE_HOST,
+    port: e.FLOWGATE_PORT,
+    publicUrl: (e.FLOWGATE_PUBLIC_URL ?? `http://${e.FLOWGATE_HOST}:${e.FLOWGATE_PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.FLOWGATE_DATA_DIR,
+    adminToken: e.FLOWGATE_ADMIN_TOKEN,
+    encryptionKey: e.FLOWGATE_ENCRYPTION_KEY,
+    allowedOrigins: e.FLOWGATE_ALLOWED_ORIGINS,
+    trustProxy: e.FLOWGATE_TRUST_PROXY,
+    maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
+    authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
+    logLevel: e.FLOWGATE_LOG_LEVEL,
+    jwt,
+    worker: e.FLOWGATE_WORKER,
+  };
+}

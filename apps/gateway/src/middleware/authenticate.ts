@@ -1,0 +1,135 @@
+import type { Authenticator } from '@flowgate/auth';
+import { AppError, WORKSPACE_ID_PATTERN } from '@flowgate/core';
+import type { Context, MiddlewareHandler } from 'hono';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { AppEnv } from '../context.js';
+import type { WorkspaceCache } from '../workspace-cache.js';
+import { errorResponse } from './errors.js';
+import { ipAllowed } from './ip.js';
+
+const TOKEN_QUERY_PARAMS = ['access_token', 'token', 'api_key', 'apikey', 'key', 'auth', 'authorization', 'bearer'];
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/i;
+
+function challenge(tokenSent: boolean, error = 'invalid_token'): Record<string, string> {
+  return { 'WWW-Authenticate': tokenSent ? `Bearer realm="flowgate", error="${error}"` : 'Bearer realm="flowgate"' };
+}
+
+/** Extracts the bearer token or answers 401. A token in the query string is refused, whatever the header says. */
+export function readBearer(c: Context): { token: string } | { response: Response } {
+  const url = new URL(c.req.url);
+  for (const p of TOKEN_QUERY_PARAMS) {
+    if (url.searchParams.has(p)) {
+      return {
+        response: errorResponse(
+          c,
+          new AppError('token_in_query', 'tokens are not accepted in the query string; send Authorization: Bearer <token>'),
+          challenge(true, 'invalid_request'),
+        ),
+      };
+    }
+  }
+  const header = c.req.header('authorization');
+  if (!header) {
+    return {
+      response: errorResponse(c, new AppError('unauthorized', 'missing Authorization: Bearer <token> header'), challenge(false)),
+    };
+  }
+  const match = BEARER.exec(header.trim());
+  if (!match) {
+    return {
+      response: errorResponse(
+        c,
+        new AppError('unauthorized', 'malformed Authorization header; expected "Bearer <token>"'),
+        challenge(true, 'invalid_request'),
+      ),
+    };
+  }
+  return { token: match[1] as string };
+}
+
+export function clientIp(c: Context, trustProxy: boolean): string | null {
+  if (trustProxy) {
+    const forwarded = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  try {
+    return getConnInfo(c).remote.address ?? null;
+  } catch {
+    return null; // not running on Node (edge runtimes pass the address differently)
+  }
+}
+
+export interface WorkspaceGuardOptions {
+  authenticator: Authenticator;
+  workspaces: WorkspaceCache;
+  allowedOrigins: readonly string[];
+  publicUrl: string;
+  trustProxy: boolean;
+}
+
+/**
+ * Where a request to `/api/workspaces/:ws/*` is authenticated. In order: bearer token (401), access to the
+ * workspace (403, without revealing whether it exists), Origin (403), IP allowlist (403).
+ */
+export function workspaceGuard(options: WorkspaceGuardOptions): MiddlewareHandler<AppEnv> {
+  const publicOrigin = new URL(options.publicUrl).origin;
+  return async (c, next) => {
+    const bearer = readBearer(c);
+    if ('response' in bearer) return bearer.response;
+    const result = await options.authenticator.authenticate(bearer.token);
+    if (!result.ok) {
+      return errorResponse(c, new AppError('invalid_token', result.message), challenge(true));
+    }
+    const workspaceId = c.req.param('ws') ?? '';
+    const denied = () =>
+      errorResponse(c, new AppError('forbidden', 'this token does not grant access to the requested workspace'));
+    if (!WORKSPACE_ID_PATTERN.test(workspaceId)) return denied();
+    const access = options.authenticator.resolveAccess(result.principal, workspaceId);
+    if (!access.ok) return errorResponse(c, new AppError('forbidden', access.message));
+    const state = await options.workspaces.get(workspaceId);
+    if (!state.exists) {
+      // Only the operator may learn that a workspace does not exist.
+      if (result.principal.kind === 'operator') return errorResponse(c, new AppError('not_found', 'workspace not found'));
+      return denied();
+    }
+    const origin = c.req.header('origin');
+    if (origin !== undefined) {
+      const allowed =
+        origin === publicOrigin || options.allowedOrigins.includes(origin) || state.policy.allowedOrigins.includes(origin);
+      if (!allowed) return errorResponse(c, new AppError('origin_not_allowed', 'this Origin is not allowed'));
+    }
+    const ip = clientIp(c, options.trustProxy);
+    if (state.policy.allowedIps.length > 0 && (ip === null || !ipAllowed(ip, state.policy.allowedIps))) {
+      return errorResponse(c, new AppError('ip_not_allowed', "the client address is not in this workspace's IP allowlist"));
+    }
+    c.set('access', access.access);
+    c.set('policy', state.policy);
+    c.set('clientIp', ip);
+    await next();
+  };
+}
+
+/** The operator token alone (workspace creation). */
+export function operatorGuard(authenticator: Authenticator): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const bearer = readBearer(c);
+    if ('response' in bearer) return bearer.response;
+    const result = await authenticator.authenticate(bearer.token);
+    if (!result.ok) return errorResponse(c, new AppError('invalid_token', result.message), challenge(true));
+    if (result.principal.kind !== 'operator') {
+      return errorResponse(c, new AppError('insufficient_role', 'this action needs the operator token (FLOWGATE_ADMIN_TOKEN)'));
+    }
+    await next();
+  };
+}
+
+/** Admin routes inside a workspace: the operator or a workspace admin. `workspace.full` is not enough. */
+export const requireWorkspaceAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.get('access').isAdmin) {
+    return errorResponse(
+      c,
+      new AppError('insufficient_role', 'this action needs a workspace admin or the operator token; service-account keys cannot manage'),
+    );
+  }
+  await next();
+};

@@ -1,0 +1,24 @@
+import { AppError, isAppError } from '@flowgate/core';
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { Logger } from 'pino';
+import type { AppEnv } from '../context.js';
+
+export function errorResponse(c: Context, error: AppError, headers: Record<string, string> = {}): Response {
+  return c.json(error.toBody(), error.status as 400, headers);
+}
+
+/** Maps anything thrown by a route to `{code, message}`; unexpected errors become a generic 500. */
+export function createErrorHandler(logger: Logger) {
+  return (err: Error, c: Context<AppEnv>): Response => {
+    if (isAppError(err)) return errorResponse(c, err);
+    if (err instanceof HTTPException && err.status === 413) {
+      return errorResponse(c, new AppError('payload_too_large', 'request body is too large'));
+    }
+    logger.error(
+      { requestId: c.get('requestId'), code: 'internal_error', errName: err.name, err: err.message.slice(0, 300) },
+      'unhandled error',
+    );
+    return errorResponse(c, new AppError('internal_error', 'internal error; the request id identifies it in the logs'));
+  };
+}

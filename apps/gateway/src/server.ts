@@ -1,0 +1,125 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createAuthenticator } from '@flowgate/auth';
+import { createDb, type DbHandle, repos } from '@flowgate/db';
+import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
+import { serve, type ServerType } from '@hono/node-server';
+import pino, { type Logger } from 'pino';
+import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
+import { createAuditQueue } from './audit/queue.js';
+import { createKeyUsageTracker } from './audit/key-usage.js';
+import type { GatewayConfig } from './config.js';
+import { createWorkspaceCache } from './workspace-cache.js';
+import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
+
+export const VERSION = '0.1.0';
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  deps: GatewayDeps;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: GatewayConfig;
+  logger?: Logger;
+  /** Reuse an open database (tests); otherwise one is opened from the config. */
+  db?: DbHandle;
+  installers?: RouteInstaller[];
+}
+
+/**
+ * The embedded database keeps its encryption key next to its data (mode 0600) when none is configured, so a
+ * fresh `flowgate serve` works without setup. With Postgres a configured key is required (see loadConfig).
+ */
+function resolveEncryptionKey(config: GatewayConfig): Buffer {
+  if (config.encryptionKey) return parseEncryptionKey(config.encryptionKey);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const file = join(config.dataDir, 'encryption.key');
+  if (!existsSync(file)) {
+    writeFileSync(file, generateEncryptionKey(), { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  return parseEncryptionKey(readFileSync(file, 'utf8').trim());
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'flowgate' },
+    // Belt and braces: these paths never reach a log line even if a caller passes them.
+    redact: { paths: ['token', 'apiKey', 'authorization', 'headers.authorization', 'secret', '*.secret'], censor: '[redacted]' },
+  });
+}
+
+export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { close(): Promise<void> }> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const ownsDb = !options.db;
+  const db =
+    options.db ?? (await createDb(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: join(config.dataDir, 'pgdata') }));
+  if (ownsDb) await db.migrate();
+  const secretBox = createSecretBox(resolveEncryptionKey(config));
+  const keyUsage = createKeyUsageTracker(db.db, logger);
+  const authenticator = createAuthenticator({
+    lookupApiKey: (keyId) => repos.lookupApiKey(db.db, keyId),
+    onKeyUsed: (keyId) => keyUsage.used(keyId),
+    jwt: config.jwt,
+    operatorToken: config.adminToken,
+    cacheTtlMs: config.authCacheTtlMs,
+  });
+  const audit = createAuditQueue(db.db, logger);
+  const deps: GatewayDeps = {
+    config,
+    db,
+    logger,
+    authenticator,
+    secretBox,
+    audit,
+    workspaces: createWorkspaceCache(db.db),
+    toolNames: TOOL_NAMES,
+    version: VERSION,
+  };
+  return {
+    ...deps,
+    async close() {
+      await audit.close();
+      await keyUsage.close();
+      if (ownsDb) await db.close();
+    },
+  };
+}
+
+/** Starts the gateway on Node. `close()` stops accepting, lets in-flight requests finish, flushes, then closes the database. */
+export async function startGateway(options: StartOptions): Promise<RunningGateway> {
+  const deps = await buildDeps(options);
+  const app = createApp(deps, options.installers ?? DEFAULT_INSTALLERS);
+  const { server, port } = await new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: options.config.host, port: options.config.port }, (info) =>
+      resolve({ server: s, port: info.port }),
+    );
+    s.once('error', reject);
+  });
+  const host = options.config.host.includes(':') ? `[${options.config.host}]` : options.config.host;
+  const url = `http://${host}:${port}`;
+  deps.logger.info({ url, driver: deps.db.driver }, 'flowgate gateway listening');
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    port,
+    deps,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Idle keep-alive sockets would hold close() open; in-flight requests still complete.
+          if ('closeIdleConnections' in server) server.closeIdleConnections();
+        });
+        await deps.close();
+        deps.logger.info('flowgate gateway stopped');
+      })();
+      return closing;
+    },
+  };
+}
