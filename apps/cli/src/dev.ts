@@ -1,0 +1,161 @@
+import { relative, sep } from 'node:path';
+import { loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
+import { AdminClient } from './admin-client.js';
+import { type CliIo, DEFAULT_API_URL } from './cli-io.js';
+import {
+  type DemoAccount,
+  type DemoCredentials,
+  demoCredentialsPath,
+  ensurePrivateDir,
+  loadOrCreateDevSecrets,
+  readDemoCredentials,
+  resolveDataDir,
+  writeDemoCredentials,
+} from './data-dir.js';
+import { describeListenError, lockDataDir, waitForShutdownSignal } from './lifecycle.js';
+import { DEMO_WORKSPACE_ID, seedDemo } from './seed.js';
+
+export interface DevOptions {
+  port: number;
+}
+
+export interface DevSession {
+  gateway: RunningGateway;
+  dataDir: string;
+  credentialsPath: string;
+  credentials: DemoCredentials;
+  /** Keys created by this run (empty when an earlier run's keys were reused). */
+  newKeys: DemoAccount[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the local gateway on the embedded database in the data directory and seeds the demo workspace
+ * through its own admin API, the same path an operator would use.
+ */
+export async function startDev(options: DevOptions, io: CliIo): Promise<DevSession> {
+  const dataDir = resolveDataDir(io.env, io.cwd);
+  ensurePrivateDir(dataDir);
+  const unlock = lockDataDir(dataDir);
+  try {
+    const adminToken = io.env.FLOWGATE_ADMIN_TOKEN || loadOrCreateDevSecrets(dataDir).secrets.adminToken;
+    const config = loadConfig({
+      ...io.env,
+      // Always the embedded database: `dev` must never seed demo data into a shared Postgres.
+      DATABASE_URL: undefined,
+      FLOWGATE_HOST: '127.0.0.1',
+      FLOWGATE_PORT: String(options.port),
+      FLOWGATE_DATA_DIR: dataDir,
+      FLOWGATE_ADMIN_TOKEN: adminToken,
+      // Request logs would bury the banner; FLOWGATE_LOG_LEVEL=info brings them back.
+      FLOWGATE_LOG_LEVEL: io.env.FLOWGATE_LOG_LEVEL || 'warn',
+    });
+    let gateway: RunningGateway;
+    try {
+      gateway = await startGateway({ config });
+    } catch (error) {
+      throw describeListenError(error, config.host, config.port);
+    }
+    try {
+      const mcpUrl = `${gateway.url}/api/workspaces/${DEMO_WORKSPACE_ID}/mcp`;
+      const client = new AdminClient({ apiUrl: gateway.url, token: adminToken });
+      const existing = readDemoCredentials(dataDir);
+      const seeded = await seedDemo(client, { existing, mcpUrl });
+      const credentialsPath = demoCredentialsPath(dataDir);
+      // Rewritten on every run so the recorded endpoint follows the port in use.
+      writeDemoCredentials(dataDir, seeded.credentials);
+      return {
+        gateway,
+        dataDir,
+        credentialsPath,
+        credentials: seeded.credentials,
+        newKeys: seeded.newKeys,
+        close: async () => {
+          await gateway.close();
+          unlock();
+        },
+      };
+    } catch (error) {
+      await gateway.close();
+      throw error;
+    }
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+export async function runDev(options: DevOptions, io: CliIo): Promise<void> {
+  const session = await startDev(options, io);
+  io.stdout(renderDevBanner(session, io.cwd));
+  const signal = await waitForShutdownSignal();
+  io.stdout(`\nReceived ${signal}, shutting down…\n`);
+  await session.close();
+  io.stdout('Stopped.\n');
+}
+
+/** Shows paths relative to the working directory when inside it: shorter and copy-paste friendly. */
+function displayPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel && !rel.startsWith('..') && !rel.startsWith(sep) ? rel : path;
+}
+
+export function renderDevBanner(session: DevSession, cwd: string): string {
+  const { gateway, credentials, newKeys } = session;
+  const credsShown = displayPath(session.credentialsPath, cwd);
+  const lines: string[] = [];
+  lines.push(`Flowgate dev server: ${gateway.url}`);
+  lines.push(`  data:          ${displayPath(session.dataDir, cwd)} (embedded database)`);
+  lines.push(`  MCP endpoint:  ${credentials.mcpUrl}`);
+  lines.push(`  workspace:     ${credentials.workspaceId}`);
+  lines.push('');
+  if (newKeys.length > 0) {
+    lines.push(`Demo API keys — shown once; also saved to ${credsShown} (mode 0600):`);
+    const width = Math.max(...newKeys.map((a) => a.name.length));
+    for (const a of newKeys)
+      lines.push(`  ${a.name.padEnd(width)}  ${a.apiKey}  (${a.capabilities.join(', ')})`);
+  } else {
+    lines.push(`Demo API keys: unchanged; they are in ${credsShown} (not shown again).`);
+  }
+  const index = Math.max(
+    0,
+    credentials.accounts.findIndex((a) => a.name === 'demo-readonly'),
+  );
+  lines.push('');
+  lines.push('Put a key in FLOWGATE_TOKEN (client configs below reference the variable, not the key):');
+  lines.push(
+    `  export FLOWGATE_TOKEN="$(node -p "require('${session.credentialsPath}').accounts[${index}].apiKey")"`,
+  );
+  lines.push('');
+  lines.push('Claude Code — .mcp.json in your project:');
+  const mcpJson = {
+    mcpServers: {
+      flowgate: {
+        type: 'http',
+        url: credentials.mcpUrl,
+        // Claude Code expands ${VAR} in .mcp.json, so the file never holds the key itself.
+        headers: { Authorization: `Bearer ${['${', 'FLOWGATE_TOKEN', '}'].join('')}` },
+      },
+    },
+  };
+  for (const line of JSON.stringify(mcpJson, null, 2).split('\n')) lines.push(`  ${line}`);
+  lines.push('');
+  lines.push('Try it with curl:');
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'curl', version: '0' } },
+  });
+  lines.push(`  curl -sS ${credentials.mcpUrl} \\`);
+  lines.push('    -H "Authorization: Bearer $FLOWGATE_TOKEN" \\');
+  lines.push(`    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`);
+  lines.push(`    -d '${initialize}'`);
+  lines.push('');
+  lines.push('Admin commands in another terminal use this server and its operator token automatically:');
+  const apiUrl = gateway.url === DEFAULT_API_URL ? '' : ` --api-url ${gateway.url}`;
+  lines.push(`  pnpm flowgate${apiUrl} service-accounts list --workspace ${credentials.workspaceId}`);
+  lines.push('');
+  lines.push('Press Ctrl+C to stop.');
+  return `${lines.join('\n')}\n`;
+}

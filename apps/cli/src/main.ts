@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+import { runCli } from './program.js';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin)
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const code = await runCli(process.argv.slice(2), {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+  readStdin,
+});
+// Explicit exit: a closed gateway may leave timers or database handles that would keep the process alive.
+process.exit(code);

@@ -1,0 +1,477 @@
+import { capabilitySchema } from '@flowgate/auth';
+import { isAppError, workspaceIdSchema } from '@flowgate/core';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import {
+  AdminApiError,
+  AdminClient,
+  type ConnectionInput,
+  type McpPolicyInput,
+  type ServiceAccountPatch,
+} from './admin-client.js';
+import { CliError, type CliIo, DEFAULT_API_URL } from './cli-io.js';
+import { readDevSecrets, resolveDataDir } from './data-dir.js';
+import { renderJson, renderSummary, renderTable } from './output.js';
+
+export { CliError, type CliIo, DEFAULT_API_URL } from './cli-io.js';
+
+interface GlobalOptions {
+  apiUrl?: string;
+  json?: boolean;
+}
+
+/** Parses argv (without the node and script entries), runs the command and returns the exit status. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const secrets = new Set<string>();
+  const program = buildProgram(io, secrets);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander already printed usage errors; help and version are successful exits.
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version'
+        ? 0
+        : error.exitCode || 1;
+    }
+    io.stderr(`${renderError(error, secrets)}\n`);
+    return 1;
+  }
+}
+
+export function renderError(error: unknown, secrets: ReadonlySet<string> = new Set()): string {
+  let code = 'internal_error';
+  let message = 'unexpected failure';
+  if (error instanceof AdminApiError) {
+    code = error.code;
+    message = error.message + error.issues.map((i) => `\n  - ${i.path}: ${i.message}`).join('');
+  } else if (error instanceof CliError || isAppError(error)) {
+    code = error.code;
+    message = error.message;
+  } else if (error instanceof Error) {
+    message = error.message;
+  }
+  // The server never echoes tokens, but a proxy or a local failure might: scrub anything we hold.
+  for (const secret of secrets) if (secret.length > 0) message = message.split(secret).join('[redacted]');
+  return `error: ${code}: ${message}`;
+}
+
+function buildProgram(io: CliIo, secrets: Set<string>): Command {
+  const program = new Command('flowgate');
+  program
+    .description('Flowgate: one MCP server per workspace for AI agents')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .option(
+      '--api-url <url>',
+      'admin API base URL (default: $FLOWGATE_API_URL or http://127.0.0.1:8787)',
+      parseUrl,
+    )
+    .option('--json', 'print the raw JSON answer');
+
+  const out = (cmd: Command, json: unknown, human: () => string) => {
+    const globals = cmd.optsWithGlobals<GlobalOptions>();
+    io.stdout(globals.json ? renderJson(json) : human());
+  };
+
+  /** The admin client for this invocation: operator token, else a workspace-admin bearer, else the local dev token. */
+  const client = (cmd: Command): AdminClient => {
+    const globals = cmd.optsWithGlobals<GlobalOptions>();
+    const apiUrl = globals.apiUrl ?? urlFromEnv(io.env.FLOWGATE_API_URL);
+    const token = resolveToken(io, apiUrl);
+    if (!token) {
+      throw new CliError(
+        'unauthorized',
+        'no token: set FLOWGATE_ADMIN_TOKEN (operator) or FLOWGATE_TOKEN (workspace admin bearer)',
+      );
+    }
+    secrets.add(token);
+    return new AdminClient({ apiUrl, token, ...(io.fetch ? { fetch: io.fetch } : {}) });
+  };
+
+  // --- server commands -------------------------------------------------------------------------
+  program
+    .command('dev')
+    .description('start a local gateway with the embedded database and a seeded demo workspace')
+    .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, 8787)
+    .action(async (opts: { port: number }) => {
+      const { runDev } = await import('./dev.js');
+      await runDev({ port: opts.port }, io);
+    });
+
+  program
+    .command('serve')
+    .description('start the gateway from environment configuration (DATABASE_URL → Postgres, else embedded)')
+    .option('--no-worker', 'do not run the in-process run worker')
+    .action(async (opts: { worker: boolean }) => {
+      const { runServe } = await import('./serve.js');
+      await runServe({ worker: opts.worker }, io);
+    });
+
+  const db = program.command('db').description('database maintenance');
+  db.command('migrate')
+    .description(
+      'apply pending migrations to DATABASE_URL, or to the embedded database in the data directory',
+    )
+    .action(async () => {
+      const { runMigrate } = await import('./serve.js');
+      await runMigrate(io);
+    });
+
+  // --- admin commands (HTTP only) --------------------------------------------------------------
+  const workspaces = program.command('workspaces').description('manage workspaces (operator token)');
+  workspaces
+    .command('create')
+    .description('create a workspace')
+    .requiredOption('--id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
+    .requiredOption('--name <name>', 'display name')
+    .action(async (opts: { id: string; name: string }, cmd: Command) => {
+      const ws = await client(cmd).createWorkspace({ id: opts.id, name: opts.name });
+      out(cmd, ws, () => `Created workspace ${ws.id} (${ws.name}) at ${ws.createdAt}\n`);
+    });
+
+  const accounts = program
+    .command('service-accounts')
+    .description('manage service accounts and their API keys');
+  accounts
+    .command('create')
+    .description('create a service account')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .requiredOption('--name <name>', 'account name')
+    .requiredOption('--capability <capability>', 'capability to grant (repeatable)', collectCapability)
+    .action(async (opts: { workspace: string; name: string; capability: string[] }, cmd: Command) => {
+      const sa = await client(cmd).createServiceAccount(opts.workspace, {
+        name: opts.name,
+        capabilities: opts.capability,
+      });
+      out(cmd, sa, () => `Created service account ${sa.serviceAccountId}\n${renderSummary(sa)}`);
+    });
+
+  accounts
+    .command('list')
+    .description('list service accounts')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .action(async (opts: { workspace: string }, cmd: Command) => {
+      const list = await client(cmd).listServiceAccounts(opts.workspace);
+      out(cmd, list, () =>
+        renderTable(
+          [
+            { header: 'ID', value: (r) => r.serviceAccountId },
+            { header: 'NAME', value: (r) => r.name },
+            { header: 'STATUS', value: (r) => r.status },
+            { header: 'CAPABILITIES', value: (r) => r.capabilities },
+          ],
+          list.items,
+        ),
+      );
+    });
+
+  accounts
+    .command('update <serviceAccountId>')
+    .description('change status, capabilities or name')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .addOption(new Option('--status <status>', 'account status').choices(['active', 'disabled']))
+    .option('--capability <capability>', 'replace the capability list (repeatable)', collectCapability)
+    .option('--name <name>', 'new name')
+    .action(
+      async (
+        sa: string,
+        opts: { workspace: string; status?: 'active' | 'disabled'; capability?: string[]; name?: string },
+        cmd: Command,
+      ) => {
+        const patch: ServiceAccountPatch = {};
+        if (opts.status !== undefined) patch.status = opts.status;
+        if (opts.capability !== undefined) patch.capabilities = opts.capability;
+        if (opts.name !== undefined) patch.name = opts.name;
+        if (Object.keys(patch).length === 0) {
+          throw new CliError('invalid_request', 'nothing to update: give --status, --capability or --name');
+        }
+        const updated = await client(cmd).updateServiceAccount(opts.workspace, sa, patch);
+        out(
+          cmd,
+          updated,
+          () => `Updated service account ${updated.serviceAccountId}\n${renderSummary(updated)}`,
+        );
+      },
+    );
+
+  const keys = accounts.command('keys').description('manage API keys of a service account');
+  keys
+    .command('create <serviceAccountId>')
+    .description('create an API key; the key is shown only in this answer')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--name <name>', 'key label')
+    .option('--expires-at <time>', 'expiry as an ISO 8601 time', parseTime)
+    .action(
+      async (sa: string, opts: { workspace: string; name?: string; expiresAt?: string }, cmd: Command) => {
+        const input: { name?: string; expiresAt?: string } = {};
+        if (opts.name !== undefined) input.name = opts.name;
+        if (opts.expiresAt !== undefined) input.expiresAt = opts.expiresAt;
+        const created = await client(cmd).createKey(opts.workspace, sa, input);
+        out(
+          cmd,
+          created,
+          () =>
+            `Created key ${created.key.keyId} for ${created.serviceAccountId} (expires: ${created.key.expiresAt ?? 'never'})\n` +
+            `API key (shown once, store it now): ${created.key.apiKey}\n`,
+        );
+      },
+    );
+
+  keys
+    .command('list <serviceAccountId>')
+    .description('list API keys (never their secrets)')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .action(async (sa: string, opts: { workspace: string }, cmd: Command) => {
+      const list = await client(cmd).listKeys(opts.workspace, sa);
+      out(cmd, list, () =>
+        renderTable(
+          [
+            { header: 'KEY ID', value: (r) => r.keyId },
+            { header: 'NAME', value: (r) => r.name },
+            { header: 'CREATED', value: (r) => r.createdAt },
+            { header: 'EXPIRES', value: (r) => r.expiresAt },
+            { header: 'LAST USED', value: (r) => r.lastUsedAt },
+            { header: 'REVOKED', value: (r) => r.revokedAt },
+          ],
+          list.items,
+        ),
+      );
+    });
+
+  keys
+    .command('revoke <serviceAccountId> <keyId>')
+    .description('revoke an API key')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .action(async (sa: string, keyId: string, opts: { workspace: string }, cmd: Command) => {
+      await client(cmd).revokeKey(opts.workspace, sa, keyId);
+      out(cmd, { serviceAccountId: sa, keyId, revoked: true }, () => `Revoked key ${keyId}\n`);
+    });
+
+  const connections = program.command('connections').description('manage connections to outside systems');
+  connections
+    .command('create')
+    .description('create a connection; the secret comes from an environment variable or stdin, never a flag')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .requiredOption('--name <name>', 'connection name')
+    .addOption(
+      new Option('--type <type>', 'connection type')
+        .choices(['http-api', 'llm-provider', 'secret'])
+        .makeOptionMandatory(),
+    )
+    .option('--base-url <url>', 'base URL of the outside system', parseUrl)
+    .requiredOption('--auth-type <type>', 'auth kind, e.g. none, bearer, api-key, basic')
+    .option(
+      '--header-name <name>',
+      'header that carries the key for --auth-type api-key (server default X-API-Key)',
+    )
+    .option('--secret-env <VAR>', 'read the secret from this environment variable')
+    .option('--secret-stdin', 'read the secret from standard input')
+    .action(
+      async (
+        opts: {
+          workspace: string;
+          name: string;
+          type: string;
+          baseUrl?: string;
+          authType: string;
+          headerName?: string;
+          secretEnv?: string;
+          secretStdin?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const secret = await readSecret(io, opts.secretEnv, opts.secretStdin === true);
+        if (secret !== undefined) secrets.add(secret);
+        const auth: ConnectionInput['auth'] = { type: opts.authType };
+        if (secret !== undefined) auth.secret = secret;
+        if (opts.headerName !== undefined) auth.headerName = opts.headerName;
+        const created = await client(cmd).createConnection(opts.workspace, {
+          name: opts.name,
+          type: opts.type,
+          ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
+          auth,
+        });
+        out(cmd, created, () => `Created connection ${created.connectionId}\n${renderSummary(created)}`);
+      },
+    );
+
+  const policy = program.command('mcp-policy').description('workspace MCP policy');
+  policy
+    .command('set')
+    .description('set the workspace policy; only the given fields change')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--read-only', 'hide every tool that runs flows, writes drafts or releases')
+    .option('--no-read-only', 'turn workspace read-only mode off')
+    .option('--disabled-tools <names>', 'comma list of tools to disable ("" clears)', parseList)
+    .option('--allowed-origins <origins>', 'comma list of allowed browser origins ("" clears)', parseList)
+    .option('--allowed-ips <cidrs>', 'comma list of allowed client IPs or CIDRs ("" clears)', parseList)
+    .action(
+      async (
+        opts: {
+          workspace: string;
+          readOnly?: boolean;
+          disabledTools?: string[];
+          allowedOrigins?: string[];
+          allowedIps?: string[];
+        },
+        cmd: Command,
+      ) => {
+        const input: McpPolicyInput = {};
+        if (opts.readOnly !== undefined) input.readOnly = opts.readOnly;
+        if (opts.disabledTools !== undefined) input.disabledTools = opts.disabledTools;
+        if (opts.allowedOrigins !== undefined) input.allowedOrigins = opts.allowedOrigins;
+        if (opts.allowedIps !== undefined) input.allowedIps = opts.allowedIps;
+        if (Object.keys(input).length === 0) {
+          throw new CliError(
+            'invalid_request',
+            'nothing to set: give --read-only/--no-read-only, --disabled-tools, --allowed-origins or --allowed-ips',
+          );
+        }
+        const result = await client(cmd).setMcpPolicy(opts.workspace, input);
+        out(cmd, result, () => `Updated MCP policy of ${opts.workspace}\n${renderSummary(result)}`);
+      },
+    );
+
+  program
+    .command('audit')
+    .description('read the workspace audit log, newest first')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--limit <n>', 'entries per page', parsePositiveInt)
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .action(async (opts: { workspace: string; limit?: number; cursor?: string }, cmd: Command) => {
+      const query: { limit?: number; cursor?: string } = {};
+      if (opts.limit !== undefined) query.limit = opts.limit;
+      if (opts.cursor !== undefined) query.cursor = opts.cursor;
+      const page = await client(cmd).listAudit(opts.workspace, query);
+      out(cmd, page, () => {
+        const table = renderTable(auditColumns(page.items), page.items);
+        return page.nextCursor ? `${table}next page: --cursor ${page.nextCursor}\n` : table;
+      });
+    });
+
+  return program;
+}
+
+const AUDIT_PREFERRED = [
+  'at',
+  'createdAt',
+  'kind',
+  'principalType',
+  'principalId',
+  'keyId',
+  'action',
+  'tool',
+  'outcome',
+  'runId',
+  'durationMs',
+];
+
+/** Audit entries carry many optional fields; show the common ones that are present. */
+function auditColumns(items: Array<Record<string, unknown>>) {
+  const present = new Set(items.flatMap((i) => Object.keys(i)));
+  let keys = AUDIT_PREFERRED.filter((k) => present.has(k));
+  if (keys.length === 0) keys = Object.keys(items[0] ?? {}).slice(0, 6);
+  return keys.map((k) => ({
+    header: k.replace(/[A-Z]/g, (c) => ` ${c}`).toUpperCase(),
+    value: (r: Record<string, unknown>) => r[k],
+  }));
+}
+
+/**
+ * Token order: the operator token, then a workspace-admin bearer, then — only for a loopback API URL —
+ * the token `flowgate dev` generated into the local data directory, so admin commands work against a
+ * dev server without copying secrets around.
+ */
+function resolveToken(io: CliIo, apiUrl: string): string | undefined {
+  if (io.env.FLOWGATE_ADMIN_TOKEN) return io.env.FLOWGATE_ADMIN_TOKEN;
+  if (io.env.FLOWGATE_TOKEN) return io.env.FLOWGATE_TOKEN;
+  const host = new URL(apiUrl).hostname;
+  if (host === '127.0.0.1' || host === 'localhost' || host === '[::1]') {
+    return readDevSecrets(resolveDataDir(io.env, io.cwd))?.adminToken;
+  }
+  return undefined;
+}
+
+async function readSecret(
+  io: CliIo,
+  envVar: string | undefined,
+  fromStdin: boolean,
+): Promise<string | undefined> {
+  if (envVar !== undefined && fromStdin) {
+    throw new CliError('invalid_request', 'give either --secret-env or --secret-stdin, not both');
+  }
+  if (envVar !== undefined) {
+    const value = io.env[envVar];
+    if (!value) throw new CliError('invalid_request', `environment variable ${envVar} is not set or empty`);
+    return value;
+  }
+  if (fromStdin) {
+    // Strip only the trailing newline a shell or `echo` adds; inner whitespace is part of the secret.
+    const value = (await io.readStdin()).replace(/\r?\n$/, '');
+    if (!value) throw new CliError('invalid_request', 'standard input was empty; expected the secret');
+    return value;
+  }
+  return undefined;
+}
+
+function urlFromEnv(value: string | undefined): string {
+  if (!value) return DEFAULT_API_URL;
+  try {
+    return parseUrl(value);
+  } catch {
+    throw new CliError('invalid_request', 'FLOWGATE_API_URL: expected an http(s) URL');
+  }
+}
+
+function parseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected an http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError('expected an http(s) URL');
+  return value.replace(/\/+$/, '');
+}
+
+function parseWorkspaceId(value: string): string {
+  const parsed = workspaceIdSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError('workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
+  return parsed.data;
+}
+
+function collectCapability(value: string, previous: string[] | undefined): string[] {
+  const parsed = capabilitySchema.safeParse(value);
+  if (!parsed.success) {
+    throw new InvalidArgumentError(`unknown capability; valid: ${capabilitySchema.options.join(', ')}`);
+  }
+  return [...(previous ?? []), parsed.data];
+}
+
+function parseList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError('expected a port number 0-65535');
+  return n;
+}
+
+function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function parseTime(value: string): string {
+  const time = new Date(value);
+  if (Number.isNaN(time.getTime()))
+    throw new InvalidArgumentError('expected an ISO 8601 time, e.g. 2030-01-01T00:00:00Z');
+  return time.toISOString();
+}

@@ -1,0 +1,83 @@
+import { resolve } from 'node:path';
+import { AppError } from '@flowgate/core';
+import { createDb } from '@flowgate/db';
+import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
+import type { CliIo } from './cli-io.js';
+import { embeddedDbDir, ensurePrivateDir, resolveDataDir } from './data-dir.js';
+import { describeListenError, lockDataDir, waitForShutdownSignal } from './lifecycle.js';
+
+/**
+ * `flowgate serve`: configuration from the environment only. The gateway logs one JSON line with its URL
+ * once it listens; SIGINT/SIGTERM close it gracefully (stop accepting, finish in-flight, flush audit).
+ */
+export async function runServe(options: { worker: boolean }, io: CliIo): Promise<void> {
+  const config = loadConfig(io.env);
+  config.dataDir = resolve(io.cwd, config.dataDir);
+  if (!options.worker) config.worker = false;
+  const logger = createLogger(config.logLevel);
+  let unlock = () => {};
+  if (!config.databaseUrl) {
+    ensurePrivateDir(config.dataDir);
+    unlock = lockDataDir(config.dataDir);
+  }
+  try {
+    const gateway = await startGateway({ config, logger }).catch((error: unknown) => {
+      throw describeListenError(error, config.host, config.port);
+    });
+    const signal = await waitForShutdownSignal();
+    logger.info({ signal }, 'flowgate shutting down');
+    await gateway.close();
+  } finally {
+    unlock();
+  }
+}
+
+const databaseUrlSchema = /^postgres(ql)?:\/\//;
+
+/**
+ * `flowgate db migrate`: applies pending migrations and exits. Postgres migrations take an advisory lock,
+ * so running this while replicas start is safe; the embedded database is locked against a running server.
+ */
+export async function runMigrate(io: CliIo): Promise<void> {
+  const url = io.env.DATABASE_URL;
+  if (url !== undefined && url !== '' && !databaseUrlSchema.test(url)) {
+    throw new AppError(
+      'invalid_request',
+      'invalid configuration:\n  DATABASE_URL: must be a postgres:// or postgresql:// URL',
+    );
+  }
+  if (url) {
+    const handle = await createDb({ url, maxConnections: 1 });
+    try {
+      await handle.migrate();
+    } finally {
+      await handle.close();
+    }
+    io.stdout(`migrations applied (postgres ${redactUrl(url)})\n`);
+    return;
+  }
+  const dataDir = resolveDataDir(io.env, io.cwd);
+  ensurePrivateDir(dataDir);
+  const unlock = lockDataDir(dataDir);
+  try {
+    const handle = await createDb({ dataDir: embeddedDbDir(dataDir) });
+    try {
+      await handle.migrate();
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    unlock();
+  }
+  io.stdout(`migrations applied (embedded database in ${embeddedDbDir(dataDir)})\n`);
+}
+
+/** Host and database only: a URL may carry a password. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+  } catch {
+    return '(unparseable URL)';
+  }
+}
