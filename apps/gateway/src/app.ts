@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/routes.js';
+import type { KeyUsageTracker } from './audit/key-usage.js';
 import type { AuditSink } from './audit/queue.js';
 import type { GatewayConfig } from './config.js';
 import type { AppEnv } from './context.js';
@@ -21,6 +22,7 @@ export interface GatewayDeps {
   authenticator: Authenticator;
   secretBox: SecretBox;
   audit: AuditSink;
+  keyUsage: KeyUsageTracker;
   workspaces: WorkspaceCache;
   /** Names of the catalog's tools (what a workspace policy may disable). */
   toolNames: readonly string[];

@@ -77,6 +77,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     authenticator,
     secretBox,
     audit,
+    keyUsage,
     workspaces: createWorkspaceCache(db.db),
     toolNames: TOOL_NAMES,
     version: VERSION,

@@ -85,7 +85,8 @@ export function workspaceGuard(options: WorkspaceGuardOptions): MiddlewareHandle
       errorResponse(c, new AppError('forbidden', 'this token does not grant access to the requested workspace'));
     if (!WORKSPACE_ID_PATTERN.test(workspaceId)) return denied();
     const access = options.authenticator.resolveAccess(result.principal, workspaceId);
-    if (!access.ok) return errorResponse(c, new AppError('forbidden', access.message));
+    // One message for every denial, so the answer never hints at why (disabled, other tenant, no such workspace).
+    if (!access.ok) return denied();
     const state = await options.workspaces.get(workspaceId);
     if (!state.exists) {
       // Only the operator may learn that a workspace does not exist.
