@@ -178,6 +178,7 @@ describe('connections', () => {
     expect(list).toContain(conn.connectionId);
     expect(list).not.toContain(secret);
     expect(list).not.toContain('v1.');
+    await h.deps.audit.flush();
     const audit = await (await h.request('GET', '/api/workspaces/ws-admin/audit?limit=200')).text();
     expect(audit).toContain('connections.create');
     expect(audit).not.toContain(secret);
