@@ -6,3 +6,4 @@ export * from './policy.js';
 export * from './audit.js';
 export * from './feedback.js';
 export * from './runs.js';
+export * from './bindings.js';
