@@ -134,7 +134,8 @@ export function renderDevBanner(session: DevSession, cwd: string): string {
         type: 'http',
         url: credentials.mcpUrl,
         // Claude Code expands ${VAR} in .mcp.json, so the file never holds the key itself.
-        headers: { Authorization: `Bearer ${['${', 'FLOWGATE_TOKEN', '}'].join('')}` },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the client's own variable syntax, not a template
+        headers: { Authorization: 'Bearer ${FLOWGATE_TOKEN}' },
       },
     },
   };
