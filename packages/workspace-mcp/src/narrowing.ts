@@ -1,0 +1,174 @@
+/**
+ * Narrowing: what the client asked to see, from the X-MCP-* headers (used for both tools/list and tools/call)
+ * or from tools/list params (discovery experiments; they only narrow the header-derived list further).
+ * Narrowing never grants anything; policy.ts intersects it with capabilities and workspace policy.
+ */
+import { isToolName, TOOL_NAMES } from './catalog.js';
+import { type Toolset, TOOLSETS } from './schemas.js';
+
+export interface Narrowing {
+  /** Toolsets to keep; `null` = no toolset filter. `all` is expanded to every toolset. */
+  readonly toolsets: readonly Toolset[] | null;
+  /** Tool allowlist; alone it keeps only these, with `toolsets` it adds them. `null` = none given. */
+  readonly tools: readonly string[] | null;
+  /** Hidden whatever else applies. */
+  readonly excludeTools: readonly string[];
+  /** Hide mutating tools (send_feedback stays). */
+  readonly readOnly: boolean;
+}
+
+export const NO_NARROWING: Narrowing = Object.freeze({ toolsets: null, tools: null, excludeTools: [], readOnly: false });
+
+export type NarrowingSource = 'X-MCP-Toolsets' | 'X-MCP-Tools' | 'X-MCP-Exclude-Tools' | 'X-MCP-Readonly' | 'toolsets' | 'tools' | 'excludeTools' | 'readOnly';
+
+export interface NarrowingProblem {
+  source: NarrowingSource;
+  unknown: string[];
+  valid: string[];
+}
+
+/** The gateway answers this with HTTP 400 `{code, message, unknown, valid}`. */
+export interface NarrowingError {
+  code: 'invalid_narrowing';
+  message: string;
+  unknown: string[];
+  valid: string[];
+  problems: NarrowingProblem[];
+}
+
+export type NarrowingResult = { ok: true; narrowing: Narrowing } | { ok: false; error: NarrowingError };
+
+export interface NarrowingHeaders {
+  toolsets?: string | null | undefined;
+  tools?: string | null | undefined;
+  excludeTools?: string | null | undefined;
+  readOnly?: string | null | undefined;
+}
+
+export const TRUE_VALUES: readonly string[] = ['true', '1', 'yes', 'on'];
+export const FALSE_VALUES: readonly string[] = ['false', '0', 'no', 'off', ''];
+const TOOLSET_CHOICES: readonly string[] = ['all', ...TOOLSETS];
+// A hostile header must not be reflected back in full.
+const MAX_ECHOED = 20;
+const MAX_ECHOED_CHARS = 64;
+
+function splitList(value: string): string[] {
+  const out: string[] = [];
+  for (const part of value.split(',')) {
+    const t = part.trim();
+    if (t && !out.includes(t)) out.push(t);
+  }
+  return out;
+}
+
+function echo(values: string[]): string[] {
+  return values.slice(0, MAX_ECHOED).map((v) => (v.length > MAX_ECHOED_CHARS ? `${v.slice(0, MAX_ECHOED_CHARS)}…` : v));
+}
+
+/** Header lookup that works with `Headers`, a Hono request, or a plain lower-case record. */
+export type HeaderGetter = (name: string) => string | null | undefined;
+
+export function narrowingHeadersFrom(get: HeaderGetter): NarrowingHeaders {
+  return {
+    toolsets: get('x-mcp-toolsets'),
+    tools: get('x-mcp-tools'),
+    excludeTools: get('x-mcp-exclude-tools'),
+    readOnly: get('x-mcp-readonly'),
+  };
+}
+
+class Collector {
+  readonly problems: NarrowingProblem[] = [];
+
+  toolsets(values: string[] | null, source: NarrowingSource): Toolset[] | null {
+    if (!values || values.length === 0) return null;
+    const lowered = values.map((v) => v.toLowerCase());
+    const unknown = values.filter((_, i) => !TOOLSET_CHOICES.includes(lowered[i] as string));
+    if (unknown.length) {
+      this.problems.push({ source, unknown: echo(unknown), valid: [...TOOLSET_CHOICES] });
+      return null;
+    }
+    if (lowered.includes('all')) return [...TOOLSETS];
+    // Canonical order keeps equal narrowings equal (cache keys, reports).
+    return TOOLSETS.filter((t) => lowered.includes(t));
+  }
+
+  tools(values: string[] | null, source: NarrowingSource): string[] | null {
+    if (!values || values.length === 0) return null;
+    const unknown = values.filter((v) => !isToolName(v));
+    if (unknown.length) {
+      this.problems.push({ source, unknown: echo(unknown), valid: [...TOOL_NAMES] });
+      return null;
+    }
+    return TOOL_NAMES.filter((t) => values.includes(t));
+  }
+
+  bool(value: string | boolean | null | undefined, source: NarrowingSource): boolean {
+    if (value === null || value === undefined) return false;
+    if (typeof value === 'boolean') return value;
+    const v = value.trim().toLowerCase();
+    if (TRUE_VALUES.includes(v)) return true;
+    if (FALSE_VALUES.includes(v)) return false;
+    this.problems.push({ source, unknown: echo([value]), valid: [...TRUE_VALUES, ...FALSE_VALUES.filter(Boolean)] });
+    return false;
+  }
+
+  result(narrowing: Narrowing): NarrowingResult {
+    if (this.problems.length === 0) return { ok: true, narrowing };
+    const unknown = [...new Set(this.problems.flatMap((p) => p.unknown))];
+    const valid = [...new Set(this.problems.flatMap((p) => p.valid))];
+    const message = this.problems
+      .map((p) => `${p.source}: unknown ${p.unknown.map((u) => JSON.stringify(u)).join(', ')}; valid: ${p.valid.join(', ')}`)
+      .join('. ');
+    return { ok: false, error: { code: 'invalid_narrowing', message: `Invalid narrowing. ${message}`, unknown, valid, problems: this.problems } };
+  }
+}
+
+/**
+ * Parses the four X-MCP-* headers. Values are split on commas, trimmed, empties dropped; an empty header is
+ * the same as no header. Unknown toolsets or tools (including spec tools this server does not serve yet) and
+ * non-boolean read-only values are an error naming the unknown entries and the valid ones.
+ */
+export function parseNarrowingHeaders(headers: NarrowingHeaders): NarrowingResult {
+  const c = new Collector();
+  const toolsets = c.toolsets(headers.toolsets ? splitList(headers.toolsets) : null, 'X-MCP-Toolsets');
+  const tools = c.tools(headers.tools ? splitList(headers.tools) : null, 'X-MCP-Tools');
+  const excludeTools = c.tools(headers.excludeTools ? splitList(headers.excludeTools) : null, 'X-MCP-Exclude-Tools') ?? [];
+  const readOnly = c.bool(headers.readOnly, 'X-MCP-Readonly');
+  return c.result(Object.freeze({ toolsets, tools, excludeTools, readOnly }));
+}
+
+function listParam(value: unknown, source: NarrowingSource, c: Collector): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return splitList(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return splitList(value.join(','));
+  c.problems.push({ source, unknown: ['(not a list of strings)'], valid: [] });
+  return null;
+}
+
+/**
+ * tools/list params `toolsets`, `tools`, `excludeTools`, `readOnly` (arrays of strings or comma strings; a
+ * boolean or boolean string). Returns `null` when none is given, so the cached list can be used.
+ */
+export function parseNarrowingParams(params: Record<string, unknown>): NarrowingResult | null {
+  const { toolsets, tools, excludeTools, readOnly } = params;
+  if (toolsets === undefined && tools === undefined && excludeTools === undefined && readOnly === undefined) return null;
+  const c = new Collector();
+  const ts = c.toolsets(listParam(toolsets, 'toolsets', c), 'toolsets');
+  const tl = c.tools(listParam(tools, 'tools', c), 'tools');
+  const ex = c.tools(listParam(excludeTools, 'excludeTools', c), 'excludeTools') ?? [];
+  let ro = false;
+  if (typeof readOnly === 'boolean' || typeof readOnly === 'string') ro = c.bool(readOnly, 'readOnly');
+  else if (readOnly !== undefined && readOnly !== null) c.problems.push({ source: 'readOnly', unknown: ['(not a boolean)'], valid: ['true', 'false'] });
+  return c.result(Object.freeze({ toolsets: ts, tools: tl, excludeTools: ex, readOnly: ro }));
+}
+
+/** Plain JSON view for reports (get_workspace_context, the workspace resource). */
+export function describeNarrowing(n: Narrowing): { toolsets: Toolset[] | null; tools: string[] | null; excludeTools: string[]; readOnly: boolean } {
+  return {
+    toolsets: n.toolsets ? [...n.toolsets] : null,
+    tools: n.tools ? [...n.tools] : null,
+    excludeTools: [...n.excludeTools],
+    readOnly: n.readOnly,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The one decision of whether a tool is available: capabilities ∩ narrowing ∩ workspace policy. tools/list
+ * and tools/call both use `evaluateTool`, so a tool is callable exactly when it is listed.
+ */
+import type { Capability } from '@flowgate/auth';
+import { type AnyToolDefinition, CATALOG, type CatalogTool } from './catalog.js';
+import type { Narrowing } from './narrowing.js';
+import type { Blocker, Toolset } from './schemas.js';
+
+export interface WorkspacePolicy {
+  /** Workspace-wide read-only mode set by an admin: hides mutating tools (send_feedback stays). */
+  readonly readOnly: boolean;
+  /** Per-tool disable list set by an admin. */
+  readonly disabledTools: readonly string[];
+}
+
+export const OPEN_WORKSPACE_POLICY: WorkspacePolicy = Object.freeze({ readOnly: false, disabledTools: [] });
+
+export interface PolicyContext {
+  /** Expanded capabilities (no `workspace.full`). */
+  readonly capabilities: ReadonlySet<Capability>;
+  readonly narrowing: Narrowing;
+  readonly workspacePolicy: WorkspacePolicy;
+}
+
+export interface ToolEvaluation {
+  visible: boolean;
+  blockers: Blocker[];
+}
+
+type PolicyTool = Pick<AnyToolDefinition, 'name' | 'toolsets' | 'capabilities' | 'mutating' | 'readOnlyExempt'>;
+
+function hiddenByReadOnly(tool: PolicyTool): boolean {
+  return tool.mutating && !tool.readOnlyExempt;
+}
+
+/** Blockers that come from narrowing alone (headers, or tools/list params). Appends to `out`. */
+export function narrowingBlockers(tool: PolicyTool, narrowing: Narrowing, out: Blocker[]): void {
+  if (narrowing.readOnly && hiddenByReadOnly(tool)) out.push({ reason: 'read_only_policy' });
+  const { toolsets, tools } = narrowing;
+  const inToolsets = toolsets === null || tool.toolsets.some((t) => toolsets.includes(t));
+  const inTools = tools !== null && tools.includes(tool.name);
+  // X-MCP-Tools alone keeps only the named tools; together with X-MCP-Toolsets it adds them.
+  if (toolsets !== null && !inToolsets && !inTools) {
+    out.push({ reason: 'toolset_policy', toolToolsets: [...tool.toolsets] as Toolset[], activeToolsets: [...toolsets] });
+  }
+  if (tools !== null && !inTools && !(toolsets !== null && inToolsets)) out.push({ reason: 'include_tools_policy' });
+  if (narrowing.excludeTools.includes(tool.name)) out.push({ reason: 'exclude_tools_policy' });
+}
+
+export function evaluateTool(tool: PolicyTool, ctx: PolicyContext): ToolEvaluation {
+  const blockers: Blocker[] = [];
+  let missing: Capability[] | null = null;
+  for (const cap of tool.capabilities) {
+    if (!ctx.capabilities.has(cap)) (missing ??= []).push(cap);
+  }
+  if (missing) blockers.push({ reason: 'missing_service_account_capabilities', missingCapabilities: missing });
+  narrowingBlockers(tool, ctx.narrowing, blockers);
+  if (ctx.workspacePolicy.readOnly && hiddenByReadOnly(tool)) blockers.push({ reason: 'workspace_read_only_policy' });
+  if (ctx.workspacePolicy.disabledTools.includes(tool.name)) blockers.push({ reason: 'workspace_disabled_tool' });
+  return { visible: blockers.length === 0, blockers };
+}
+
+/** The listed (and therefore callable) tools, in catalog order. */
+export function visibleTools(ctx: PolicyContext): CatalogTool[] {
+  return CATALOG.filter((tool) => evaluateTool(tool, ctx).visible);
+}
+
+/** Bit i set ⇔ CATALOG[i] is visible: the cache key of the serialised tools list. */
+export function visibilityMask(ctx: PolicyContext, extra?: Narrowing | null): number {
+  let mask = 0;
+  for (let i = 0; i < CATALOG.length; i++) {
+    const tool = CATALOG[i] as CatalogTool;
+    if (!evaluateTool(tool, ctx).visible) continue;
+    if (extra) {
+      const more: Blocker[] = [];
+      narrowingBlockers(tool, extra, more);
+      if (more.length) continue;
+    }
+    mask |= 1 << i;
+  }
+  return mask;
+}
+
+/** Human text for a blocked call's content block: what hides the tool and how to fix it. */
+export function describeBlockers(toolName: string, blockers: readonly Blocker[]): string {
+  const parts = blockers.map((b) => {
+    switch (b.reason) {
+      case 'missing_service_account_capabilities':
+        return `the token lacks ${b.missingCapabilities.join(', ')} (grant it to the principal)`;
+      case 'read_only_policy':
+        return 'X-MCP-Readonly hides tools that change state';
+      case 'toolset_policy':
+        return `X-MCP-Toolsets (${b.activeToolsets.join(', ')}) includes none of its toolsets (${b.toolToolsets.join(', ')})`;
+      case 'include_tools_policy':
+        return 'X-MCP-Tools does not name it';
+      case 'exclude_tools_policy':
+        return 'X-MCP-Exclude-Tools names it';
+      case 'workspace_read_only_policy':
+        return 'the workspace is in read-only mode (set by an admin)';
+      case 'workspace_disabled_tool':
+        return 'a workspace admin disabled it';
+    }
+  });
+  return `${toolName} is not available: ${parts.join('; ')}. See structuredContent.details.blockers; read flowgate://mcp-docs/tool-safety.`;
+}
