@@ -1,0 +1,129 @@
+/**
+ * What the transport (the gateway) hands to the MCP handler per request, and the data-access interface it
+ * implements. This package never touches the database or HTTP itself.
+ */
+import type { Capability, WorkspaceAccess } from '@flowgate/auth';
+import type { ConnectionCheck, ConnectionSummary, FEEDBACK_AREAS } from './catalog.js';
+import type { CursorCodec } from './cursor.js';
+import type { Narrowing } from './narrowing.js';
+import type { WorkspacePolicy } from './policy.js';
+import type { ProtocolVersion } from './protocol.js';
+import type { Blocker } from './schemas.js';
+
+export const SERVER_NAME = 'flowgate-workspace-mcp';
+export const SERVER_TITLE = 'Flowgate workspace MCP';
+export const DEFAULT_SERVER_VERSION = '0.1.0';
+/** Base URL used in docs snippets when the gateway does not know its public URL (the `flowgate dev` default). */
+export const DEFAULT_PUBLIC_BASE_URL = 'http://127.0.0.1:8787';
+
+/** Who is calling, as the MCP surface shows it: never a secret, never a key. */
+export interface McpPrincipal {
+  kind: 'service_account' | 'user' | 'operator';
+  id: string;
+  name: string | null;
+  keyId: string | null;
+}
+
+export function principalFromAccess(access: WorkspaceAccess): McpPrincipal {
+  const p = access.principal;
+  if (p.kind === 'service_account') return { kind: p.kind, id: p.id, name: p.name, keyId: p.keyId };
+  return { kind: p.kind, id: p.id, name: null, keyId: access.keyId };
+}
+
+export interface ClientInfo {
+  name: string;
+  version: string | null;
+}
+
+export type FeedbackArea = (typeof FEEDBACK_AREAS)[number];
+
+/** Feedback as the services store it: already redacted by this package. */
+export interface FeedbackInput {
+  summary: string;
+  details: string;
+  area: FeedbackArea;
+  resourceUri: string | null;
+  runId: string | null;
+  flowSlug: string | null;
+  context: Record<string, string | number | boolean | null> | null;
+}
+
+/**
+ * Workspace-scoped data access, implemented by the gateway on top of the database. Every method acts in the
+ * request's workspace only. `after`/`nextAfter` are raw positions (e.g. the last id of the page); this package
+ * seals them into signed opaque cursors, so implementations need no cursor handling of their own. Expected
+ * failures are thrown as `AppError` and become `isError` tool results.
+ */
+export interface WorkspaceServices {
+  workspaceInfo(): Promise<{ id: string; name: string }>;
+  /** Newest first; never secrets (config values and credentials stay out). */
+  listConnections(input: { limit: number; after: string | null }): Promise<{ items: ConnectionSummary[]; nextAfter: string | null }>;
+  /**
+   * Health-checks `connectionIds` (all of them, ignoring limit/after) or, when null, one page of all connections.
+   * Ids that do not exist in the workspace come back in `unknownConnectionIds`.
+   */
+  checkConnections(input: {
+    connectionIds: string[] | null;
+    limit: number;
+    after: string | null;
+  }): Promise<{ items: ConnectionCheck[]; unknownConnectionIds: string[]; nextAfter: string | null }>;
+  sendFeedback(input: FeedbackInput): Promise<{ feedbackId: string; createdAt: string }>;
+}
+
+/** One audited operation: every tools/call, resources/read and prompts/get (spec 9). */
+export interface McpAuditEntry {
+  kind: 'tools/call' | 'resources/read' | 'prompts/get';
+  /** Tool name, resource URI or prompt name as requested (bounded). */
+  action: string;
+  /** Redacted. */
+  arguments: unknown;
+  outcome: 'ok' | 'error' | 'blocked';
+  /** Tool-error or JSON-RPC error code when the outcome is `error`. */
+  errorCode: string | null;
+  blockers: Blocker[] | null;
+  /** `params._meta.reason`, redacted and bounded. */
+  reason: string | null;
+  durationMs: number;
+  resourceUris: string[];
+  runId: string | null;
+  clientName: string | null;
+  clientVersion: string | null;
+  protocolVersion: ProtocolVersion;
+}
+
+export interface McpRequestContext {
+  workspaceId: string;
+  principal: McpPrincipal;
+  /** Expanded capabilities in this workspace (no `workspace.full`). */
+  capabilities: ReadonlySet<Capability>;
+  /** Parsed from the X-MCP-* headers with `parseNarrowingHeaders` (invalid headers were answered 400 already). */
+  narrowing: Narrowing;
+  workspacePolicy: WorkspacePolicy;
+  services: WorkspaceServices;
+  /** Raw `MCP-Protocol-Version` header, if any. */
+  protocolVersionHeader?: string | null;
+  /** Client name/version the gateway derived from request headers (initialize params take precedence). */
+  clientInfo?: ClientInfo | null;
+  /** HMAC key for cursors, shared by all replicas; defaults to a per-process random key. */
+  cursorKey?: string | Uint8Array;
+  /** Public base URL (no trailing slash) for docs snippets and resource text. */
+  publicBaseUrl?: string;
+  serverVersion?: string;
+  /** Extra limits the gateway enforces (e.g. request body bytes), reported by get_workspace_context. */
+  limits?: Readonly<Record<string, number>>;
+  /** Receives one entry per audited operation; must not throw or block (queue it). */
+  audit?: (entry: McpAuditEntry) => void;
+  /** Called with the initialize params so the gateway can log the client. */
+  onInitialize?: (info: { clientInfo: ClientInfo | null; requestedVersion: string | null; negotiatedVersion: ProtocolVersion }) => void;
+  /** Unexpected errors (answered as -32603 without details) for the gateway's log. */
+  onError?: (error: unknown) => void;
+}
+
+/** What a tool handler sees: the request context plus the negotiated version and a cursor codec. */
+export interface ToolContext {
+  readonly request: McpRequestContext;
+  readonly protocolVersion: ProtocolVersion;
+  readonly cursors: CursorCodec;
+  readonly publicBaseUrl: string;
+  readonly serverVersion: string;
+}

@@ -1,0 +1,456 @@
+/**
+ * Hand-rolled JSON-RPC dispatch over an already parsed body. No SDK server objects: the only per-request
+ * work for tools/list is the policy evaluation; the serialised list is cached per visible set.
+ */
+import { isAppError, zodIssues } from '@flowgate/core';
+import { redact, redactString } from '@flowgate/secrets';
+import { type CatalogTool, CATALOG, getTool } from './catalog.js';
+import {
+  type ClientInfo,
+  DEFAULT_PUBLIC_BASE_URL,
+  DEFAULT_SERVER_VERSION,
+  type McpAuditEntry,
+  type McpRequestContext,
+  SERVER_NAME,
+  SERVER_TITLE,
+  type ToolContext,
+} from './context.js';
+import { createCursorCodec, paginate } from './cursor.js';
+import { LIMITS } from './limits.js';
+import { type Narrowing, parseNarrowingParams } from './narrowing.js';
+import { describeBlockers, evaluateTool, visibilityMask } from './policy.js';
+import { promptDescriptor, PROMPT_ARGUMENT_MAX_CHARS, visiblePrompts } from './prompts.js';
+import {
+  ACCEPTED,
+  adaptContentForVersion,
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  errorResult,
+  invalidParams,
+  isSupportedProtocolVersion,
+  JSONRPC_INTERNAL_ERROR,
+  JSONRPC_INVALID_REQUEST,
+  JSONRPC_METHOD_NOT_FOUND,
+  type JsonRpcError,
+  JsonRpcFailure,
+  type JsonRpcId,
+  LATEST_PROTOCOL_VERSION,
+  type McpHttpResult,
+  type ProtocolVersion,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  serializeError,
+  serializeRawResult,
+  serializeResult,
+  UNSERVED_MODERN_PROTOCOL_VERSION,
+} from './protocol.js';
+import { listResources, listResourceTemplates, readResource } from './resources.js';
+import type { Blocker, ToolErrorContent } from './schemas.js';
+import { InvalidArguments, TOOL_HANDLERS, type ToolHandler } from './tools/index.js';
+
+/** Batches larger than this are refused as a whole (bounded work per HTTP request). */
+export const MAX_BATCH_SIZE = 32;
+
+const SERVER_CAPABILITIES = Object.freeze({ tools: {}, resources: {}, prompts: {} });
+
+type Params = Record<string, unknown>;
+
+interface Scope extends ToolContext {
+  readonly clientInfo: ClientInfo | null;
+}
+
+/** A method result that is already serialised JSON. */
+class RawJson {
+  constructor(readonly json: string) {}
+}
+
+type MethodHandler = (params: Params, scope: Scope) => Promise<unknown> | unknown;
+
+type Outcome = { status: 200 | 400; json: string } | null;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isValidId(id: unknown): id is JsonRpcId {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}
+
+function truncate(value: string, max: number): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
+}
+
+function elapsed(start: number): number {
+  return Math.max(0, Math.round(performance.now() - start));
+}
+
+/** Resolves the protocol version of a non-initialize request from `MCP-Protocol-Version`. */
+function headerVersion(ctx: McpRequestContext): ProtocolVersion | { unsupported: string } {
+  const raw = ctx.protocolVersionHeader?.trim();
+  if (!raw) return DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+  return isSupportedProtocolVersion(raw) ? raw : { unsupported: raw };
+}
+
+function unsupportedVersionError(value: string): JsonRpcError {
+  return {
+    code: JSONRPC_INVALID_REQUEST,
+    message: `Unsupported MCP-Protocol-Version ${JSON.stringify(truncate(value, 40))}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+    data: { supported: [...SUPPORTED_PROTOCOL_VERSIONS] },
+  };
+}
+
+const DISCOVER_ERROR: JsonRpcError = {
+  code: JSONRPC_METHOD_NOT_FOUND,
+  message: `server/discover is not served: this server does not speak ${UNSERVED_MODERN_PROTOCOL_VERSION}. Use initialize with one of ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}.`,
+  data: { supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS] },
+};
+
+function makeScope(ctx: McpRequestContext, version: ProtocolVersion): Scope {
+  return {
+    request: ctx,
+    protocolVersion: version,
+    cursors: createCursorCodec(ctx.workspaceId, ctx.cursorKey),
+    publicBaseUrl: ctx.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL,
+    serverVersion: ctx.serverVersion ?? DEFAULT_SERVER_VERSION,
+    clientInfo: ctx.clientInfo ?? null,
+  };
+}
+
+/**
+ * Handles one POSTed JSON-RPC message or batch. The gateway has already authenticated the caller, checked
+ * Content-Type/Accept/Origin, parsed the body (answering -32700 with `parseErrorResult()` when that failed)
+ * and parsed the narrowing headers.
+ */
+export async function handleMcpMessage(body: unknown, ctx: McpRequestContext): Promise<McpHttpResult> {
+  if (Array.isArray(body)) return handleBatch(body, ctx);
+  const outcome = await handleOne(body, ctx, false);
+  return outcome === null ? ACCEPTED : { status: outcome.status, body: outcome.json };
+}
+
+async function handleBatch(batch: unknown[], ctx: McpRequestContext): Promise<McpHttpResult> {
+  const version = headerVersion(ctx);
+  if (typeof version !== 'string') return errorResult(400, null, unsupportedVersionError(version.unsupported));
+  if (version !== '2025-03-26') {
+    return errorResult(400, null, { code: JSONRPC_INVALID_REQUEST, message: `JSON-RPC batches are not supported in protocol version ${version} (only 2025-03-26)` });
+  }
+  if (batch.length === 0) return errorResult(400, null, { code: JSONRPC_INVALID_REQUEST, message: 'Empty JSON-RPC batch' });
+  if (batch.length > MAX_BATCH_SIZE) {
+    return errorResult(400, null, { code: JSONRPC_INVALID_REQUEST, message: `JSON-RPC batch too large (at most ${MAX_BATCH_SIZE} messages)` });
+  }
+  const parts: string[] = [];
+  // Sequential on purpose: bounded concurrency per request, deterministic audit order.
+  for (const message of batch) {
+    const outcome = await handleOne(message, ctx, true);
+    if (outcome !== null) parts.push(outcome.json);
+  }
+  return parts.length === 0 ? ACCEPTED : { status: 200, body: `[${parts.join(',')}]` };
+}
+
+function fail(status: 200 | 400, id: JsonRpcId | null, error: JsonRpcError): Outcome {
+  return { status, json: serializeError(id, error) };
+}
+
+async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: boolean): Promise<Outcome> {
+  if (!isPlainObject(message)) return fail(400, null, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: expected a JSON-RPC object' });
+  const hasId = 'id' in message && message.id !== undefined;
+  const id = hasId && isValidId(message.id) ? message.id : null;
+  if (message.jsonrpc !== '2.0') return fail(400, id, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: jsonrpc must be "2.0"' });
+  if (hasId && id === null) {
+    return fail(400, null, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: id must be a string or a number' });
+  }
+  if (!('method' in message)) {
+    // A response posted by the client (we never send requests, but accepting it is what the spec asks).
+    if (hasId && ('result' in message || 'error' in message)) return null;
+    return fail(400, id, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: method is missing' });
+  }
+  const method = message.method;
+  if (typeof method !== 'string' || method.length === 0) {
+    return fail(400, id, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: method must be a non-empty string' });
+  }
+  const rawParams = message.params;
+  if (rawParams !== undefined && !isPlainObject(rawParams)) {
+    if (!hasId) return null;
+    return fail(200, id, { code: -32602, message: 'Invalid params: params must be an object' });
+  }
+  const params: Params = rawParams ?? {};
+
+  if (method === 'server/discover') return fail(400, id, DISCOVER_ERROR);
+
+  if (method === 'initialize') {
+    if (!hasId) return null;
+    if (inBatch) return fail(200, id, { code: JSONRPC_INVALID_REQUEST, message: 'initialize must not be part of a JSON-RPC batch' });
+    return { status: 200, json: serializeResult(id as JsonRpcId, initialize(params, ctx)) };
+  }
+
+  let version: ProtocolVersion;
+  if (inBatch) version = DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+  else {
+    const v = headerVersion(ctx);
+    if (typeof v !== 'string') return fail(400, id, unsupportedVersionError(v.unsupported));
+    version = v;
+  }
+
+  // Notifications (no id) need no answer; nothing the client can notify changes server state.
+  if (!hasId) return null;
+  const requestId = id as JsonRpcId;
+
+  const handler = METHODS[method];
+  if (!handler) return fail(200, requestId, { code: JSONRPC_METHOD_NOT_FOUND, message: `Method not found: ${truncate(method, 100)}` });
+  try {
+    const result = await handler(params, makeScope(ctx, version));
+    return { status: 200, json: result instanceof RawJson ? serializeRawResult(requestId, result.json) : serializeResult(requestId, result) };
+  } catch (error) {
+    if (error instanceof JsonRpcFailure) return fail(200, requestId, error.toError());
+    ctx.onError?.(error);
+    return fail(200, requestId, { code: JSONRPC_INTERNAL_ERROR, message: 'Internal error' });
+  }
+}
+
+// ---- initialize ---------------------------------------------------------------------------------------
+
+function clientInfoFrom(value: unknown): ClientInfo | null {
+  if (!isPlainObject(value) || typeof value.name !== 'string') return null;
+  return { name: truncate(value.name, 200), version: typeof value.version === 'string' ? truncate(value.version, 100) : null };
+}
+
+function instructions(workspaceId: string): string {
+  return (
+    `Flowgate workspace MCP server for workspace ${workspaceId}. Start with get_workspace_context (your capabilities, ` +
+    'the visible tools and why others are hidden) and read flowgate://mcp-docs/overview for discovery, narrowing ' +
+    'headers, blockers, pagination and errors. Ask the user before calling tools that change state, never put ' +
+    'secrets in arguments, and use send_feedback when something is unclear.'
+  );
+}
+
+function initialize(params: Params, ctx: McpRequestContext): unknown {
+  const requested = typeof params.protocolVersion === 'string' ? params.protocolVersion : null;
+  const negotiated = requested !== null && isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  const clientInfo = clientInfoFrom(params.clientInfo) ?? ctx.clientInfo ?? null;
+  ctx.onInitialize?.({ clientInfo, requestedVersion: requested === null ? null : truncate(requested, 40), negotiatedVersion: negotiated });
+  const version = ctx.serverVersion ?? DEFAULT_SERVER_VERSION;
+  // Implementation.title arrived with 2025-06-18.
+  const serverInfo = negotiated === '2025-03-26' ? { name: SERVER_NAME, version } : { name: SERVER_NAME, title: SERVER_TITLE, version };
+  return { protocolVersion: negotiated, capabilities: SERVER_CAPABILITIES, serverInfo, instructions: instructions(ctx.workspaceId) };
+}
+
+// ---- tools --------------------------------------------------------------------------------------------
+
+const toolsListCache = new Map<number, string>();
+export const TOOLS_LIST_CACHE_MAX = 128;
+
+/** `{"tools":[…]}` for a visible set, serialised once per distinct set. */
+function toolsListJson(mask: number): string {
+  const hit = toolsListCache.get(mask);
+  if (hit !== undefined) return hit;
+  const tools = CATALOG.filter((_, i) => (mask & (1 << i)) !== 0).map((t) => t.descriptor);
+  const json = JSON.stringify({ tools });
+  if (toolsListCache.size >= TOOLS_LIST_CACHE_MAX) toolsListCache.delete(toolsListCache.keys().next().value as number);
+  toolsListCache.set(mask, json);
+  return json;
+}
+
+/** For tests: how many serialised lists are cached. */
+export function toolsListCacheSize(): number {
+  return toolsListCache.size;
+}
+
+function narrowingFromParams(params: Params): Narrowing | null {
+  const parsed = parseNarrowingParams(params);
+  if (parsed === null) return null;
+  if (!parsed.ok) throw invalidParams(parsed.error.message, { unknown: parsed.error.unknown, valid: parsed.error.valid });
+  return parsed.narrowing;
+}
+
+function listTools(params: Params, scope: Scope): RawJson | unknown {
+  const extra = narrowingFromParams(params);
+  const mask = visibilityMask(scope.request, extra);
+  if (params.cursor === undefined) return new RawJson(toolsListJson(mask));
+  // Every list fits one page, so no cursor is ever issued; a cursor is checked anyway and refused when bad.
+  const descriptors = CATALOG.filter((_, i) => (mask & (1 << i)) !== 0).map((t) => t.descriptor);
+  const page = paginate(descriptors, scope.cursors, 'tools/list', params.cursor, 100);
+  if (!page) throw invalidParams('Invalid cursor');
+  return page.nextCursor ? { tools: page.items, nextCursor: page.nextCursor } : { tools: page.items };
+}
+
+function reasonFrom(params: Params): string | null {
+  const meta = params._meta;
+  if (!isPlainObject(meta) || typeof meta.reason !== 'string') return null;
+  const reason = meta.reason.trim();
+  return reason ? redactString(truncate(reason, LIMITS.reasonMaxChars)) : null;
+}
+
+function auditArgs(value: unknown): unknown {
+  return value === undefined ? null : redact(value, { maxDepth: 12 });
+}
+
+function audit(scope: Scope, entry: Omit<McpAuditEntry, 'clientName' | 'clientVersion' | 'protocolVersion'>): void {
+  const sink = scope.request.audit;
+  if (!sink) return;
+  try {
+    sink({ ...entry, clientName: scope.clientInfo?.name ?? null, clientVersion: scope.clientInfo?.version ?? null, protocolVersion: scope.protocolVersion });
+  } catch (error) {
+    // Auditing must never turn a served call into a failure; the gateway's sink reports its own trouble.
+    scope.request.onError?.(error);
+  }
+}
+
+interface CallToolResult {
+  isError?: true;
+  content: unknown[];
+  structuredContent: Record<string, unknown>;
+}
+
+function toolError(content: ToolErrorContent): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: content.error.message }], structuredContent: content };
+}
+
+export function blockedResult(tool: string, blockers: Blocker[]): CallToolResult {
+  const message = describeBlockers(tool, blockers);
+  return toolError({ error: { code: 'tool_blocked', message }, details: { tool, blockers } });
+}
+
+function invalidArgumentsResult(tool: string, issues: { path: string; message: string }[]): CallToolResult {
+  const summary = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+  return toolError({ error: { code: 'invalid_arguments', message: `Invalid arguments for ${tool}: ${summary}` }, details: { issues } });
+}
+
+async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
+  const start = performance.now();
+  const name = params.name;
+  if (typeof name !== 'string' || name.length === 0) throw invalidParams('params.name must be a tool name');
+  const reason = reasonFrom(params);
+  const args = params.arguments === undefined || params.arguments === null ? {} : params.arguments;
+  const base = { kind: 'tools/call' as const, action: truncate(name, 128), arguments: auditArgs(args), reason, resourceUris: [] as string[], runId: null };
+
+  const tool: CatalogTool | undefined = getTool(name);
+  if (!tool) {
+    audit(scope, { ...base, outcome: 'error', errorCode: 'unknown_tool', blockers: null, durationMs: elapsed(start) });
+    throw invalidParams(`Unknown tool: ${truncate(name, 128)}`, { tool: truncate(name, 128) });
+  }
+
+  const evaluation = evaluateTool(tool, scope.request);
+  if (!evaluation.visible) {
+    audit(scope, { ...base, outcome: 'blocked', errorCode: 'tool_blocked', blockers: evaluation.blockers, durationMs: elapsed(start) });
+    return blockedResult(tool.name, evaluation.blockers);
+  }
+
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) {
+    audit(scope, { ...base, outcome: 'error', errorCode: 'invalid_arguments', blockers: null, durationMs: elapsed(start) });
+    return invalidArgumentsResult(tool.name, zodIssues(parsed.error));
+  }
+
+  const handler = TOOL_HANDLERS[tool.name] as ToolHandler<CatalogTool>;
+  let outcome: Awaited<ReturnType<typeof handler>>;
+  try {
+    outcome = await handler(parsed.data as never, scope);
+  } catch (error) {
+    if (error instanceof InvalidArguments) {
+      audit(scope, { ...base, outcome: 'error', errorCode: 'invalid_arguments', blockers: null, durationMs: elapsed(start) });
+      return invalidArgumentsResult(tool.name, error.issues);
+    }
+    if (isAppError(error)) {
+      audit(scope, { ...base, outcome: 'error', errorCode: error.code, blockers: null, durationMs: elapsed(start) });
+      const issues = error.issues;
+      return toolError(issues ? { error: { code: error.code, message: error.message }, details: { issues } } : { error: { code: error.code, message: error.message } });
+    }
+    audit(scope, { ...base, outcome: 'error', errorCode: 'internal_error', blockers: null, durationMs: elapsed(start) });
+    throw error;
+  }
+
+  // Clients validate structuredContent against the advertised schema; never send what would fail there.
+  const checked = tool.output.safeParse(outcome.output);
+  if (!checked.success) {
+    audit(scope, { ...base, outcome: 'error', errorCode: 'internal_error', blockers: null, durationMs: elapsed(start) });
+    throw new Error(`${tool.name} produced output that does not match its schema: ${checked.error.message}`);
+  }
+  const structured = outcome.output as Record<string, unknown>;
+  const extra = outcome.content ? adaptContentForVersion(outcome.content, scope.protocolVersion) : [];
+  audit(scope, {
+    ...base,
+    outcome: 'ok',
+    errorCode: null,
+    blockers: null,
+    durationMs: elapsed(start),
+    resourceUris: outcome.resourceUris ?? [],
+    runId: outcome.runId ?? null,
+  });
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }, ...extra], structuredContent: structured };
+}
+
+// ---- resources and prompts -------------------------------------------------------------------------------
+
+function pageOf<T>(items: readonly T[], scope: Scope, kind: string, cursor: unknown): { items: T[]; nextCursor: string | null } {
+  const page = paginate(items, scope.cursors, kind, cursor, LIMITS.listPageSize);
+  if (!page) throw invalidParams('Invalid cursor');
+  return page;
+}
+
+function withCursor<K extends string, T>(key: K, page: { items: T[]; nextCursor: string | null }): Record<string, unknown> {
+  return page.nextCursor ? { [key]: page.items, nextCursor: page.nextCursor } : { [key]: page.items };
+}
+
+async function readResourceMethod(params: Params, scope: Scope): Promise<unknown> {
+  const start = performance.now();
+  const uri = params.uri;
+  if (typeof uri !== 'string' || uri.length === 0 || uri.length > LIMITS.resourceUriMaxChars) {
+    throw invalidParams(`params.uri must be a resource URI of at most ${LIMITS.resourceUriMaxChars} characters`);
+  }
+  const base = { kind: 'resources/read' as const, action: uri, arguments: auditArgs({ uri }), reason: reasonFrom(params), resourceUris: [uri], runId: null };
+  let contents: Awaited<ReturnType<typeof readResource>>;
+  try {
+    contents = await readResource(uri, scope);
+  } catch (error) {
+    audit(scope, { ...base, outcome: 'error', errorCode: isAppError(error) ? error.code : 'internal_error', blockers: null, durationMs: elapsed(start) });
+    if (isAppError(error) && error.code === 'not_found') throw invalidParams('Resource not found', { uri });
+    throw error;
+  }
+  if (contents === null) {
+    audit(scope, { ...base, outcome: 'error', errorCode: 'not_found', blockers: null, durationMs: elapsed(start) });
+    throw invalidParams('Resource not found', { uri });
+  }
+  audit(scope, { ...base, outcome: 'ok', errorCode: null, blockers: null, durationMs: elapsed(start) });
+  return { contents: [contents] };
+}
+
+function getPrompt(params: Params, scope: Scope): unknown {
+  const start = performance.now();
+  const name = params.name;
+  if (typeof name !== 'string' || name.length === 0) throw invalidParams('params.name must be a prompt name');
+  const rawArgs = params.arguments ?? {};
+  const base = { kind: 'prompts/get' as const, action: truncate(name, 128), arguments: auditArgs(rawArgs), reason: reasonFrom(params), resourceUris: [], runId: null };
+  const failWith = (message: string, data?: unknown): never => {
+    audit(scope, { ...base, outcome: 'error', errorCode: 'invalid_params', blockers: null, durationMs: elapsed(start) });
+    throw invalidParams(message, data);
+  };
+  // Hidden prompts are indistinguishable from unknown ones.
+  const prompt = visiblePrompts(scope.request.capabilities).find((p) => p.name === name);
+  if (!prompt) return failWith(`Unknown prompt: ${truncate(name, 128)}`);
+  if (!isPlainObject(rawArgs)) return failWith('params.arguments must be an object of strings');
+  const valid = prompt.arguments.map((a) => a.name);
+  const args: Record<string, string> = {};
+  for (const [key, value] of Object.entries(rawArgs)) {
+    if (!valid.includes(key)) return failWith(`Unknown argument ${JSON.stringify(truncate(key, 64))} for prompt ${prompt.name}`, { valid });
+    if (typeof value !== 'string' || value.length > PROMPT_ARGUMENT_MAX_CHARS) {
+      return failWith(`Argument ${key} must be a string of at most ${PROMPT_ARGUMENT_MAX_CHARS} characters`);
+    }
+    if (value.trim()) args[key] = value.trim();
+  }
+  const missing = prompt.arguments.filter((a) => a.required && args[a.name] === undefined).map((a) => a.name);
+  if (missing.length) return failWith(`Missing required argument(s) for prompt ${prompt.name}: ${missing.join(', ')}`, { missing });
+  audit(scope, { ...base, outcome: 'ok', errorCode: null, blockers: null, durationMs: elapsed(start) });
+  return { description: prompt.description, messages: [{ role: 'user', content: { type: 'text', text: prompt.render(args) } }] };
+}
+
+const METHODS: Readonly<Record<string, MethodHandler>> = Object.freeze({
+  ping: () => ({}),
+  'tools/list': listTools,
+  'tools/call': callTool,
+  'resources/list': (p: Params, s: Scope) => withCursor('resources', pageOf(listResources(s), s, 'resources/list', p.cursor)),
+  'resources/templates/list': (p: Params, s: Scope) =>
+    withCursor('resourceTemplates', pageOf(listResourceTemplates(s), s, 'resources/templates/list', p.cursor)),
+  'resources/read': readResourceMethod,
+  'prompts/list': (p: Params, s: Scope) =>
+    withCursor('prompts', pageOf(visiblePrompts(s.request.capabilities).map(promptDescriptor), s, 'prompts/list', p.cursor)),
+  'prompts/get': getPrompt,
+});
+
+export const SUPPORTED_METHODS: readonly string[] = Object.freeze(['initialize', ...Object.keys(METHODS)]);

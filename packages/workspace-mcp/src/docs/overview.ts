@@ -1,0 +1,126 @@
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol.js';
+import type { DocRenderOptions } from './render-options.js';
+import { capabilityGroupTable, promptList, resourceTable, toolsetTable, toolTable } from './tables.js';
+
+export function renderOverview(o: DocRenderOptions): string {
+  const ws = o.workspaceId ?? '{workspace_id}';
+  const endpoint = `${o.publicBaseUrl}/api/workspaces/${ws}/mcp`;
+  return `# Flowgate workspace MCP — overview
+
+Flowgate gives each workspace one MCP server. A workspace holds flows (workflow definitions in EDN), their
+versions and installations, connections to outside systems, and the runs of those flows. This server exposes a
+small, fixed set of intent-shaped tools — not one tool per flow — plus these docs as resources.
+
+- Endpoint: \`POST ${endpoint}\` (Streamable HTTP, stateless: no session id, no standalone SSE stream; GET answers 405).
+- Auth: \`Authorization: Bearer <token>\` — a service-account key (\`fgk_…\`) or an identity-provider JWT. Never put a
+  token in a URL, a tool argument or flow input.
+- Protocol versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. \`initialize\` answers with your requested version when
+  supported, else the latest. Send \`MCP-Protocol-Version\` on every later request (absent = 2025-03-26). JSON-RPC batches
+  are accepted only under 2025-03-26.
+- Capabilities: tools, resources, prompts. Nothing is pushed (no listChanged, no subscriptions): lists change only
+  when your token, narrowing or the workspace policy changes, so list again after changing them.
+
+## First steps
+
+1. \`initialize\`, then \`tools/list\` with the narrowing headers you intend to use.
+2. Call \`get_workspace_context\`: it reports the workspace, your principal and capabilities, active toolsets, which
+   capability bundles are satisfied, the effective narrowing, every hidden tool with its blockers, limits and these docs.
+   The same JSON is the resource \`flowgate://workspaces/${ws}/mcp\`.
+3. \`resources/list\`, \`resources/templates/list\` and \`prompts/list\` show what else you can read and run.
+4. When something is confusing or broken, call \`send_feedback\` (it stays available in read-only sessions).
+
+## Tools
+
+Argument names are snake_case; outputs are camelCase JSON. Every tool declares an input schema, an output schema
+and annotations; successful results carry \`structuredContent\` plus the same JSON as a text block.
+
+${toolTable()}
+
+### Toolsets
+
+Toolsets group tools by job; a tool may belong to several.
+
+${toolsetTable()}
+
+## Narrowing: choosing what a client sees
+
+Your token's capabilities are the upper bound. Headers only narrow; they never grant.
+
+| header | value | effect |
+|---|---|---|
+| \`X-MCP-Toolsets\` | comma list, e.g. \`read,feedback\`; \`all\` = every toolset | keep tools in any listed toolset |
+| \`X-MCP-Tools\` | comma list of tool names | alone: only these tools; with X-MCP-Toolsets: added to them |
+| \`X-MCP-Exclude-Tools\` | comma list of tool names | hide these; wins over everything |
+| \`X-MCP-Readonly\` | \`true\`/\`1\`/\`yes\`/\`on\` or \`false\`/\`0\`/\`no\`/\`off\`/empty | hide tools that change state; \`send_feedback\` stays |
+
+Values are split on commas and trimmed. An unknown toolset or tool name, or a read-only value that is not a boolean,
+is rejected before any JSON-RPC handling with HTTP 400 \`{"code": "invalid_narrowing", "message", "unknown", "valid"}\`.
+A workspace admin can add a second filter: workspace-wide read-only mode and a per-tool disable list.
+
+\`tools/list\` also accepts the same narrowing as params (\`toolsets\`, \`tools\`, \`excludeTools\`, \`readOnly\`) for
+discovery experiments. They only narrow the list further and do not apply to \`tools/call\`: calls are decided by
+the headers, your capabilities and the workspace policy — a tool is callable exactly when it is listed.
+
+## Blockers
+
+Calling a tool that exists but is hidden returns a tool result, not a protocol error:
+
+\`\`\`json
+{ "isError": true,
+  "content": [{ "type": "text", "text": "list_connections is not available: …" }],
+  "structuredContent": {
+    "error": { "code": "tool_blocked", "message": "…" },
+    "details": { "tool": "list_connections",
+      "blockers": [
+        { "reason": "missing_service_account_capabilities", "missingCapabilities": ["connections.read"] },
+        { "reason": "toolset_policy", "toolToolsets": ["read", "setup"], "activeToolsets": ["feedback"] } ] } } }
+\`\`\`
+
+Every applicable blocker is listed, so scopes and narrowing can be fixed separately:
+
+| reason | meaning | fix |
+|---|---|---|
+| \`missing_service_account_capabilities\` | the token lacks \`missingCapabilities\` | grant them to the principal (or use a key of an account that has them) |
+| \`read_only_policy\` | X-MCP-Readonly hides tools that change state | drop read-only only if the user approves writes |
+| \`toolset_policy\` | X-MCP-Toolsets includes none of \`toolToolsets\` | add one of them |
+| \`include_tools_policy\` | X-MCP-Tools does not name the tool | add it, or remove the allowlist |
+| \`exclude_tools_policy\` | X-MCP-Exclude-Tools names the tool | remove it from the list |
+| \`workspace_read_only_policy\` | the workspace is in read-only mode | ask a workspace admin |
+| \`workspace_disabled_tool\` | a workspace admin disabled the tool | ask a workspace admin |
+
+## Capability bundles
+
+Operators grant the narrowest bundle that fits the job (avoid \`workspace.full\` for agents):
+
+${capabilityGroupTable()}
+
+## Resources, templates and prompts
+
+${resourceTable()}
+
+Resources and templates are gated by the same capabilities as tools; a resource you cannot see reads as not found.
+
+${promptList()}
+
+## Pagination
+
+List results are bounded. When more exist, the result carries \`nextCursor\` (protocol lists) or \`nextCursor\` in
+\`structuredContent\` (tools, passed back as the \`cursor\` argument). Cursors are opaque and signed: do not build or
+edit them, and do not reuse them across workspaces. A bad cursor is a -32602 error on protocol lists and an
+\`invalid_arguments\` tool result on tools.
+
+## Errors
+
+| symptom | class | next step |
+|---|---|---|
+| HTTP 401 / 403 before any JSON-RPC | token, workspace, Origin or IP allowlist | check the URL's workspace id and the bearer token |
+| HTTP 400 \`invalid_narrowing\` | an X-MCP-* header names something unknown | use a name from \`valid\` |
+| JSON-RPC -32700 / -32600 (HTTP 400) | body is not JSON / not a valid JSON-RPC message | fix the client request |
+| JSON-RPC -32601 | unknown method | this server serves initialize, ping, tools/*, resources/*, prompts/* |
+| JSON-RPC -32602 | unknown tool, prompt or resource, bad params or cursor | list again under the same headers |
+| JSON-RPC -32603 | internal error (no details are exposed) | retry; send feedback if it persists |
+| tool result with \`isError\` | \`tool_blocked\`, \`invalid_arguments\` or an execution error | read \`structuredContent.error\` and \`details\` |
+
+\`invalid_arguments\` results list \`details.issues\` as \`{path, message}\` pairs: fix those arguments and call again.
+`;
+}

@@ -1,0 +1,128 @@
+/**
+ * resources/list, resources/templates/list and resources/read. A resource the caller may not see is
+ * indistinguishable from one that does not exist: both read as not found (-32602 with `data.uri`, the code
+ * SEP-2164 and 2026-07-28 use; clients also accept the older -32002).
+ */
+import type { ToolContext } from './context.js';
+import { renderDoc } from './docs/index.js';
+import { isDocId } from './docs/meta.js';
+import {
+  compileUriTemplate,
+  DIRECT_RESOURCES,
+  type DirectResourceMeta,
+  hasCapabilities,
+  RESOURCE_TEMPLATES,
+  type ResourceTemplateMeta,
+  WORKSPACE_RESOURCE_PATTERN,
+  workspaceResourceUri,
+} from './resource-catalog.js';
+import type { ProtocolVersion } from './protocol.js';
+import { buildWorkspaceContext } from './workspace-context.js';
+
+export interface ResourceAnnotations {
+  audience: ('user' | 'assistant')[];
+  priority: number;
+  lastModified?: string;
+}
+
+export interface ResourceDescriptor {
+  uri: string;
+  name: string;
+  title: string;
+  description: string;
+  mimeType: string;
+  annotations: ResourceAnnotations;
+}
+
+export interface ResourceTemplateDescriptor {
+  uriTemplate: string;
+  name: string;
+  title: string;
+  description: string;
+  mimeType: string;
+  annotations: ResourceAnnotations;
+}
+
+export interface ResourceContents {
+  uri: string;
+  mimeType: string;
+  text: string;
+}
+
+function annotations(meta: { audience: readonly ('user' | 'assistant')[]; priority: number }, lastModified: string | null, version: ProtocolVersion): ResourceAnnotations {
+  const out: ResourceAnnotations = { audience: [...meta.audience], priority: meta.priority };
+  // lastModified arrived with 2025-06-18.
+  if (lastModified !== null && version !== '2025-03-26') out.lastModified = lastModified;
+  return out;
+}
+
+function resolveUri(meta: DirectResourceMeta, workspaceId: string): string {
+  return meta.uriPattern === WORKSPACE_RESOURCE_PATTERN ? workspaceResourceUri(workspaceId) : meta.uriPattern;
+}
+
+export function describeResource(meta: DirectResourceMeta, uri: string, version: ProtocolVersion, now: () => string): ResourceDescriptor {
+  const lastModified = meta.lastModified === 'live' ? now() : meta.lastModified;
+  return { uri, name: meta.name, title: meta.title, description: meta.description, mimeType: meta.mimeType, annotations: annotations(meta, lastModified, version) };
+}
+
+export function describeTemplate(meta: ResourceTemplateMeta, version: ProtocolVersion): ResourceTemplateDescriptor {
+  return {
+    uriTemplate: meta.uriTemplate,
+    name: meta.name,
+    title: meta.title,
+    description: meta.description,
+    mimeType: meta.mimeType,
+    annotations: annotations(meta, null, version),
+  };
+}
+
+export function listResources(ctx: ToolContext): ResourceDescriptor[] {
+  const now = new Date().toISOString();
+  return DIRECT_RESOURCES.filter((r) => hasCapabilities(ctx.request.capabilities, r.capabilities)).map((r) =>
+    describeResource(r, resolveUri(r, ctx.request.workspaceId), ctx.protocolVersion, () => now),
+  );
+}
+
+export function listResourceTemplates(ctx: ToolContext): ResourceTemplateDescriptor[] {
+  return RESOURCE_TEMPLATES.filter((t) => hasCapabilities(ctx.request.capabilities, t.capabilities)).map((t) =>
+    describeTemplate(t, ctx.protocolVersion),
+  );
+}
+
+type TemplateReader = (vars: Record<string, string>, uri: string, ctx: ToolContext) => Promise<ResourceContents | null>;
+
+/** One reader per template in RESOURCE_TEMPLATES (checked at load). */
+const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
+  'flowgate://mcp-docs/{doc_id}': async (vars, uri, ctx) => {
+    const id = vars.doc_id ?? '';
+    if (!isDocId(id)) return null;
+    return { uri, mimeType: 'text/markdown', text: renderDoc(id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }) };
+  },
+};
+
+const TEMPLATES = RESOURCE_TEMPLATES.map((meta) => {
+  const read = TEMPLATE_READERS[meta.uriTemplate];
+  if (!read) throw new Error(`no reader for resource template ${meta.uriTemplate}`);
+  return { meta, match: compileUriTemplate(meta.uriTemplate), read };
+});
+
+/** Contents of a resource, or `null` when it does not exist or the caller may not see it. */
+export async function readResource(uri: string, ctx: ToolContext): Promise<ResourceContents | null> {
+  const caps = ctx.request.capabilities;
+  for (const r of DIRECT_RESOURCES) {
+    if (resolveUri(r, ctx.request.workspaceId) !== uri) continue;
+    if (!hasCapabilities(caps, r.capabilities)) return null;
+    if (r.doc) {
+      return { uri, mimeType: r.mimeType, text: renderDoc(r.doc.id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }) };
+    }
+    const report = await buildWorkspaceContext(ctx);
+    return { uri, mimeType: r.mimeType, text: JSON.stringify(report, null, 2) };
+  }
+  for (const t of TEMPLATES) {
+    const vars = t.match(uri);
+    if (!vars) continue;
+    if (!hasCapabilities(caps, t.meta.capabilities)) return null;
+    return t.read(vars, uri, ctx);
+  }
+  return null;
+}

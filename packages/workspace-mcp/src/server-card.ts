@@ -1,0 +1,100 @@
+/**
+ * The public server card (spec 10): static, generated from the same catalog the endpoint serves, nothing
+ * workspace-specific. Output is deterministic (fixed key order, no timestamps) so a committed copy can be
+ * compared byte for byte to detect drift.
+ */
+import { CATALOG, type ToolDescriptor } from './catalog.js';
+import { SERVER_TITLE } from './context.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
+import { AVAILABLE_PROMPTS, promptDescriptor } from './prompts.js';
+import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
+import { describeTemplate, type ResourceAnnotations } from './resources.js';
+import { TOOLSET_DESCRIPTIONS, TOOLSETS } from './schemas.js';
+
+export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
+export const SERVER_CARD_NAME = 'io.flowgate/workspace-mcp';
+export const SERVER_CARD_DESCRIPTION = 'One MCP server per Flowgate workspace: find, inspect, run and debug flows.';
+/** Placeholder host when the build step is not given the deployment's public URL. */
+export const SERVER_CARD_DEFAULT_BASE_URL = 'https://flowgate.example.com';
+
+export interface ServerCardHeader {
+  name: string;
+  description: string;
+  isRequired: boolean;
+  isSecret: boolean;
+}
+
+export interface ServerCard {
+  $schema: string;
+  name: string;
+  title: string;
+  version: string;
+  description: string;
+  remotes: {
+    type: 'streamable-http';
+    url: string;
+    variables: Record<string, { description: string; isRequired: boolean }>;
+    headers: ServerCardHeader[];
+    supportedProtocolVersions: string[];
+  }[];
+  supportedProtocolVersions: string[];
+  authentication: { required: true; schemes: ['bearer'] };
+  capabilities: { tools: Record<string, never>; resources: Record<string, never>; prompts: Record<string, never> };
+  toolsets: { name: string; description: string }[];
+  tools: ToolDescriptor[];
+  resources: { uri: string; name: string; title: string; description: string; mimeType: string; annotations: ResourceAnnotations }[];
+  resourceTemplates: ReturnType<typeof describeTemplate>[];
+  prompts: ReturnType<typeof promptDescriptor>[];
+}
+
+const HEADERS: readonly ServerCardHeader[] = [
+  {
+    name: 'Authorization',
+    description: 'Bearer token: "Bearer <Flowgate service-account API key or identity-provider JWT>".',
+    isRequired: true,
+    isSecret: true,
+  },
+  { name: 'X-MCP-Toolsets', description: `Comma list of toolsets to keep (${TOOLSETS.join(', ')}, or all).`, isRequired: false, isSecret: false },
+  { name: 'X-MCP-Tools', description: 'Comma list of tool names: alone only these; with X-MCP-Toolsets added to them.', isRequired: false, isSecret: false },
+  { name: 'X-MCP-Exclude-Tools', description: 'Comma list of tool names to hide; wins over everything.', isRequired: false, isSecret: false },
+  { name: 'X-MCP-Readonly', description: 'true to hide tools that change state (send_feedback stays).', isRequired: false, isSecret: false },
+];
+
+export function buildServerCard(options: { publicBaseUrl?: string; version: string }): ServerCard {
+  const base = (options.publicBaseUrl ?? SERVER_CARD_DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const versions = [...SUPPORTED_PROTOCOL_VERSIONS];
+  return {
+    $schema: SERVER_CARD_SCHEMA,
+    name: SERVER_CARD_NAME,
+    title: SERVER_TITLE,
+    version: options.version,
+    description: SERVER_CARD_DESCRIPTION,
+    remotes: [
+      {
+        type: 'streamable-http',
+        url: `${base}/api/workspaces/{workspace_id}/mcp`,
+        variables: { workspace_id: { description: 'Workspace id, e.g. ws-acme (^[a-z0-9][a-z0-9-]{1,62}$).', isRequired: true } },
+        headers: HEADERS.map((h) => ({ ...h })),
+        supportedProtocolVersions: versions,
+      },
+    ],
+    supportedProtocolVersions: [...versions],
+    authentication: { required: true, schemes: ['bearer'] },
+    capabilities: { tools: {}, resources: {}, prompts: {} },
+    toolsets: TOOLSETS.map((name) => ({ name, description: TOOLSET_DESCRIPTIONS[name] })),
+    tools: CATALOG.map((t) => t.descriptor),
+    resources: DIRECT_RESOURCES.map((r) => {
+      const annotations: ResourceAnnotations = { audience: [...r.audience], priority: r.priority };
+      // Live resources have no fixed revision; the card stays free of timestamps.
+      if (r.lastModified !== 'live') annotations.lastModified = r.lastModified;
+      return { uri: r.uriPattern, name: r.name, title: r.title, description: r.description, mimeType: r.mimeType, annotations };
+    }),
+    resourceTemplates: RESOURCE_TEMPLATES.map((t) => describeTemplate(t, '2025-11-25')),
+    prompts: AVAILABLE_PROMPTS.map(promptDescriptor),
+  };
+}
+
+/** Stable text form for the committed file and the HTTP body (ETag input). */
+export function serializeServerCard(card: ServerCard): string {
+  return `${JSON.stringify(card, null, 2)}\n`;
+}
