@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { runCli } from './program.js';
 
 async function readStdin(): Promise<string> {
