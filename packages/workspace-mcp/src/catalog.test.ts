@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET } from './catalog.js';
+import { TOOLSETS } from './schemas.js';
+
+const SPEC_TOOL_NAMES = [
+  'get_workspace_context', 'search_flows', 'search_flow_tools', 'list_connections', 'check_connections', 'inspect_flow_tool',
+  'call_flow_tool', 'get_run_status', 'inspect_run_step', 'check_flow_readiness', 'get_step_reference', 'send_feedback',
+  'validate_flow_definition', 'get_flow_definition', 'create_flow_draft', 'release_flow',
+];
+
+describe('catalog', () => {
+  it('serves exactly the tools whose behaviour exists, in a fixed order', () => {
+    expect(TOOL_NAMES).toEqual(['get_workspace_context', 'list_connections', 'check_connections', 'send_feedback']);
+    for (const name of TOOL_NAMES) expect(SPEC_TOOL_NAMES).toContain(name);
+  });
+
+  it.each(CATALOG.map((t) => [t.name, t] as const))('%s is complete and well-formed', (_name, tool) => {
+    expect(tool.name).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
+    expect(tool.title.length).toBeGreaterThan(3);
+    expect(tool.description.length).toBeGreaterThan(120);
+    expect(tool.toolsets.length).toBeGreaterThan(0);
+    for (const ts of tool.toolsets) expect(TOOLSETS).toContain(ts);
+    expect(tool.annotations).toEqual({
+      title: tool.title,
+      readOnlyHint: expect.any(Boolean),
+      destructiveHint: expect.any(Boolean),
+      idempotentHint: expect.any(Boolean),
+      openWorldHint: expect.any(Boolean),
+    });
+    // Read-only tools must not claim to be destructive; mutating tools must not claim to be read-only.
+    expect(tool.annotations.readOnlyHint).toBe(!tool.mutating);
+    if (tool.annotations.readOnlyHint) expect(tool.annotations.destructiveHint).toBe(false);
+    expect(tool.inputSchema.type).toBe('object');
+    expect(tool.inputSchema.additionalProperties).toBe(false);
+    expect(tool.inputSchema.$schema).toBeUndefined();
+    expect(tool.outputSchema.type).toBe('object');
+    expect(JSON.stringify(tool.inputSchema)).not.toContain('$ref');
+    expect(JSON.stringify(tool.outputSchema)).not.toContain('$ref');
+    expect(tool.descriptor).toEqual({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+      annotations: tool.annotations,
+    });
+  });
+
+  it('uses snake_case argument names and bounds every string and array argument', () => {
+    const unbounded: string[] = [];
+    const visit = (schema: unknown, path: string): void => {
+      if (!schema || typeof schema !== 'object') return;
+      const s = schema as Record<string, unknown>;
+      if (s.type === 'string' && s.maxLength === undefined && s.enum === undefined && s.pattern === undefined) unbounded.push(path);
+      if (s.type === 'array' && s.maxItems === undefined) unbounded.push(path);
+      if (s.type === 'object' && s.additionalProperties !== false && s.maxProperties === undefined) unbounded.push(path);
+      for (const [k, v] of Object.entries(s)) {
+        if (k === 'properties' && v && typeof v === 'object') {
+          for (const [prop, sub] of Object.entries(v)) visit(sub, `${path}.${prop}`);
+        } else if (typeof v === 'object') visit(v, `${path}.${k}`);
+      }
+    };
+    visit({ type: 'object', additionalProperties: false, properties: { a: { type: 'string' }, b: { type: 'array', items: {} } } }, 'probe');
+    expect(unbounded).toEqual(['probe.a', 'probe.b']);
+    unbounded.length = 0;
+    for (const tool of CATALOG) {
+      for (const key of Object.keys((tool.inputSchema.properties ?? {}) as object)) expect(key).toMatch(/^[a-z][a-z0-9_]*$/);
+      visit(tool.inputSchema, tool.name);
+    }
+    expect(unbounded).toEqual([]);
+  });
+
+  it('declares both the success and the tool-error shape in every output schema', () => {
+    for (const tool of CATALOG) {
+      const anyOf = tool.outputSchema.anyOf as Record<string, unknown>[];
+      expect(anyOf).toHaveLength(2);
+      expect(anyOf[0]).toEqual(Object.fromEntries(Object.entries(z.toJSONSchema(tool.output)).filter(([k]) => k !== '$schema')));
+      expect(anyOf[1]).toMatchObject({ type: 'object', required: ['error'], additionalProperties: false });
+    }
+  });
+
+  it('computes JSON Schemas once: the same objects on every access', () => {
+    const before = CATALOG.map((t) => [t.inputSchema, t.outputSchema, t.descriptor]);
+    const again = CATALOG.map((t) => getTool(t.name));
+    again.forEach((t, i) => {
+      expect(t?.inputSchema).toBe(before[i]?.[0]);
+      expect(t?.outputSchema).toBe(before[i]?.[1]);
+      expect(t?.descriptor).toBe(before[i]?.[2]);
+    });
+    expect(Object.isFrozen(CATALOG)).toBe(true);
+    expect(Object.isFrozen(CATALOG[0])).toBe(true);
+  });
+
+  it('matches the spec table for toolsets, gates and mutation', () => {
+    const table = Object.fromEntries(CATALOG.map((t) => [t.name, { toolsets: t.toolsets, caps: t.capabilities, mutating: t.mutating }]));
+    expect(table).toEqual({
+      get_workspace_context: { toolsets: ['context', 'read'], caps: [], mutating: false },
+      list_connections: { toolsets: ['read', 'setup'], caps: ['connections.read'], mutating: false },
+      check_connections: { toolsets: ['read', 'setup'], caps: ['connections.read'], mutating: false },
+      send_feedback: { toolsets: ['feedback'], caps: ['feedback.send'], mutating: true },
+    });
+    expect(CATALOG.filter((t) => t.readOnlyExempt).map((t) => t.name)).toEqual(['send_feedback']);
+  });
+
+  it('knows every toolset, including those without served tools yet', () => {
+    expect(TOOLSETS).toEqual(['context', 'read', 'search', 'run', 'setup', 'authoring', 'release', 'debug', 'feedback']);
+    expect(TOOLS_BY_TOOLSET.read).toEqual(['get_workspace_context', 'list_connections', 'check_connections']);
+    expect(TOOLS_BY_TOOLSET.run).toEqual([]);
+  });
+
+  it('treats spec tools that are not served yet as unknown', () => {
+    expect(getTool('call_flow_tool')).toBeUndefined();
+    expect(getTool('list_connections')?.name).toBe('list_connections');
+  });
+});

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { narrowingHeadersFrom, NO_NARROWING, parseNarrowingHeaders, parseNarrowingParams } from './narrowing.js';
+import { TOOLSETS } from './schemas.js';
+
+function ok(headers: Parameters<typeof parseNarrowingHeaders>[0]) {
+  const r = parseNarrowingHeaders(headers);
+  if (!r.ok) throw new Error(r.error.message);
+  return r.narrowing;
+}
+
+describe('parseNarrowingHeaders', () => {
+  it('means no narrowing when no header is sent', () => {
+    expect(ok({})).toEqual(NO_NARROWING);
+    expect(ok({ toolsets: null, tools: undefined, excludeTools: null, readOnly: null })).toEqual(NO_NARROWING);
+  });
+
+  it('splits on commas, trims, drops empties and duplicates; empty headers are no header', () => {
+    expect(ok({ toolsets: ' read , feedback,,read ' }).toolsets).toEqual(['read', 'feedback']);
+    expect(ok({ toolsets: ' , ', tools: '' }).toolsets).toBeNull();
+    expect(ok({ tools: '' }).tools).toBeNull();
+    expect(ok({ tools: 'send_feedback, list_connections' }).tools).toEqual(['list_connections', 'send_feedback']);
+    expect(ok({ excludeTools: 'check_connections,' }).excludeTools).toEqual(['check_connections']);
+  });
+
+  it('expands `all` to every toolset and accepts toolset names in any case', () => {
+    expect(ok({ toolsets: 'all' }).toolsets).toEqual([...TOOLSETS]);
+    expect(ok({ toolsets: 'feedback, ALL' }).toolsets).toEqual([...TOOLSETS]);
+    expect(ok({ toolsets: 'Read,SETUP' }).toolsets).toEqual(['read', 'setup']);
+  });
+
+  it.each([
+    ['true', true], ['1', true], ['yes', true], ['on', true], [' TRUE ', true], ['On', true],
+    ['false', false], ['0', false], ['no', false], ['off', false], ['', false], ['  ', false],
+  ])('reads X-MCP-Readonly %j as %s', (value, expected) => {
+    expect(ok({ readOnly: value }).readOnly).toBe(expected);
+  });
+
+  it('rejects a read-only value that is not a boolean', () => {
+    const r = parseNarrowingHeaders({ readOnly: 'maybe' });
+    expect(r).toEqual({
+      ok: false,
+      error: {
+        code: 'invalid_narrowing',
+        message: expect.stringContaining('X-MCP-Readonly: unknown "maybe"'),
+        unknown: ['maybe'],
+        valid: ['true', '1', 'yes', 'on', 'false', '0', 'no', 'off'],
+        problems: [{ source: 'X-MCP-Readonly', unknown: ['maybe'], valid: ['true', '1', 'yes', 'on', 'false', '0', 'no', 'off'] }],
+      },
+    });
+  });
+
+  it('names unknown toolsets and lists the valid ones', () => {
+    const r = parseNarrowingHeaders({ toolsets: 'read,wrte,admin' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.unknown).toEqual(['wrte', 'admin']);
+    expect(r.error.valid).toEqual(['all', ...TOOLSETS]);
+    expect(r.error.message).toContain('X-MCP-Toolsets: unknown "wrte", "admin"');
+  });
+
+  it('treats spec tools that are not served yet as unknown tool names', () => {
+    const r = parseNarrowingHeaders({ tools: 'list_connections,call_flow_tool', excludeTools: 'release_flow' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.unknown).toEqual(['call_flow_tool', 'release_flow']);
+    expect(r.error.valid).toEqual(['get_workspace_context', 'list_connections', 'check_connections', 'send_feedback']);
+    expect(r.error.problems.map((p) => p.source)).toEqual(['X-MCP-Tools', 'X-MCP-Exclude-Tools']);
+  });
+
+  it('reports problems of several headers at once', () => {
+    const r = parseNarrowingHeaders({ toolsets: 'nope', tools: 'List_Connections', readOnly: 'sure' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.unknown).toEqual(['nope', 'List_Connections', 'sure']);
+    expect(r.error.problems).toHaveLength(3);
+  });
+
+  it('never reflects a hostile header in full', () => {
+    const huge = Array.from({ length: 500 }, (_, i) => `x${i}${'y'.repeat(200)}`).join(',');
+    const r = parseNarrowingHeaders({ tools: huge });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.unknown).toHaveLength(20);
+    for (const u of r.error.unknown) expect(u.length).toBeLessThanOrEqual(65);
+  });
+
+  it('reads the headers case-insensitively through a getter', () => {
+    const headers = new Headers({ 'X-MCP-Toolsets': 'read', 'x-mcp-readonly': 'yes', 'X-Mcp-Exclude-Tools': 'check_connections' });
+    expect(ok(narrowingHeadersFrom((n) => headers.get(n)))).toEqual({
+      toolsets: ['read'],
+      tools: null,
+      excludeTools: ['check_connections'],
+      readOnly: true,
+    });
+  });
+});
+
+describe('parseNarrowingParams (tools/list)', () => {
+  it('returns null when no narrowing param is present', () => {
+    expect(parseNarrowingParams({})).toBeNull();
+    expect(parseNarrowingParams({ cursor: 'x', _meta: {} })).toBeNull();
+  });
+
+  it('accepts arrays or comma strings and booleans', () => {
+    expect(parseNarrowingParams({ toolsets: ['read'], tools: 'send_feedback', excludeTools: ['list_connections'], readOnly: true })).toEqual({
+      ok: true,
+      narrowing: { toolsets: ['read'], tools: ['send_feedback'], excludeTools: ['list_connections'], readOnly: true },
+    });
+    expect(parseNarrowingParams({ readOnly: 'off' })).toEqual({ ok: true, narrowing: { ...NO_NARROWING, readOnly: false } });
+  });
+
+  it('rejects unknown names and wrong types', () => {
+    const r = parseNarrowingParams({ tools: ['nope'] });
+    expect(r?.ok).toBe(false);
+    expect(r && !r.ok && r.error.unknown).toEqual(['nope']);
+    const t = parseNarrowingParams({ toolsets: [1, 2], readOnly: 3 });
+    expect(t && !t.ok && t.error.problems.map((p) => p.source)).toEqual(['toolsets', 'readOnly']);
+  });
+});
