@@ -4,14 +4,32 @@ import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET } from './catalog.js';
 import { TOOLSETS } from './schemas.js';
 
 const SPEC_TOOL_NAMES = [
-  'get_workspace_context', 'search_flows', 'search_flow_tools', 'list_connections', 'check_connections', 'inspect_flow_tool',
-  'call_flow_tool', 'get_run_status', 'inspect_run_step', 'check_flow_readiness', 'get_step_reference', 'send_feedback',
-  'validate_flow_definition', 'get_flow_definition', 'create_flow_draft', 'release_flow',
+  'get_workspace_context',
+  'search_flows',
+  'search_flow_tools',
+  'list_connections',
+  'check_connections',
+  'inspect_flow_tool',
+  'call_flow_tool',
+  'get_run_status',
+  'inspect_run_step',
+  'check_flow_readiness',
+  'get_step_reference',
+  'send_feedback',
+  'validate_flow_definition',
+  'get_flow_definition',
+  'create_flow_draft',
+  'release_flow',
 ];
 
 describe('catalog', () => {
   it('serves exactly the tools whose behaviour exists, in a fixed order', () => {
-    expect(TOOL_NAMES).toEqual(['get_workspace_context', 'list_connections', 'check_connections', 'send_feedback']);
+    expect(TOOL_NAMES).toEqual([
+      'get_workspace_context',
+      'list_connections',
+      'check_connections',
+      'send_feedback',
+    ]);
     for (const name of TOOL_NAMES) expect(SPEC_TOOL_NAMES).toContain(name);
   });
 
@@ -52,20 +70,30 @@ describe('catalog', () => {
     const visit = (schema: unknown, path: string): void => {
       if (!schema || typeof schema !== 'object') return;
       const s = schema as Record<string, unknown>;
-      if (s.type === 'string' && s.maxLength === undefined && s.enum === undefined && s.pattern === undefined) unbounded.push(path);
+      if (s.type === 'string' && s.maxLength === undefined && s.enum === undefined && s.pattern === undefined)
+        unbounded.push(path);
       if (s.type === 'array' && s.maxItems === undefined) unbounded.push(path);
-      if (s.type === 'object' && s.additionalProperties !== false && s.maxProperties === undefined) unbounded.push(path);
+      if (s.type === 'object' && s.additionalProperties !== false && s.maxProperties === undefined)
+        unbounded.push(path);
       for (const [k, v] of Object.entries(s)) {
         if (k === 'properties' && v && typeof v === 'object') {
           for (const [prop, sub] of Object.entries(v)) visit(sub, `${path}.${prop}`);
         } else if (typeof v === 'object') visit(v, `${path}.${k}`);
       }
     };
-    visit({ type: 'object', additionalProperties: false, properties: { a: { type: 'string' }, b: { type: 'array', items: {} } } }, 'probe');
+    visit(
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: { a: { type: 'string' }, b: { type: 'array', items: {} } },
+      },
+      'probe',
+    );
     expect(unbounded).toEqual(['probe.a', 'probe.b']);
     unbounded.length = 0;
     for (const tool of CATALOG) {
-      for (const key of Object.keys((tool.inputSchema.properties ?? {}) as object)) expect(key).toMatch(/^[a-z][a-z0-9_]*$/);
+      for (const key of Object.keys((tool.inputSchema.properties ?? {}) as object))
+        expect(key).toMatch(/^[a-z][a-z0-9_]*$/);
       visit(tool.inputSchema, tool.name);
     }
     expect(unbounded).toEqual([]);
@@ -75,7 +103,9 @@ describe('catalog', () => {
     for (const tool of CATALOG) {
       const anyOf = tool.outputSchema.anyOf as Record<string, unknown>[];
       expect(anyOf).toHaveLength(2);
-      expect(anyOf[0]).toEqual(Object.fromEntries(Object.entries(z.toJSONSchema(tool.output)).filter(([k]) => k !== '$schema')));
+      expect(anyOf[0]).toEqual(
+        Object.fromEntries(Object.entries(z.toJSONSchema(tool.output)).filter(([k]) => k !== '$schema')),
+      );
       expect(anyOf[1]).toMatchObject({ type: 'object', required: ['error'], additionalProperties: false });
     }
   });
@@ -93,7 +123,9 @@ describe('catalog', () => {
   });
 
   it('matches the spec table for toolsets, gates and mutation', () => {
-    const table = Object.fromEntries(CATALOG.map((t) => [t.name, { toolsets: t.toolsets, caps: t.capabilities, mutating: t.mutating }]));
+    const table = Object.fromEntries(
+      CATALOG.map((t) => [t.name, { toolsets: t.toolsets, caps: t.capabilities, mutating: t.mutating }]),
+    );
     expect(table).toEqual({
       get_workspace_context: { toolsets: ['context', 'read'], caps: [], mutating: false },
       list_connections: { toolsets: ['read', 'setup'], caps: ['connections.read'], mutating: false },
@@ -104,7 +136,17 @@ describe('catalog', () => {
   });
 
   it('knows every toolset, including those without served tools yet', () => {
-    expect(TOOLSETS).toEqual(['context', 'read', 'search', 'run', 'setup', 'authoring', 'release', 'debug', 'feedback']);
+    expect(TOOLSETS).toEqual([
+      'context',
+      'read',
+      'search',
+      'run',
+      'setup',
+      'authoring',
+      'release',
+      'debug',
+      'feedback',
+    ]);
     expect(TOOLS_BY_TOOLSET.read).toEqual(['get_workspace_context', 'list_connections', 'check_connections']);
     expect(TOOLS_BY_TOOLSET.run).toEqual([]);
   });

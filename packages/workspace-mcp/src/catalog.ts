@@ -15,7 +15,7 @@ import type { Capability } from '@flowgate/auth';
 import { FLOW_SLUG_PATTERN } from '@flowgate/core';
 import { z } from 'zod';
 import { LIMITS } from './limits.js';
-import { blockerSchema, capabilityNameSchema, type Toolset, TOOLSETS, toolErrorSchema } from './schemas.js';
+import { blockerSchema, capabilityNameSchema, TOOLSETS, type Toolset, toolErrorSchema } from './schemas.js';
 
 export interface ToolAnnotations {
   title: string;
@@ -57,8 +57,11 @@ export interface ToolSpec<N extends string, I extends z.ZodType, O extends z.Zod
   annotations: Omit<ToolAnnotations, 'title'>;
 }
 
-export interface ToolDefinition<N extends string = string, I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType>
-  extends Readonly<ToolSpec<N, I, O>> {
+export interface ToolDefinition<
+  N extends string = string,
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+> extends Readonly<ToolSpec<N, I, O>> {
   readonly readOnlyExempt: boolean;
   readonly annotations: ToolAnnotations;
   /** JSON Schema of the arguments (input view: defaults are not required). */
@@ -321,7 +324,12 @@ export const sendFeedbackTool = defineTool({
       .max(LIMITS.feedbackDetailsMaxChars)
       .describe('What happened and what you expected.'),
     area: z.enum(FEEDBACK_AREAS).describe('Which part of the product the feedback is about.'),
-    resource_uri: z.string().min(1).max(LIMITS.resourceUriMaxChars).optional().describe('A flowgate:// URI it concerns.'),
+    resource_uri: z
+      .string()
+      .min(1)
+      .max(LIMITS.resourceUriMaxChars)
+      .optional()
+      .describe('A flowgate:// URI it concerns.'),
     run_id: z.string().min(1).max(128).optional(),
     flow_slug: z.string().regex(FLOW_SLUG_PATTERN).optional(),
     context: z
@@ -368,10 +376,9 @@ export function isToolName(name: string): name is ToolName {
 
 /** Tools of the catalog in each toolset (toolsets with no implemented tool yet have an empty list). */
 export const TOOLS_BY_TOOLSET: Readonly<Record<Toolset, readonly ToolName[]>> = Object.freeze(
-  Object.fromEntries(TOOLSETS.map((ts) => [ts, CATALOG.filter((t) => t.toolsets.includes(ts)).map((t) => t.name)])) as Record<
-    Toolset,
-    ToolName[]
-  >,
+  Object.fromEntries(
+    TOOLSETS.map((ts) => [ts, CATALOG.filter((t) => t.toolsets.includes(ts)).map((t) => t.name)]),
+  ) as Record<Toolset, ToolName[]>,
 );
 
 /** Capability bundles an operator grants for common jobs (seed 003); get_workspace_context reports which hold. */

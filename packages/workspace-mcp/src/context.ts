@@ -57,7 +57,10 @@ export interface FeedbackInput {
 export interface WorkspaceServices {
   workspaceInfo(): Promise<{ id: string; name: string }>;
   /** Newest first; never secrets (config values and credentials stay out). */
-  listConnections(input: { limit: number; after: string | null }): Promise<{ items: ConnectionSummary[]; nextAfter: string | null }>;
+  listConnections(input: {
+    limit: number;
+    after: string | null;
+  }): Promise<{ items: ConnectionSummary[]; nextAfter: string | null }>;
   /**
    * Health-checks `connectionIds` (all of them, ignoring limit/after) or, when null, one page of all connections.
    * Ids that do not exist in the workspace come back in `unknownConnectionIds`.
@@ -114,7 +117,11 @@ export interface McpRequestContext {
   /** Receives one entry per audited operation; must not throw or block (queue it). */
   audit?: (entry: McpAuditEntry) => void;
   /** Called with the initialize params so the gateway can log the client. */
-  onInitialize?: (info: { clientInfo: ClientInfo | null; requestedVersion: string | null; negotiatedVersion: ProtocolVersion }) => void;
+  onInitialize?: (info: {
+    clientInfo: ClientInfo | null;
+    requestedVersion: string | null;
+    negotiatedVersion: ProtocolVersion;
+  }) => void;
   /** Unexpected errors (answered as -32603 without details) for the gateway's log. */
   onError?: (error: unknown) => void;
 }

@@ -19,14 +19,16 @@ const PROCESS_KEY = randomBytes(32);
 const MAC_BYTES = 16;
 
 export function createCursorCodec(scope: string, key: string | Uint8Array = PROCESS_KEY): CursorCodec {
-  const mac = (payload: string): Buffer => createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
+  const mac = (payload: string): Buffer =>
+    createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
   return {
     seal(kind, position) {
       const payload = Buffer.from(JSON.stringify({ k: kind, s: scope, p: position })).toString('base64url');
       return `${payload}.${mac(payload).toString('base64url')}`;
     },
     open(kind, cursor) {
-      if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > LIMITS.cursorMaxChars) return null;
+      if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > LIMITS.cursorMaxChars)
+        return null;
       const dot = cursor.indexOf('.');
       if (dot <= 0) return null;
       const payload = cursor.slice(0, dot);
@@ -55,7 +57,13 @@ export interface Page<T> {
  * One page of an in-memory list (resources, templates, prompts). The position is an offset; an invalid
  * cursor returns `null` so the caller can answer -32602.
  */
-export function paginate<T>(items: readonly T[], codec: CursorCodec, kind: string, cursor: unknown, pageSize: number): Page<T> | null {
+export function paginate<T>(
+  items: readonly T[],
+  codec: CursorCodec,
+  kind: string,
+  cursor: unknown,
+  pageSize: number,
+): Page<T> | null {
   let offset = 0;
   if (cursor !== undefined) {
     const pos = codec.open(kind, cursor);

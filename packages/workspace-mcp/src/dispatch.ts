@@ -4,7 +4,7 @@
  */
 import { isAppError, zodIssues } from '@flowgate/core';
 import { redact, redactString } from '@flowgate/secrets';
-import { type CatalogTool, CATALOG, getTool } from './catalog.js';
+import { CATALOG, type CatalogTool, getTool } from './catalog.js';
 import {
   type ClientInfo,
   DEFAULT_PUBLIC_BASE_URL,
@@ -19,7 +19,7 @@ import { createCursorCodec, paginate } from './cursor.js';
 import { LIMITS } from './limits.js';
 import { type Narrowing, parseNarrowingParams } from './narrowing.js';
 import { describeBlockers, evaluateTool, visibilityMask } from './policy.js';
-import { promptDescriptor, PROMPT_ARGUMENT_MAX_CHARS, visiblePrompts } from './prompts.js';
+import { PROMPT_ARGUMENT_MAX_CHARS, promptDescriptor, visiblePrompts } from './prompts.js';
 import {
   ACCEPTED,
   adaptContentForVersion,
@@ -127,13 +127,21 @@ export async function handleMcpMessage(body: unknown, ctx: McpRequestContext): P
 
 async function handleBatch(batch: unknown[], ctx: McpRequestContext): Promise<McpHttpResult> {
   const version = headerVersion(ctx);
-  if (typeof version !== 'string') return errorResult(400, null, unsupportedVersionError(version.unsupported));
+  if (typeof version !== 'string')
+    return errorResult(400, null, unsupportedVersionError(version.unsupported));
   if (version !== '2025-03-26') {
-    return errorResult(400, null, { code: JSONRPC_INVALID_REQUEST, message: `JSON-RPC batches are not supported in protocol version ${version} (only 2025-03-26)` });
+    return errorResult(400, null, {
+      code: JSONRPC_INVALID_REQUEST,
+      message: `JSON-RPC batches are not supported in protocol version ${version} (only 2025-03-26)`,
+    });
   }
-  if (batch.length === 0) return errorResult(400, null, { code: JSONRPC_INVALID_REQUEST, message: 'Empty JSON-RPC batch' });
+  if (batch.length === 0)
+    return errorResult(400, null, { code: JSONRPC_INVALID_REQUEST, message: 'Empty JSON-RPC batch' });
   if (batch.length > MAX_BATCH_SIZE) {
-    return errorResult(400, null, { code: JSONRPC_INVALID_REQUEST, message: `JSON-RPC batch too large (at most ${MAX_BATCH_SIZE} messages)` });
+    return errorResult(400, null, {
+      code: JSONRPC_INVALID_REQUEST,
+      message: `JSON-RPC batch too large (at most ${MAX_BATCH_SIZE} messages)`,
+    });
   }
   const parts: string[] = [];
   // Sequential on purpose: bounded concurrency per request, deterministic audit order.
@@ -149,12 +157,23 @@ function fail(status: 200 | 400, id: JsonRpcId | null, error: JsonRpcError): Out
 }
 
 async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: boolean): Promise<Outcome> {
-  if (!isPlainObject(message)) return fail(400, null, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: expected a JSON-RPC object' });
+  if (!isPlainObject(message))
+    return fail(400, null, {
+      code: JSONRPC_INVALID_REQUEST,
+      message: 'Invalid Request: expected a JSON-RPC object',
+    });
   const hasId = 'id' in message && message.id !== undefined;
   const id = hasId && isValidId(message.id) ? message.id : null;
-  if (message.jsonrpc !== '2.0') return fail(400, id, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: jsonrpc must be "2.0"' });
+  if (message.jsonrpc !== '2.0')
+    return fail(400, id, {
+      code: JSONRPC_INVALID_REQUEST,
+      message: 'Invalid Request: jsonrpc must be "2.0"',
+    });
   if (hasId && id === null) {
-    return fail(400, null, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: id must be a string or a number' });
+    return fail(400, null, {
+      code: JSONRPC_INVALID_REQUEST,
+      message: 'Invalid Request: id must be a string or a number',
+    });
   }
   if (!('method' in message)) {
     // A response posted by the client (we never send requests, but accepting it is what the spec asks).
@@ -163,7 +182,10 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   }
   const method = message.method;
   if (typeof method !== 'string' || method.length === 0) {
-    return fail(400, id, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: method must be a non-empty string' });
+    return fail(400, id, {
+      code: JSONRPC_INVALID_REQUEST,
+      message: 'Invalid Request: method must be a non-empty string',
+    });
   }
   const rawParams = message.params;
   if (rawParams !== undefined && !isPlainObject(rawParams)) {
@@ -176,7 +198,11 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
 
   if (method === 'initialize') {
     if (!hasId) return null;
-    if (inBatch) return fail(200, id, { code: JSONRPC_INVALID_REQUEST, message: 'initialize must not be part of a JSON-RPC batch' });
+    if (inBatch)
+      return fail(200, id, {
+        code: JSONRPC_INVALID_REQUEST,
+        message: 'initialize must not be part of a JSON-RPC batch',
+      });
     return { status: 200, json: serializeResult(id as JsonRpcId, initialize(params, ctx)) };
   }
 
@@ -193,10 +219,20 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   const requestId = id as JsonRpcId;
 
   const handler = METHODS[method];
-  if (!handler) return fail(200, requestId, { code: JSONRPC_METHOD_NOT_FOUND, message: `Method not found: ${truncate(method, 100)}` });
+  if (!handler)
+    return fail(200, requestId, {
+      code: JSONRPC_METHOD_NOT_FOUND,
+      message: `Method not found: ${truncate(method, 100)}`,
+    });
   try {
     const result = await handler(params, makeScope(ctx, version));
-    return { status: 200, json: result instanceof RawJson ? serializeRawResult(requestId, result.json) : serializeResult(requestId, result) };
+    return {
+      status: 200,
+      json:
+        result instanceof RawJson
+          ? serializeRawResult(requestId, result.json)
+          : serializeResult(requestId, result),
+    };
   } catch (error) {
     if (error instanceof JsonRpcFailure) return fail(200, requestId, error.toError());
     ctx.onError?.(error);
@@ -208,7 +244,10 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
 
 function clientInfoFrom(value: unknown): ClientInfo | null {
   if (!isPlainObject(value) || typeof value.name !== 'string') return null;
-  return { name: truncate(value.name, 200), version: typeof value.version === 'string' ? truncate(value.version, 100) : null };
+  return {
+    name: truncate(value.name, 200),
+    version: typeof value.version === 'string' ? truncate(value.version, 100) : null,
+  };
 }
 
 function instructions(workspaceId: string): string {
@@ -222,13 +261,26 @@ function instructions(workspaceId: string): string {
 
 function initialize(params: Params, ctx: McpRequestContext): unknown {
   const requested = typeof params.protocolVersion === 'string' ? params.protocolVersion : null;
-  const negotiated = requested !== null && isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  const negotiated =
+    requested !== null && isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
   const clientInfo = clientInfoFrom(params.clientInfo) ?? ctx.clientInfo ?? null;
-  ctx.onInitialize?.({ clientInfo, requestedVersion: requested === null ? null : truncate(requested, 40), negotiatedVersion: negotiated });
+  ctx.onInitialize?.({
+    clientInfo,
+    requestedVersion: requested === null ? null : truncate(requested, 40),
+    negotiatedVersion: negotiated,
+  });
   const version = ctx.serverVersion ?? DEFAULT_SERVER_VERSION;
   // Implementation.title arrived with 2025-06-18.
-  const serverInfo = negotiated === '2025-03-26' ? { name: SERVER_NAME, version } : { name: SERVER_NAME, title: SERVER_TITLE, version };
-  return { protocolVersion: negotiated, capabilities: SERVER_CAPABILITIES, serverInfo, instructions: instructions(ctx.workspaceId) };
+  const serverInfo =
+    negotiated === '2025-03-26'
+      ? { name: SERVER_NAME, version }
+      : { name: SERVER_NAME, title: SERVER_TITLE, version };
+  return {
+    protocolVersion: negotiated,
+    capabilities: SERVER_CAPABILITIES,
+    serverInfo,
+    instructions: instructions(ctx.workspaceId),
+  };
 }
 
 // ---- tools --------------------------------------------------------------------------------------------
@@ -242,7 +294,8 @@ function toolsListJson(mask: number): string {
   if (hit !== undefined) return hit;
   const tools = CATALOG.filter((_, i) => (mask & (1 << i)) !== 0).map((t) => t.descriptor);
   const json = JSON.stringify({ tools });
-  if (toolsListCache.size >= TOOLS_LIST_CACHE_MAX) toolsListCache.delete(toolsListCache.keys().next().value as number);
+  if (toolsListCache.size >= TOOLS_LIST_CACHE_MAX)
+    toolsListCache.delete(toolsListCache.keys().next().value as number);
   toolsListCache.set(mask, json);
   return json;
 }
@@ -255,7 +308,8 @@ export function toolsListCacheSize(): number {
 function narrowingFromParams(params: Params): Narrowing | null {
   const parsed = parseNarrowingParams(params);
   if (parsed === null) return null;
-  if (!parsed.ok) throw invalidParams(parsed.error.message, { unknown: parsed.error.unknown, valid: parsed.error.valid });
+  if (!parsed.ok)
+    throw invalidParams(parsed.error.message, { unknown: parsed.error.unknown, valid: parsed.error.valid });
   return parsed.narrowing;
 }
 
@@ -281,11 +335,19 @@ function auditArgs(value: unknown): unknown {
   return value === undefined ? null : redact(value, { maxDepth: 12 });
 }
 
-function audit(scope: Scope, entry: Omit<McpAuditEntry, 'clientName' | 'clientVersion' | 'protocolVersion'>): void {
+function audit(
+  scope: Scope,
+  entry: Omit<McpAuditEntry, 'clientName' | 'clientVersion' | 'protocolVersion'>,
+): void {
   const sink = scope.request.audit;
   if (!sink) return;
   try {
-    sink({ ...entry, clientName: scope.clientInfo?.name ?? null, clientVersion: scope.clientInfo?.version ?? null, protocolVersion: scope.protocolVersion });
+    sink({
+      ...entry,
+      clientName: scope.clientInfo?.name ?? null,
+      clientVersion: scope.clientInfo?.version ?? null,
+      protocolVersion: scope.protocolVersion,
+    });
   } catch (error) {
     // Auditing must never turn a served call into a failure; the gateway's sink reports its own trouble.
     scope.request.onError?.(error);
@@ -299,7 +361,11 @@ interface CallToolResult {
 }
 
 function toolError(content: ToolErrorContent): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: content.error.message }], structuredContent: content };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: content.error.message }],
+    structuredContent: content,
+  };
 }
 
 export function blockedResult(tool: string, blockers: Blocker[]): CallToolResult {
@@ -309,7 +375,10 @@ export function blockedResult(tool: string, blockers: Blocker[]): CallToolResult
 
 function invalidArgumentsResult(tool: string, issues: { path: string; message: string }[]): CallToolResult {
   const summary = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-  return toolError({ error: { code: 'invalid_arguments', message: `Invalid arguments for ${tool}: ${summary}` }, details: { issues } });
+  return toolError({
+    error: { code: 'invalid_arguments', message: `Invalid arguments for ${tool}: ${summary}` },
+    details: { issues },
+  });
 }
 
 async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
@@ -318,23 +387,48 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
   if (typeof name !== 'string' || name.length === 0) throw invalidParams('params.name must be a tool name');
   const reason = reasonFrom(params);
   const args = params.arguments === undefined || params.arguments === null ? {} : params.arguments;
-  const base = { kind: 'tools/call' as const, action: truncate(name, 128), arguments: auditArgs(args), reason, resourceUris: [] as string[], runId: null };
+  const base = {
+    kind: 'tools/call' as const,
+    action: truncate(name, 128),
+    arguments: auditArgs(args),
+    reason,
+    resourceUris: [] as string[],
+    runId: null,
+  };
 
   const tool: CatalogTool | undefined = getTool(name);
   if (!tool) {
-    audit(scope, { ...base, outcome: 'error', errorCode: 'unknown_tool', blockers: null, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'error',
+      errorCode: 'unknown_tool',
+      blockers: null,
+      durationMs: elapsed(start),
+    });
     throw invalidParams(`Unknown tool: ${truncate(name, 128)}`, { tool: truncate(name, 128) });
   }
 
   const evaluation = evaluateTool(tool, scope.request);
   if (!evaluation.visible) {
-    audit(scope, { ...base, outcome: 'blocked', errorCode: 'tool_blocked', blockers: evaluation.blockers, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'blocked',
+      errorCode: 'tool_blocked',
+      blockers: evaluation.blockers,
+      durationMs: elapsed(start),
+    });
     return blockedResult(tool.name, evaluation.blockers);
   }
 
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
-    audit(scope, { ...base, outcome: 'error', errorCode: 'invalid_arguments', blockers: null, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'error',
+      errorCode: 'invalid_arguments',
+      blockers: null,
+      durationMs: elapsed(start),
+    });
     return invalidArgumentsResult(tool.name, zodIssues(parsed.error));
   }
 
@@ -344,22 +438,50 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
     outcome = await handler(parsed.data as never, scope);
   } catch (error) {
     if (error instanceof InvalidArguments) {
-      audit(scope, { ...base, outcome: 'error', errorCode: 'invalid_arguments', blockers: null, durationMs: elapsed(start) });
+      audit(scope, {
+        ...base,
+        outcome: 'error',
+        errorCode: 'invalid_arguments',
+        blockers: null,
+        durationMs: elapsed(start),
+      });
       return invalidArgumentsResult(tool.name, error.issues);
     }
     if (isAppError(error)) {
-      audit(scope, { ...base, outcome: 'error', errorCode: error.code, blockers: null, durationMs: elapsed(start) });
+      audit(scope, {
+        ...base,
+        outcome: 'error',
+        errorCode: error.code,
+        blockers: null,
+        durationMs: elapsed(start),
+      });
       const issues = error.issues;
-      return toolError(issues ? { error: { code: error.code, message: error.message }, details: { issues } } : { error: { code: error.code, message: error.message } });
+      return toolError(
+        issues
+          ? { error: { code: error.code, message: error.message }, details: { issues } }
+          : { error: { code: error.code, message: error.message } },
+      );
     }
-    audit(scope, { ...base, outcome: 'error', errorCode: 'internal_error', blockers: null, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'error',
+      errorCode: 'internal_error',
+      blockers: null,
+      durationMs: elapsed(start),
+    });
     throw error;
   }
 
   // Clients validate structuredContent against the advertised schema; never send what would fail there.
   const checked = tool.output.safeParse(outcome.output);
   if (!checked.success) {
-    audit(scope, { ...base, outcome: 'error', errorCode: 'internal_error', blockers: null, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'error',
+      errorCode: 'internal_error',
+      blockers: null,
+      durationMs: elapsed(start),
+    });
     throw new Error(`${tool.name} produced output that does not match its schema: ${checked.error.message}`);
   }
   const structured = outcome.output as Record<string, unknown>;
@@ -373,18 +495,29 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
     resourceUris: outcome.resourceUris ?? [],
     runId: outcome.runId ?? null,
   });
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }, ...extra], structuredContent: structured };
+  return {
+    content: [{ type: 'text', text: JSON.stringify(structured) }, ...extra],
+    structuredContent: structured,
+  };
 }
 
 // ---- resources and prompts -------------------------------------------------------------------------------
 
-function pageOf<T>(items: readonly T[], scope: Scope, kind: string, cursor: unknown): { items: T[]; nextCursor: string | null } {
+function pageOf<T>(
+  items: readonly T[],
+  scope: Scope,
+  kind: string,
+  cursor: unknown,
+): { items: T[]; nextCursor: string | null } {
   const page = paginate(items, scope.cursors, kind, cursor, LIMITS.listPageSize);
   if (!page) throw invalidParams('Invalid cursor');
   return page;
 }
 
-function withCursor<K extends string, T>(key: K, page: { items: T[]; nextCursor: string | null }): Record<string, unknown> {
+function withCursor<K extends string, T>(
+  key: K,
+  page: { items: T[]; nextCursor: string | null },
+): Record<string, unknown> {
   return page.nextCursor ? { [key]: page.items, nextCursor: page.nextCursor } : { [key]: page.items };
 }
 
@@ -392,19 +525,40 @@ async function readResourceMethod(params: Params, scope: Scope): Promise<unknown
   const start = performance.now();
   const uri = params.uri;
   if (typeof uri !== 'string' || uri.length === 0 || uri.length > LIMITS.resourceUriMaxChars) {
-    throw invalidParams(`params.uri must be a resource URI of at most ${LIMITS.resourceUriMaxChars} characters`);
+    throw invalidParams(
+      `params.uri must be a resource URI of at most ${LIMITS.resourceUriMaxChars} characters`,
+    );
   }
-  const base = { kind: 'resources/read' as const, action: uri, arguments: auditArgs({ uri }), reason: reasonFrom(params), resourceUris: [uri], runId: null };
+  const base = {
+    kind: 'resources/read' as const,
+    action: uri,
+    arguments: auditArgs({ uri }),
+    reason: reasonFrom(params),
+    resourceUris: [uri],
+    runId: null,
+  };
   let contents: Awaited<ReturnType<typeof readResource>>;
   try {
     contents = await readResource(uri, scope);
   } catch (error) {
-    audit(scope, { ...base, outcome: 'error', errorCode: isAppError(error) ? error.code : 'internal_error', blockers: null, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'error',
+      errorCode: isAppError(error) ? error.code : 'internal_error',
+      blockers: null,
+      durationMs: elapsed(start),
+    });
     if (isAppError(error) && error.code === 'not_found') throw invalidParams('Resource not found', { uri });
     throw error;
   }
   if (contents === null) {
-    audit(scope, { ...base, outcome: 'error', errorCode: 'not_found', blockers: null, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'error',
+      errorCode: 'not_found',
+      blockers: null,
+      durationMs: elapsed(start),
+    });
     throw invalidParams('Resource not found', { uri });
   }
   audit(scope, { ...base, outcome: 'ok', errorCode: null, blockers: null, durationMs: elapsed(start) });
@@ -416,9 +570,22 @@ function getPrompt(params: Params, scope: Scope): unknown {
   const name = params.name;
   if (typeof name !== 'string' || name.length === 0) throw invalidParams('params.name must be a prompt name');
   const rawArgs = params.arguments ?? {};
-  const base = { kind: 'prompts/get' as const, action: truncate(name, 128), arguments: auditArgs(rawArgs), reason: reasonFrom(params), resourceUris: [], runId: null };
+  const base = {
+    kind: 'prompts/get' as const,
+    action: truncate(name, 128),
+    arguments: auditArgs(rawArgs),
+    reason: reasonFrom(params),
+    resourceUris: [],
+    runId: null,
+  };
   const failWith = (message: string, data?: unknown): never => {
-    audit(scope, { ...base, outcome: 'error', errorCode: 'invalid_params', blockers: null, durationMs: elapsed(start) });
+    audit(scope, {
+      ...base,
+      outcome: 'error',
+      errorCode: 'invalid_params',
+      blockers: null,
+      durationMs: elapsed(start),
+    });
     throw invalidParams(message, data);
   };
   // Hidden prompts are indistinguishable from unknown ones.
@@ -428,28 +595,44 @@ function getPrompt(params: Params, scope: Scope): unknown {
   const valid = prompt.arguments.map((a) => a.name);
   const args: Record<string, string> = {};
   for (const [key, value] of Object.entries(rawArgs)) {
-    if (!valid.includes(key)) return failWith(`Unknown argument ${JSON.stringify(truncate(key, 64))} for prompt ${prompt.name}`, { valid });
+    if (!valid.includes(key))
+      return failWith(`Unknown argument ${JSON.stringify(truncate(key, 64))} for prompt ${prompt.name}`, {
+        valid,
+      });
     if (typeof value !== 'string' || value.length > PROMPT_ARGUMENT_MAX_CHARS) {
       return failWith(`Argument ${key} must be a string of at most ${PROMPT_ARGUMENT_MAX_CHARS} characters`);
     }
     if (value.trim()) args[key] = value.trim();
   }
   const missing = prompt.arguments.filter((a) => a.required && args[a.name] === undefined).map((a) => a.name);
-  if (missing.length) return failWith(`Missing required argument(s) for prompt ${prompt.name}: ${missing.join(', ')}`, { missing });
+  if (missing.length)
+    return failWith(`Missing required argument(s) for prompt ${prompt.name}: ${missing.join(', ')}`, {
+      missing,
+    });
   audit(scope, { ...base, outcome: 'ok', errorCode: null, blockers: null, durationMs: elapsed(start) });
-  return { description: prompt.description, messages: [{ role: 'user', content: { type: 'text', text: prompt.render(args) } }] };
+  return {
+    description: prompt.description,
+    messages: [{ role: 'user', content: { type: 'text', text: prompt.render(args) } }],
+  };
 }
 
 const METHODS: Readonly<Record<string, MethodHandler>> = Object.freeze({
   ping: () => ({}),
   'tools/list': listTools,
   'tools/call': callTool,
-  'resources/list': (p: Params, s: Scope) => withCursor('resources', pageOf(listResources(s), s, 'resources/list', p.cursor)),
+  'resources/list': (p: Params, s: Scope) =>
+    withCursor('resources', pageOf(listResources(s), s, 'resources/list', p.cursor)),
   'resources/templates/list': (p: Params, s: Scope) =>
-    withCursor('resourceTemplates', pageOf(listResourceTemplates(s), s, 'resources/templates/list', p.cursor)),
+    withCursor(
+      'resourceTemplates',
+      pageOf(listResourceTemplates(s), s, 'resources/templates/list', p.cursor),
+    ),
   'resources/read': readResourceMethod,
   'prompts/list': (p: Params, s: Scope) =>
-    withCursor('prompts', pageOf(visiblePrompts(s.request.capabilities).map(promptDescriptor), s, 'prompts/list', p.cursor)),
+    withCursor(
+      'prompts',
+      pageOf(visiblePrompts(s.request.capabilities).map(promptDescriptor), s, 'prompts/list', p.cursor),
+    ),
   'prompts/get': getPrompt,
 });
 

@@ -1,6 +1,17 @@
 // Transport-independent MCP surface of a Flowgate workspace: catalog, policy, dispatch, resources, prompts,
 // docs and the server card. The gateway supplies auth results, parsed headers and WorkspaceServices.
 
+export type {
+  AnyToolDefinition,
+  CatalogTool,
+  ConnectionCheck,
+  ConnectionSummary,
+  JsonSchemaObject,
+  ToolAnnotations,
+  ToolDefinition,
+  ToolDescriptor,
+  ToolName,
+} from './catalog.js';
 export {
   CAPABILITY_GROUPS,
   CATALOG,
@@ -18,45 +29,6 @@ export {
   TOOLS_BY_TOOLSET,
 } from './catalog.js';
 export type {
-  AnyToolDefinition,
-  CatalogTool,
-  ConnectionCheck,
-  ConnectionSummary,
-  JsonSchemaObject,
-  ToolAnnotations,
-  ToolDefinition,
-  ToolDescriptor,
-  ToolName,
-} from './catalog.js';
-
-export { BLOCKER_REASONS, blockerSchema, TOOLSET_DESCRIPTIONS, TOOLSETS, toolErrorSchema } from './schemas.js';
-export type { Blocker, BlockerReason, ToolErrorContent, Toolset } from './schemas.js';
-
-export { LIMITS } from './limits.js';
-export type { Limits } from './limits.js';
-
-export {
-  describeNarrowing,
-  FALSE_VALUES,
-  NO_NARROWING,
-  narrowingHeadersFrom,
-  parseNarrowingHeaders,
-  parseNarrowingParams,
-  TRUE_VALUES,
-} from './narrowing.js';
-export type { HeaderGetter, Narrowing, NarrowingError, NarrowingHeaders, NarrowingProblem, NarrowingResult } from './narrowing.js';
-
-export { describeBlockers, evaluateTool, OPEN_WORKSPACE_POLICY, visibleTools } from './policy.js';
-export type { PolicyContext, ToolEvaluation, WorkspacePolicy } from './policy.js';
-
-export {
-  DEFAULT_PUBLIC_BASE_URL,
-  DEFAULT_SERVER_VERSION,
-  principalFromAccess,
-  SERVER_NAME,
-  SERVER_TITLE,
-} from './context.js';
-export type {
   ClientInfo,
   FeedbackArea,
   FeedbackInput,
@@ -66,8 +38,42 @@ export type {
   ToolContext,
   WorkspaceServices,
 } from './context.js';
-
+export {
+  DEFAULT_PUBLIC_BASE_URL,
+  DEFAULT_SERVER_VERSION,
+  principalFromAccess,
+  SERVER_NAME,
+  SERVER_TITLE,
+} from './context.js';
+export type { CursorCodec } from './cursor.js';
+export { createCursorCodec } from './cursor.js';
 export { handleMcpMessage, MAX_BATCH_SIZE, SUPPORTED_METHODS } from './dispatch.js';
+export type { DocId, DocMeta, DocRenderOptions } from './docs/index.js';
+export { DOC_IDS, DOCS_LAST_MODIFIED, DOCS_META, docUri, renderAllDocs, renderDoc } from './docs/index.js';
+export type { Limits } from './limits.js';
+export { LIMITS } from './limits.js';
+export type {
+  HeaderGetter,
+  Narrowing,
+  NarrowingError,
+  NarrowingHeaders,
+  NarrowingProblem,
+  NarrowingResult,
+} from './narrowing.js';
+export {
+  describeNarrowing,
+  FALSE_VALUES,
+  NO_NARROWING,
+  narrowingHeadersFrom,
+  parseNarrowingHeaders,
+  parseNarrowingParams,
+  TRUE_VALUES,
+} from './narrowing.js';
+export type { PolicyContext, ToolEvaluation, WorkspacePolicy } from './policy.js';
+export { describeBlockers, evaluateTool, OPEN_WORKSPACE_POLICY, visibleTools } from './policy.js';
+export type { PromptDefinition } from './prompts.js';
+export { AVAILABLE_PROMPTS, isPromptAvailable, PROMPTS } from './prompts.js';
+export type { ContentBlock, McpHttpResult, ProtocolVersion, ResourceLinkContent } from './protocol.js';
 export {
   adaptContentForVersion,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
@@ -76,18 +82,16 @@ export {
   parseErrorResult,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './protocol.js';
-export type { ContentBlock, McpHttpResult, ProtocolVersion, ResourceLinkContent } from './protocol.js';
-
-export { createCursorCodec } from './cursor.js';
-export type { CursorCodec } from './cursor.js';
-
 export { DIRECT_RESOURCES, RESOURCE_TEMPLATES, workspaceResourceUri } from './resource-catalog.js';
-export { AVAILABLE_PROMPTS, isPromptAvailable, PROMPTS } from './prompts.js';
-export type { PromptDefinition } from './prompts.js';
-
-export { DOC_IDS, DOCS_LAST_MODIFIED, DOCS_META, docUri, renderAllDocs, renderDoc } from './docs/index.js';
-export type { DocId, DocMeta, DocRenderOptions } from './docs/index.js';
-
+export type { Blocker, BlockerReason, ToolErrorContent, Toolset } from './schemas.js';
+export {
+  BLOCKER_REASONS,
+  blockerSchema,
+  TOOLSET_DESCRIPTIONS,
+  TOOLSETS,
+  toolErrorSchema,
+} from './schemas.js';
+export type { ServerCard } from './server-card.js';
 export {
   buildServerCard,
   SERVER_CARD_DEFAULT_BASE_URL,
@@ -96,7 +100,5 @@ export {
   SERVER_CARD_SCHEMA,
   serializeServerCard,
 } from './server-card.js';
-export type { ServerCard } from './server-card.js';
-
-export { InvalidArguments } from './tools/index.js';
 export type { ToolHandler, ToolOutcome } from './tools/index.js';
+export { InvalidArguments } from './tools/index.js';

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { narrowingHeadersFrom, NO_NARROWING, parseNarrowingHeaders, parseNarrowingParams } from './narrowing.js';
+import {
+  NO_NARROWING,
+  narrowingHeadersFrom,
+  parseNarrowingHeaders,
+  parseNarrowingParams,
+} from './narrowing.js';
 import { TOOLSETS } from './schemas.js';
 
 function ok(headers: Parameters<typeof parseNarrowingHeaders>[0]) {
@@ -11,14 +16,19 @@ function ok(headers: Parameters<typeof parseNarrowingHeaders>[0]) {
 describe('parseNarrowingHeaders', () => {
   it('means no narrowing when no header is sent', () => {
     expect(ok({})).toEqual(NO_NARROWING);
-    expect(ok({ toolsets: null, tools: undefined, excludeTools: null, readOnly: null })).toEqual(NO_NARROWING);
+    expect(ok({ toolsets: null, tools: undefined, excludeTools: null, readOnly: null })).toEqual(
+      NO_NARROWING,
+    );
   });
 
   it('splits on commas, trims, drops empties and duplicates; empty headers are no header', () => {
     expect(ok({ toolsets: ' read , feedback,,read ' }).toolsets).toEqual(['read', 'feedback']);
     expect(ok({ toolsets: ' , ', tools: '' }).toolsets).toBeNull();
     expect(ok({ tools: '' }).tools).toBeNull();
-    expect(ok({ tools: 'send_feedback, list_connections' }).tools).toEqual(['list_connections', 'send_feedback']);
+    expect(ok({ tools: 'send_feedback, list_connections' }).tools).toEqual([
+      'list_connections',
+      'send_feedback',
+    ]);
     expect(ok({ excludeTools: 'check_connections,' }).excludeTools).toEqual(['check_connections']);
   });
 
@@ -29,8 +39,18 @@ describe('parseNarrowingHeaders', () => {
   });
 
   it.each([
-    ['true', true], ['1', true], ['yes', true], ['on', true], [' TRUE ', true], ['On', true],
-    ['false', false], ['0', false], ['no', false], ['off', false], ['', false], ['  ', false],
+    ['true', true],
+    ['1', true],
+    ['yes', true],
+    ['on', true],
+    [' TRUE ', true],
+    ['On', true],
+    ['false', false],
+    ['0', false],
+    ['no', false],
+    ['off', false],
+    ['', false],
+    ['  ', false],
   ])('reads X-MCP-Readonly %j as %s', (value, expected) => {
     expect(ok({ readOnly: value }).readOnly).toBe(expected);
   });
@@ -44,7 +64,13 @@ describe('parseNarrowingHeaders', () => {
         message: expect.stringContaining('X-MCP-Readonly: unknown "maybe"'),
         unknown: ['maybe'],
         valid: ['true', '1', 'yes', 'on', 'false', '0', 'no', 'off'],
-        problems: [{ source: 'X-MCP-Readonly', unknown: ['maybe'], valid: ['true', '1', 'yes', 'on', 'false', '0', 'no', 'off'] }],
+        problems: [
+          {
+            source: 'X-MCP-Readonly',
+            unknown: ['maybe'],
+            valid: ['true', '1', 'yes', 'on', 'false', '0', 'no', 'off'],
+          },
+        ],
       },
     });
   });
@@ -59,11 +85,19 @@ describe('parseNarrowingHeaders', () => {
   });
 
   it('treats spec tools that are not served yet as unknown tool names', () => {
-    const r = parseNarrowingHeaders({ tools: 'list_connections,call_flow_tool', excludeTools: 'release_flow' });
+    const r = parseNarrowingHeaders({
+      tools: 'list_connections,call_flow_tool',
+      excludeTools: 'release_flow',
+    });
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.unknown).toEqual(['call_flow_tool', 'release_flow']);
-    expect(r.error.valid).toEqual(['get_workspace_context', 'list_connections', 'check_connections', 'send_feedback']);
+    expect(r.error.valid).toEqual([
+      'get_workspace_context',
+      'list_connections',
+      'check_connections',
+      'send_feedback',
+    ]);
     expect(r.error.problems.map((p) => p.source)).toEqual(['X-MCP-Tools', 'X-MCP-Exclude-Tools']);
   });
 
@@ -85,7 +119,11 @@ describe('parseNarrowingHeaders', () => {
   });
 
   it('reads the headers case-insensitively through a getter', () => {
-    const headers = new Headers({ 'X-MCP-Toolsets': 'read', 'x-mcp-readonly': 'yes', 'X-Mcp-Exclude-Tools': 'check_connections' });
+    const headers = new Headers({
+      'X-MCP-Toolsets': 'read',
+      'x-mcp-readonly': 'yes',
+      'X-Mcp-Exclude-Tools': 'check_connections',
+    });
     expect(ok(narrowingHeadersFrom((n) => headers.get(n)))).toEqual({
       toolsets: ['read'],
       tools: null,
@@ -102,11 +140,26 @@ describe('parseNarrowingParams (tools/list)', () => {
   });
 
   it('accepts arrays or comma strings and booleans', () => {
-    expect(parseNarrowingParams({ toolsets: ['read'], tools: 'send_feedback', excludeTools: ['list_connections'], readOnly: true })).toEqual({
+    expect(
+      parseNarrowingParams({
+        toolsets: ['read'],
+        tools: 'send_feedback',
+        excludeTools: ['list_connections'],
+        readOnly: true,
+      }),
+    ).toEqual({
       ok: true,
-      narrowing: { toolsets: ['read'], tools: ['send_feedback'], excludeTools: ['list_connections'], readOnly: true },
+      narrowing: {
+        toolsets: ['read'],
+        tools: ['send_feedback'],
+        excludeTools: ['list_connections'],
+        readOnly: true,
+      },
     });
-    expect(parseNarrowingParams({ readOnly: 'off' })).toEqual({ ok: true, narrowing: { ...NO_NARROWING, readOnly: false } });
+    expect(parseNarrowingParams({ readOnly: 'off' })).toEqual({
+      ok: true,
+      narrowing: { ...NO_NARROWING, readOnly: false },
+    });
   });
 
   it('rejects unknown names and wrong types', () => {

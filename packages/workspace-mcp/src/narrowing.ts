@@ -4,7 +4,7 @@
  * Narrowing never grants anything; policy.ts intersects it with capabilities and workspace policy.
  */
 import { isToolName, TOOL_NAMES } from './catalog.js';
-import { type Toolset, TOOLSETS } from './schemas.js';
+import { TOOLSETS, type Toolset } from './schemas.js';
 
 export interface Narrowing {
   /** Toolsets to keep; `null` = no toolset filter. `all` is expanded to every toolset. */
@@ -17,9 +17,22 @@ export interface Narrowing {
   readonly readOnly: boolean;
 }
 
-export const NO_NARROWING: Narrowing = Object.freeze({ toolsets: null, tools: null, excludeTools: [], readOnly: false });
+export const NO_NARROWING: Narrowing = Object.freeze({
+  toolsets: null,
+  tools: null,
+  excludeTools: [],
+  readOnly: false,
+});
 
-export type NarrowingSource = 'X-MCP-Toolsets' | 'X-MCP-Tools' | 'X-MCP-Exclude-Tools' | 'X-MCP-Readonly' | 'toolsets' | 'tools' | 'excludeTools' | 'readOnly';
+export type NarrowingSource =
+  | 'X-MCP-Toolsets'
+  | 'X-MCP-Tools'
+  | 'X-MCP-Exclude-Tools'
+  | 'X-MCP-Readonly'
+  | 'toolsets'
+  | 'tools'
+  | 'excludeTools'
+  | 'readOnly';
 
 export interface NarrowingProblem {
   source: NarrowingSource;
@@ -62,7 +75,9 @@ function splitList(value: string): string[] {
 }
 
 function echo(values: string[]): string[] {
-  return values.slice(0, MAX_ECHOED).map((v) => (v.length > MAX_ECHOED_CHARS ? `${v.slice(0, MAX_ECHOED_CHARS)}…` : v));
+  return values
+    .slice(0, MAX_ECHOED)
+    .map((v) => (v.length > MAX_ECHOED_CHARS ? `${v.slice(0, MAX_ECHOED_CHARS)}…` : v));
 }
 
 /** Header lookup that works with `Headers`, a Hono request, or a plain lower-case record. */
@@ -109,7 +124,11 @@ class Collector {
     const v = value.trim().toLowerCase();
     if (TRUE_VALUES.includes(v)) return true;
     if (FALSE_VALUES.includes(v)) return false;
-    this.problems.push({ source, unknown: echo([value]), valid: [...TRUE_VALUES, ...FALSE_VALUES.filter(Boolean)] });
+    this.problems.push({
+      source,
+      unknown: echo([value]),
+      valid: [...TRUE_VALUES, ...FALSE_VALUES.filter(Boolean)],
+    });
     return false;
   }
 
@@ -118,9 +137,21 @@ class Collector {
     const unknown = [...new Set(this.problems.flatMap((p) => p.unknown))];
     const valid = [...new Set(this.problems.flatMap((p) => p.valid))];
     const message = this.problems
-      .map((p) => `${p.source}: unknown ${p.unknown.map((u) => JSON.stringify(u)).join(', ')}; valid: ${p.valid.join(', ')}`)
+      .map(
+        (p) =>
+          `${p.source}: unknown ${p.unknown.map((u) => JSON.stringify(u)).join(', ')}; valid: ${p.valid.join(', ')}`,
+      )
       .join('. ');
-    return { ok: false, error: { code: 'invalid_narrowing', message: `Invalid narrowing. ${message}`, unknown, valid, problems: this.problems } };
+    return {
+      ok: false,
+      error: {
+        code: 'invalid_narrowing',
+        message: `Invalid narrowing. ${message}`,
+        unknown,
+        valid,
+        problems: this.problems,
+      },
+    };
   }
 }
 
@@ -133,7 +164,8 @@ export function parseNarrowingHeaders(headers: NarrowingHeaders): NarrowingResul
   const c = new Collector();
   const toolsets = c.toolsets(headers.toolsets ? splitList(headers.toolsets) : null, 'X-MCP-Toolsets');
   const tools = c.tools(headers.tools ? splitList(headers.tools) : null, 'X-MCP-Tools');
-  const excludeTools = c.tools(headers.excludeTools ? splitList(headers.excludeTools) : null, 'X-MCP-Exclude-Tools') ?? [];
+  const excludeTools =
+    c.tools(headers.excludeTools ? splitList(headers.excludeTools) : null, 'X-MCP-Exclude-Tools') ?? [];
   const readOnly = c.bool(headers.readOnly, 'X-MCP-Readonly');
   return c.result(Object.freeze({ toolsets, tools, excludeTools, readOnly }));
 }
@@ -152,19 +184,26 @@ function listParam(value: unknown, source: NarrowingSource, c: Collector): strin
  */
 export function parseNarrowingParams(params: Record<string, unknown>): NarrowingResult | null {
   const { toolsets, tools, excludeTools, readOnly } = params;
-  if (toolsets === undefined && tools === undefined && excludeTools === undefined && readOnly === undefined) return null;
+  if (toolsets === undefined && tools === undefined && excludeTools === undefined && readOnly === undefined)
+    return null;
   const c = new Collector();
   const ts = c.toolsets(listParam(toolsets, 'toolsets', c), 'toolsets');
   const tl = c.tools(listParam(tools, 'tools', c), 'tools');
   const ex = c.tools(listParam(excludeTools, 'excludeTools', c), 'excludeTools') ?? [];
   let ro = false;
   if (typeof readOnly === 'boolean' || typeof readOnly === 'string') ro = c.bool(readOnly, 'readOnly');
-  else if (readOnly !== undefined && readOnly !== null) c.problems.push({ source: 'readOnly', unknown: ['(not a boolean)'], valid: ['true', 'false'] });
+  else if (readOnly !== undefined && readOnly !== null)
+    c.problems.push({ source: 'readOnly', unknown: ['(not a boolean)'], valid: ['true', 'false'] });
   return c.result(Object.freeze({ toolsets: ts, tools: tl, excludeTools: ex, readOnly: ro }));
 }
 
 /** Plain JSON view for reports (get_workspace_context, the workspace resource). */
-export function describeNarrowing(n: Narrowing): { toolsets: Toolset[] | null; tools: string[] | null; excludeTools: string[]; readOnly: boolean } {
+export function describeNarrowing(n: Narrowing): {
+  toolsets: Toolset[] | null;
+  tools: string[] | null;
+  excludeTools: string[];
+  readOnly: boolean;
+} {
   return {
     toolsets: n.toolsets ? [...n.toolsets] : null,
     tools: n.tools ? [...n.tools] : null,

@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { CATALOG, type CatalogTool, getTool, TOOL_NAMES } from './catalog.js';
 import { handleMcpMessage } from './dispatch.js';
 import { type Narrowing, NO_NARROWING, parseNarrowingHeaders } from './narrowing.js';
-import { describeBlockers, evaluateTool, OPEN_WORKSPACE_POLICY, type PolicyContext, visibleTools, type WorkspacePolicy } from './policy.js';
+import {
+  describeBlockers,
+  evaluateTool,
+  OPEN_WORKSPACE_POLICY,
+  type PolicyContext,
+  visibleTools,
+  type WorkspacePolicy,
+} from './policy.js';
 import type { Blocker } from './schemas.js';
 import { TOOLSETS } from './schemas.js';
 import { ALL_CAPABILITIES, makeCtx } from './test-support.js';
@@ -15,7 +22,11 @@ function narrowing(headers: Parameters<typeof parseNarrowingHeaders>[0]): Narrow
   return r.narrowing;
 }
 
-function ctx(caps: readonly Capability[], n: Narrowing = NO_NARROWING, policy: WorkspacePolicy = OPEN_WORKSPACE_POLICY): PolicyContext {
+function ctx(
+  caps: readonly Capability[],
+  n: Narrowing = NO_NARROWING,
+  policy: WorkspacePolicy = OPEN_WORKSPACE_POLICY,
+): PolicyContext {
   return { capabilities: new Set(caps), narrowing: n, workspacePolicy: policy };
 }
 
@@ -34,13 +45,19 @@ describe('evaluateTool: the header table of spec 4', () => {
   it('reports missing capabilities', () => {
     expect(evaluateTool(tool('list_connections'), ctx(['feedback.send']))).toEqual({
       visible: false,
-      blockers: [{ reason: 'missing_service_account_capabilities', missingCapabilities: ['connections.read'] }],
+      blockers: [
+        { reason: 'missing_service_account_capabilities', missingCapabilities: ['connections.read'] },
+      ],
     });
   });
 
   it('X-MCP-Toolsets keeps tools in any listed toolset', () => {
     const c = ctx(ALL_CAPABILITIES, narrowing({ toolsets: 'setup,feedback' }));
-    expect(visibleTools(c).map((t) => t.name)).toEqual(['list_connections', 'check_connections', 'send_feedback']);
+    expect(visibleTools(c).map((t) => t.name)).toEqual([
+      'list_connections',
+      'check_connections',
+      'send_feedback',
+    ]);
     expect(evaluateTool(tool('get_workspace_context'), c).blockers).toEqual([
       { reason: 'toolset_policy', toolToolsets: ['context', 'read'], activeToolsets: ['setup', 'feedback'] },
     ]);
@@ -63,8 +80,15 @@ describe('evaluateTool: the header table of spec 4', () => {
   });
 
   it('X-MCP-Exclude-Tools wins over everything', () => {
-    const c = ctx(ALL_CAPABILITIES, narrowing({ toolsets: 'all', tools: 'send_feedback', excludeTools: 'send_feedback' }));
-    expect(visibleTools(c).map((t) => t.name)).toEqual(['get_workspace_context', 'list_connections', 'check_connections']);
+    const c = ctx(
+      ALL_CAPABILITIES,
+      narrowing({ toolsets: 'all', tools: 'send_feedback', excludeTools: 'send_feedback' }),
+    );
+    expect(visibleTools(c).map((t) => t.name)).toEqual([
+      'get_workspace_context',
+      'list_connections',
+      'check_connections',
+    ]);
     expect(evaluateTool(tool('send_feedback'), c).blockers).toEqual([{ reason: 'exclude_tools_policy' }]);
   });
 
@@ -75,15 +99,24 @@ describe('evaluateTool: the header table of spec 4', () => {
 
   it('read-only hides a mutating tool, from the header and from workspace policy separately', () => {
     const writer = { ...tool('send_feedback'), name: 'create_flow_draft', readOnlyExempt: false };
-    expect(evaluateTool(writer, ctx(ALL_CAPABILITIES, narrowing({ readOnly: 'yes' }))).blockers).toEqual([{ reason: 'read_only_policy' }]);
-    expect(evaluateTool(writer, ctx(ALL_CAPABILITIES, NO_NARROWING, { readOnly: true, disabledTools: [] })).blockers).toEqual([
-      { reason: 'workspace_read_only_policy' },
+    expect(evaluateTool(writer, ctx(ALL_CAPABILITIES, narrowing({ readOnly: 'yes' }))).blockers).toEqual([
+      { reason: 'read_only_policy' },
     ]);
+    expect(
+      evaluateTool(writer, ctx(ALL_CAPABILITIES, NO_NARROWING, { readOnly: true, disabledTools: [] }))
+        .blockers,
+    ).toEqual([{ reason: 'workspace_read_only_policy' }]);
   });
 
   it('workspace disable list hides the tool', () => {
-    const c = ctx(ALL_CAPABILITIES, NO_NARROWING, { readOnly: false, disabledTools: ['check_connections', 'not_a_tool'] });
-    expect(evaluateTool(tool('check_connections'), c)).toEqual({ visible: false, blockers: [{ reason: 'workspace_disabled_tool' }] });
+    const c = ctx(ALL_CAPABILITIES, NO_NARROWING, {
+      readOnly: false,
+      disabledTools: ['check_connections', 'not_a_tool'],
+    });
+    expect(evaluateTool(tool('check_connections'), c)).toEqual({
+      visible: false,
+      blockers: [{ reason: 'workspace_disabled_tool' }],
+    });
   });
 
   it('lists every applicable blocker, in a stable order', () => {
@@ -122,8 +155,20 @@ const FALSE_WORDS = ['false', '0', 'no', 'off', '', 'OFF'];
  * in evaluateTool checks only (narrowing headers cannot name them yet).
  */
 const SYNTHETIC: CatalogTool[] = [
-  { ...tool('send_feedback'), name: 'call_flow_tool', toolsets: ['run'], capabilities: ['flows.read', 'flows.run'], readOnlyExempt: false },
-  { ...tool('send_feedback'), name: 'create_flow_draft', toolsets: ['authoring'], capabilities: ['flows.manage'], readOnlyExempt: false },
+  {
+    ...tool('send_feedback'),
+    name: 'call_flow_tool',
+    toolsets: ['run'],
+    capabilities: ['flows.read', 'flows.run'],
+    readOnlyExempt: false,
+  },
+  {
+    ...tool('send_feedback'),
+    name: 'create_flow_draft',
+    toolsets: ['authoring'],
+    capabilities: ['flows.manage'],
+    readOnlyExempt: false,
+  },
 ] as unknown as CatalogTool[];
 
 interface Scenario {
@@ -135,7 +180,8 @@ interface Scenario {
   policy: WorkspacePolicy;
 }
 
-const listHeader = (values: string[] | null): string | null => (values === null ? null : values.map((v) => ` ${v} `).join(','));
+const listHeader = (values: string[] | null): string | null =>
+  values === null ? null : values.map((v) => ` ${v} `).join(',');
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   caps: fc.subarray([...ALL_CAPABILITIES]),
@@ -150,23 +196,34 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 });
 
 function headerNarrowing(s: Scenario): Narrowing {
-  return narrowing({ toolsets: listHeader(s.toolsets), tools: listHeader(s.tools), excludeTools: listHeader(s.exclude), readOnly: s.readOnly });
+  return narrowing({
+    toolsets: listHeader(s.toolsets),
+    tools: listHeader(s.tools),
+    excludeTools: listHeader(s.exclude),
+    readOnly: s.readOnly,
+  });
 }
 
 /** Independent statement of spec 4, written from the raw header values, reason by reason. */
 function oracle(t: CatalogTool, s: Scenario): Blocker[] {
   const out: Blocker[] = [];
   const missing = t.capabilities.filter((c) => !s.caps.includes(c));
-  if (missing.length > 0) out.push({ reason: 'missing_service_account_capabilities', missingCapabilities: missing });
+  if (missing.length > 0)
+    out.push({ reason: 'missing_service_account_capabilities', missingCapabilities: missing });
   const readOnlyHeader = s.readOnly !== null && TRUE_WORDS.includes(s.readOnly);
   const hidesWrites = t.mutating && t.name !== 'send_feedback';
   if (readOnlyHeader && hidesWrites) out.push({ reason: 'read_only_policy' });
   const toolsetsGiven = s.toolsets !== null && s.toolsets.length > 0;
-  const active = !toolsetsGiven ? [] : s.toolsets?.includes('all') ? [...TOOLSETS] : TOOLSETS.filter((ts) => s.toolsets?.includes(ts));
+  const active = !toolsetsGiven
+    ? []
+    : s.toolsets?.includes('all')
+      ? [...TOOLSETS]
+      : TOOLSETS.filter((ts) => s.toolsets?.includes(ts));
   const inActive = t.toolsets.some((ts) => active.includes(ts));
   const toolsGiven = s.tools !== null && s.tools.length > 0;
   const named = toolsGiven && (s.tools as string[]).includes(t.name);
-  if (toolsetsGiven && !inActive && !named) out.push({ reason: 'toolset_policy', toolToolsets: [...t.toolsets], activeToolsets: active });
+  if (toolsetsGiven && !inActive && !named)
+    out.push({ reason: 'toolset_policy', toolToolsets: [...t.toolsets], activeToolsets: active });
   if (toolsGiven && !named && !(toolsetsGiven && inActive)) out.push({ reason: 'include_tools_policy' });
   if (s.exclude?.includes(t.name)) out.push({ reason: 'exclude_tools_policy' });
   if (s.policy.readOnly && hidesWrites) out.push({ reason: 'workspace_read_only_policy' });
@@ -205,19 +262,33 @@ describe('policy properties', () => {
         scenarioArb,
         fc.option(fc.subarray([...TOOL_NAMES], { minLength: 1 }), { nil: null }),
         async (s, paramTools) => {
-          const c = makeCtx({ capabilities: new Set(s.caps), narrowing: headerNarrowing(s), workspacePolicy: s.policy });
+          const c = makeCtx({
+            capabilities: new Set(s.caps),
+            narrowing: headerNarrowing(s),
+            workspacePolicy: s.policy,
+          });
           const list = await handleMcpMessage({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, c);
-          const listed: string[] = JSON.parse(list.body as string).result.tools.map((t: { name: string }) => t.name);
+          const listed: string[] = JSON.parse(list.body as string).result.tools.map(
+            (t: { name: string }) => t.name,
+          );
           expect(listed).toEqual(visibleTools(c).map((t) => t.name));
           if (paramTools) {
-            const narrowed = await handleMcpMessage({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { tools: paramTools } }, c);
-            const names: string[] = JSON.parse(narrowed.body as string).result.tools.map((t: { name: string }) => t.name);
-            expect(names).toEqual(listed.filter((n) => paramTools.includes(n)));
+            const narrowed = await handleMcpMessage(
+              { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { tools: paramTools } },
+              c,
+            );
+            const names: string[] = JSON.parse(narrowed.body as string).result.tools.map(
+              (t: { name: string }) => t.name,
+            );
+            expect(names).toEqual(listed.filter((n) => (paramTools as string[]).includes(n)));
           }
           for (const name of TOOL_NAMES) {
             // Arguments that are valid for every tool would differ per tool; an empty object is enough to see
             // whether the call was blocked before validation.
-            const res = await handleMcpMessage({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: {} } }, c);
+            const res = await handleMcpMessage(
+              { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: {} } },
+              c,
+            );
             const result = JSON.parse(res.body as string).result;
             const blocked = result.isError === true && result.structuredContent.error.code === 'tool_blocked';
             expect(blocked).toBe(!listed.includes(name));

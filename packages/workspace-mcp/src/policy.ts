@@ -28,7 +28,10 @@ export interface ToolEvaluation {
   blockers: Blocker[];
 }
 
-type PolicyTool = Pick<AnyToolDefinition, 'name' | 'toolsets' | 'capabilities' | 'mutating' | 'readOnlyExempt'>;
+type PolicyTool = Pick<
+  AnyToolDefinition,
+  'name' | 'toolsets' | 'capabilities' | 'mutating' | 'readOnlyExempt'
+>;
 
 function hiddenByReadOnly(tool: PolicyTool): boolean {
   return tool.mutating && !tool.readOnlyExempt;
@@ -39,12 +42,17 @@ export function narrowingBlockers(tool: PolicyTool, narrowing: Narrowing, out: B
   if (narrowing.readOnly && hiddenByReadOnly(tool)) out.push({ reason: 'read_only_policy' });
   const { toolsets, tools } = narrowing;
   const inToolsets = toolsets === null || tool.toolsets.some((t) => toolsets.includes(t));
-  const inTools = tools !== null && tools.includes(tool.name);
+  const inTools = tools?.includes(tool.name) ?? false;
   // X-MCP-Tools alone keeps only the named tools; together with X-MCP-Toolsets it adds them.
   if (toolsets !== null && !inToolsets && !inTools) {
-    out.push({ reason: 'toolset_policy', toolToolsets: [...tool.toolsets] as Toolset[], activeToolsets: [...toolsets] });
+    out.push({
+      reason: 'toolset_policy',
+      toolToolsets: [...tool.toolsets] as Toolset[],
+      activeToolsets: [...toolsets],
+    });
   }
-  if (tools !== null && !inTools && !(toolsets !== null && inToolsets)) out.push({ reason: 'include_tools_policy' });
+  if (tools !== null && !inTools && !(toolsets !== null && inToolsets))
+    out.push({ reason: 'include_tools_policy' });
   if (narrowing.excludeTools.includes(tool.name)) out.push({ reason: 'exclude_tools_policy' });
 }
 
@@ -52,12 +60,17 @@ export function evaluateTool(tool: PolicyTool, ctx: PolicyContext): ToolEvaluati
   const blockers: Blocker[] = [];
   let missing: Capability[] | null = null;
   for (const cap of tool.capabilities) {
-    if (!ctx.capabilities.has(cap)) (missing ??= []).push(cap);
+    if (ctx.capabilities.has(cap)) continue;
+    if (missing === null) missing = [];
+    missing.push(cap);
   }
-  if (missing) blockers.push({ reason: 'missing_service_account_capabilities', missingCapabilities: missing });
+  if (missing)
+    blockers.push({ reason: 'missing_service_account_capabilities', missingCapabilities: missing });
   narrowingBlockers(tool, ctx.narrowing, blockers);
-  if (ctx.workspacePolicy.readOnly && hiddenByReadOnly(tool)) blockers.push({ reason: 'workspace_read_only_policy' });
-  if (ctx.workspacePolicy.disabledTools.includes(tool.name)) blockers.push({ reason: 'workspace_disabled_tool' });
+  if (ctx.workspacePolicy.readOnly && hiddenByReadOnly(tool))
+    blockers.push({ reason: 'workspace_read_only_policy' });
+  if (ctx.workspacePolicy.disabledTools.includes(tool.name))
+    blockers.push({ reason: 'workspace_disabled_tool' });
   return { visible: blockers.length === 0, blockers };
 }
 
@@ -82,25 +95,27 @@ export function visibilityMask(ctx: PolicyContext, extra?: Narrowing | null): nu
   return mask;
 }
 
+function blockerText(b: Blocker): string {
+  switch (b.reason) {
+    case 'missing_service_account_capabilities':
+      return `the token lacks ${b.missingCapabilities.join(', ')} (grant it to the principal)`;
+    case 'read_only_policy':
+      return 'X-MCP-Readonly hides tools that change state';
+    case 'toolset_policy':
+      return `X-MCP-Toolsets (${b.activeToolsets.join(', ')}) includes none of its toolsets (${b.toolToolsets.join(', ')})`;
+    case 'include_tools_policy':
+      return 'X-MCP-Tools does not name it';
+    case 'exclude_tools_policy':
+      return 'X-MCP-Exclude-Tools names it';
+    case 'workspace_read_only_policy':
+      return 'the workspace is in read-only mode (set by an admin)';
+    case 'workspace_disabled_tool':
+      return 'a workspace admin disabled it';
+  }
+}
+
 /** Human text for a blocked call's content block: what hides the tool and how to fix it. */
 export function describeBlockers(toolName: string, blockers: readonly Blocker[]): string {
-  const parts = blockers.map((b) => {
-    switch (b.reason) {
-      case 'missing_service_account_capabilities':
-        return `the token lacks ${b.missingCapabilities.join(', ')} (grant it to the principal)`;
-      case 'read_only_policy':
-        return 'X-MCP-Readonly hides tools that change state';
-      case 'toolset_policy':
-        return `X-MCP-Toolsets (${b.activeToolsets.join(', ')}) includes none of its toolsets (${b.toolToolsets.join(', ')})`;
-      case 'include_tools_policy':
-        return 'X-MCP-Tools does not name it';
-      case 'exclude_tools_policy':
-        return 'X-MCP-Exclude-Tools names it';
-      case 'workspace_read_only_policy':
-        return 'the workspace is in read-only mode (set by an admin)';
-      case 'workspace_disabled_tool':
-        return 'a workspace admin disabled it';
-    }
-  });
+  const parts = blockers.map(blockerText);
   return `${toolName} is not available: ${parts.join('; ')}. See structuredContent.details.blockers; read flowgate://mcp-docs/tool-safety.`;
 }

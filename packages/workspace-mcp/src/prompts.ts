@@ -42,7 +42,12 @@ export const PROMPTS: readonly PromptDefinition[] = Object.freeze([
       { name: 'flow_slug', description: 'Slug of the flow to review.', required: true },
       { name: 'source', description: 'draft (default), latest, live or active.', required: false },
     ],
-    usesTools: ['get_flow_definition', 'validate_flow_definition', 'check_flow_readiness', 'get_step_reference'],
+    usesTools: [
+      'get_flow_definition',
+      'validate_flow_definition',
+      'check_flow_readiness',
+      'get_step_reference',
+    ],
     usesTemplates: ['flowgate://flows/{slug}'],
     render: (a) =>
       [
@@ -65,7 +70,14 @@ export const PROMPTS: readonly PromptDefinition[] = Object.freeze([
       { name: 'goal', description: 'What the flow should achieve, in plain words.', required: true },
       { name: 'flow_slug', description: 'Slug for the new flow (optional).', required: false },
     ],
-    usesTools: ['search_flows', 'list_connections', 'get_step_reference', 'validate_flow_definition', 'create_flow_draft', 'check_flow_readiness'],
+    usesTools: [
+      'search_flows',
+      'list_connections',
+      'get_step_reference',
+      'validate_flow_definition',
+      'create_flow_draft',
+      'check_flow_readiness',
+    ],
     usesTemplates: [],
     render: (a) =>
       [
@@ -88,7 +100,11 @@ export const PROMPTS: readonly PromptDefinition[] = Object.freeze([
     capabilities: ['flows.read', 'flows.manage'],
     arguments: [
       { name: 'flow_slug', description: 'Slug of the flow to release.', required: true },
-      { name: 'version', description: 'Version to release (optional; default the latest pushed).', required: false },
+      {
+        name: 'version',
+        description: 'Version to release (optional; default the latest pushed).',
+        required: false,
+      },
     ],
     usesTools: ['get_flow_definition', 'validate_flow_definition', 'check_flow_readiness', 'release_flow'],
     usesTemplates: [],
@@ -127,11 +143,15 @@ export function isPromptAvailable(
   toolNames: ReadonlySet<string> = new Set(TOOL_NAMES),
   templates: ReadonlySet<string> = TEMPLATE_URIS,
 ): boolean {
-  return prompt.usesTools.every((t) => toolNames.has(t)) && prompt.usesTemplates.every((t) => templates.has(t));
+  return (
+    prompt.usesTools.every((t) => toolNames.has(t)) && prompt.usesTemplates.every((t) => templates.has(t))
+  );
 }
 
 /** Prompts this build serves (see the availability rule above). */
-export const AVAILABLE_PROMPTS: readonly PromptDefinition[] = Object.freeze(PROMPTS.filter((p) => isPromptAvailable(p)));
+export const AVAILABLE_PROMPTS: readonly PromptDefinition[] = Object.freeze(
+  PROMPTS.filter((p) => isPromptAvailable(p)),
+);
 
 export function visiblePrompts(capabilities: ReadonlySet<Capability>): PromptDefinition[] {
   return AVAILABLE_PROMPTS.filter((p) => hasCapabilities(capabilities, p.capabilities));
@@ -143,5 +163,10 @@ export function promptDescriptor(p: PromptDefinition): {
   description: string;
   arguments: PromptArgument[];
 } {
-  return { name: p.name, title: p.title, description: p.description, arguments: p.arguments.map((a) => ({ ...a })) };
+  return {
+    name: p.name,
+    title: p.title,
+    description: p.description,
+    arguments: p.arguments.map((a) => ({ ...a })),
+  };
 }

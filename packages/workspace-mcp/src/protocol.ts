@@ -56,7 +56,10 @@ export function serializeError(id: JsonRpcId | null, error: JsonRpcError): strin
 
 /** Body that is not JSON at all: the gateway calls this when its own parse fails (HTTP 400, -32700). */
 export function parseErrorResult(): McpHttpResult {
-  return { status: 400, body: serializeError(null, { code: JSONRPC_PARSE_ERROR, message: 'Parse error: body is not valid JSON' }) };
+  return {
+    status: 400,
+    body: serializeError(null, { code: JSONRPC_PARSE_ERROR, message: 'Parse error: body is not valid JSON' }),
+  };
 }
 
 export function errorResult(status: 200 | 400, id: JsonRpcId | null, error: JsonRpcError): McpHttpResult {
@@ -75,7 +78,9 @@ export class JsonRpcFailure extends Error {
   }
 
   toError(): JsonRpcError {
-    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
   }
 }
 
@@ -110,13 +115,19 @@ export type ContentBlock = TextContent | ResourceLinkContent | EmbeddedResourceC
  * `resource_link` blocks exist from 2025-06-18 on; a 2025-03-26 client would reject or drop them, so they are
  * rewritten as text that still names the URI the agent should read.
  */
-export function adaptContentForVersion(blocks: readonly ContentBlock[], version: ProtocolVersion): ContentBlock[] {
+export function adaptContentForVersion(
+  blocks: readonly ContentBlock[],
+  version: ProtocolVersion,
+): ContentBlock[] {
   if (version !== '2025-03-26') return blocks.slice();
   return blocks.map((block) => {
     if (block.type !== 'resource_link') return block;
     const label = block.title ?? block.name;
     const about = block.description ? ` — ${block.description}` : '';
     const mime = block.mimeType ? ` (${block.mimeType})` : '';
-    return { type: 'text', text: `Resource: ${label}${mime}${about}. Read it with resources/read uri=${block.uri}` };
+    return {
+      type: 'text',
+      text: `Resource: ${label}${mime}${about}. Read it with resources/read uri=${block.uri}`,
+    };
   });
 }

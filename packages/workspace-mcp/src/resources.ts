@@ -6,6 +6,7 @@
 import type { ToolContext } from './context.js';
 import { renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
+import type { ProtocolVersion } from './protocol.js';
 import {
   compileUriTemplate,
   DIRECT_RESOURCES,
@@ -16,7 +17,6 @@ import {
   WORKSPACE_RESOURCE_PATTERN,
   workspaceResourceUri,
 } from './resource-catalog.js';
-import type { ProtocolVersion } from './protocol.js';
 import { buildWorkspaceContext } from './workspace-context.js';
 
 export interface ResourceAnnotations {
@@ -49,7 +49,11 @@ export interface ResourceContents {
   text: string;
 }
 
-function annotations(meta: { audience: readonly ('user' | 'assistant')[]; priority: number }, lastModified: string | null, version: ProtocolVersion): ResourceAnnotations {
+function annotations(
+  meta: { audience: readonly ('user' | 'assistant')[]; priority: number },
+  lastModified: string | null,
+  version: ProtocolVersion,
+): ResourceAnnotations {
   const out: ResourceAnnotations = { audience: [...meta.audience], priority: meta.priority };
   // lastModified arrived with 2025-06-18.
   if (lastModified !== null && version !== '2025-03-26') out.lastModified = lastModified;
@@ -60,12 +64,27 @@ function resolveUri(meta: DirectResourceMeta, workspaceId: string): string {
   return meta.uriPattern === WORKSPACE_RESOURCE_PATTERN ? workspaceResourceUri(workspaceId) : meta.uriPattern;
 }
 
-export function describeResource(meta: DirectResourceMeta, uri: string, version: ProtocolVersion, now: () => string): ResourceDescriptor {
+export function describeResource(
+  meta: DirectResourceMeta,
+  uri: string,
+  version: ProtocolVersion,
+  now: () => string,
+): ResourceDescriptor {
   const lastModified = meta.lastModified === 'live' ? now() : meta.lastModified;
-  return { uri, name: meta.name, title: meta.title, description: meta.description, mimeType: meta.mimeType, annotations: annotations(meta, lastModified, version) };
+  return {
+    uri,
+    name: meta.name,
+    title: meta.title,
+    description: meta.description,
+    mimeType: meta.mimeType,
+    annotations: annotations(meta, lastModified, version),
+  };
 }
 
-export function describeTemplate(meta: ResourceTemplateMeta, version: ProtocolVersion): ResourceTemplateDescriptor {
+export function describeTemplate(
+  meta: ResourceTemplateMeta,
+  version: ProtocolVersion,
+): ResourceTemplateDescriptor {
   return {
     uriTemplate: meta.uriTemplate,
     name: meta.name,
@@ -84,19 +103,27 @@ export function listResources(ctx: ToolContext): ResourceDescriptor[] {
 }
 
 export function listResourceTemplates(ctx: ToolContext): ResourceTemplateDescriptor[] {
-  return RESOURCE_TEMPLATES.filter((t) => hasCapabilities(ctx.request.capabilities, t.capabilities)).map((t) =>
-    describeTemplate(t, ctx.protocolVersion),
+  return RESOURCE_TEMPLATES.filter((t) => hasCapabilities(ctx.request.capabilities, t.capabilities)).map(
+    (t) => describeTemplate(t, ctx.protocolVersion),
   );
 }
 
-type TemplateReader = (vars: Record<string, string>, uri: string, ctx: ToolContext) => Promise<ResourceContents | null>;
+type TemplateReader = (
+  vars: Record<string, string>,
+  uri: string,
+  ctx: ToolContext,
+) => Promise<ResourceContents | null>;
 
 /** One reader per template in RESOURCE_TEMPLATES (checked at load). */
 const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
   'flowgate://mcp-docs/{doc_id}': async (vars, uri, ctx) => {
     const id = vars.doc_id ?? '';
     if (!isDocId(id)) return null;
-    return { uri, mimeType: 'text/markdown', text: renderDoc(id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }) };
+    return {
+      uri,
+      mimeType: 'text/markdown',
+      text: renderDoc(id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }),
+    };
   },
 };
 
@@ -113,7 +140,11 @@ export async function readResource(uri: string, ctx: ToolContext): Promise<Resou
     if (resolveUri(r, ctx.request.workspaceId) !== uri) continue;
     if (!hasCapabilities(caps, r.capabilities)) return null;
     if (r.doc) {
-      return { uri, mimeType: r.mimeType, text: renderDoc(r.doc.id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }) };
+      return {
+        uri,
+        mimeType: r.mimeType,
+        text: renderDoc(r.doc.id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }),
+      };
     }
     const report = await buildWorkspaceContext(ctx);
     return { uri, mimeType: r.mimeType, text: JSON.stringify(report, null, 2) };

@@ -2,7 +2,17 @@ import type { Capability } from '@flowgate/auth';
 import { z } from 'zod';
 
 /** The toolsets a client may name in `X-MCP-Toolsets`; every one is known even before its tools exist. */
-export const TOOLSETS = ['context', 'read', 'search', 'run', 'setup', 'authoring', 'release', 'debug', 'feedback'] as const;
+export const TOOLSETS = [
+  'context',
+  'read',
+  'search',
+  'run',
+  'setup',
+  'authoring',
+  'release',
+  'debug',
+  'feedback',
+] as const;
 export type Toolset = (typeof TOOLSETS)[number];
 
 export const TOOLSET_DESCRIPTIONS: Readonly<Record<Toolset, string>> = Object.freeze({
@@ -32,7 +42,11 @@ export const capabilityNameSchema = z.enum([
 
 // Kept local (auth is a type-only dependency); this fails to compile if the two lists ever differ.
 type CapabilityName = z.infer<typeof capabilityNameSchema>;
-const capabilityListsMatch: [Capability] extends [CapabilityName] ? ([CapabilityName] extends [Capability] ? true : never) : never = true;
+const capabilityListsMatch: [Capability] extends [CapabilityName]
+  ? [CapabilityName] extends [Capability]
+    ? true
+    : never
+  : never = true;
 void capabilityListsMatch;
 
 /** Why a tool is hidden (spec 4). One entry per applicable reason, so scopes and narrowing can be fixed separately. */

@@ -5,15 +5,16 @@
  */
 import { CATALOG, type ToolDescriptor } from './catalog.js';
 import { SERVER_TITLE } from './context.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
 import { AVAILABLE_PROMPTS, promptDescriptor } from './prompts.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
 import { describeTemplate, type ResourceAnnotations } from './resources.js';
 import { TOOLSET_DESCRIPTIONS, TOOLSETS } from './schemas.js';
 
 export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
 export const SERVER_CARD_NAME = 'io.flowgate/workspace-mcp';
-export const SERVER_CARD_DESCRIPTION = 'One MCP server per Flowgate workspace: find, inspect, run and debug flows.';
+export const SERVER_CARD_DESCRIPTION =
+  'One MCP server per Flowgate workspace: find, inspect, run and debug flows.';
 /** Placeholder host when the build step is not given the deployment's public URL. */
 export const SERVER_CARD_DEFAULT_BASE_URL = 'https://flowgate.example.com';
 
@@ -39,10 +40,21 @@ export interface ServerCard {
   }[];
   supportedProtocolVersions: string[];
   authentication: { required: true; schemes: ['bearer'] };
-  capabilities: { tools: Record<string, never>; resources: Record<string, never>; prompts: Record<string, never> };
+  capabilities: {
+    tools: Record<string, never>;
+    resources: Record<string, never>;
+    prompts: Record<string, never>;
+  };
   toolsets: { name: string; description: string }[];
   tools: ToolDescriptor[];
-  resources: { uri: string; name: string; title: string; description: string; mimeType: string; annotations: ResourceAnnotations }[];
+  resources: {
+    uri: string;
+    name: string;
+    title: string;
+    description: string;
+    mimeType: string;
+    annotations: ResourceAnnotations;
+  }[];
   resourceTemplates: ReturnType<typeof describeTemplate>[];
   prompts: ReturnType<typeof promptDescriptor>[];
 }
@@ -54,10 +66,30 @@ const HEADERS: readonly ServerCardHeader[] = [
     isRequired: true,
     isSecret: true,
   },
-  { name: 'X-MCP-Toolsets', description: `Comma list of toolsets to keep (${TOOLSETS.join(', ')}, or all).`, isRequired: false, isSecret: false },
-  { name: 'X-MCP-Tools', description: 'Comma list of tool names: alone only these; with X-MCP-Toolsets added to them.', isRequired: false, isSecret: false },
-  { name: 'X-MCP-Exclude-Tools', description: 'Comma list of tool names to hide; wins over everything.', isRequired: false, isSecret: false },
-  { name: 'X-MCP-Readonly', description: 'true to hide tools that change state (send_feedback stays).', isRequired: false, isSecret: false },
+  {
+    name: 'X-MCP-Toolsets',
+    description: `Comma list of toolsets to keep (${TOOLSETS.join(', ')}, or all).`,
+    isRequired: false,
+    isSecret: false,
+  },
+  {
+    name: 'X-MCP-Tools',
+    description: 'Comma list of tool names: alone only these; with X-MCP-Toolsets added to them.',
+    isRequired: false,
+    isSecret: false,
+  },
+  {
+    name: 'X-MCP-Exclude-Tools',
+    description: 'Comma list of tool names to hide; wins over everything.',
+    isRequired: false,
+    isSecret: false,
+  },
+  {
+    name: 'X-MCP-Readonly',
+    description: 'true to hide tools that change state (send_feedback stays).',
+    isRequired: false,
+    isSecret: false,
+  },
 ];
 
 export function buildServerCard(options: { publicBaseUrl?: string; version: string }): ServerCard {
@@ -73,7 +105,12 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
       {
         type: 'streamable-http',
         url: `${base}/api/workspaces/{workspace_id}/mcp`,
-        variables: { workspace_id: { description: 'Workspace id, e.g. ws-acme (^[a-z0-9][a-z0-9-]{1,62}$).', isRequired: true } },
+        variables: {
+          workspace_id: {
+            description: 'Workspace id, e.g. ws-acme (^[a-z0-9][a-z0-9-]{1,62}$).',
+            isRequired: true,
+          },
+        },
         headers: HEADERS.map((h) => ({ ...h })),
         supportedProtocolVersions: versions,
       },
@@ -87,7 +124,14 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
       const annotations: ResourceAnnotations = { audience: [...r.audience], priority: r.priority };
       // Live resources have no fixed revision; the card stays free of timestamps.
       if (r.lastModified !== 'live') annotations.lastModified = r.lastModified;
-      return { uri: r.uriPattern, name: r.name, title: r.title, description: r.description, mimeType: r.mimeType, annotations };
+      return {
+        uri: r.uriPattern,
+        name: r.name,
+        title: r.title,
+        description: r.description,
+        mimeType: r.mimeType,
+        annotations,
+      };
     }),
     resourceTemplates: RESOURCE_TEMPLATES.map((t) => describeTemplate(t, '2025-11-25')),
     prompts: AVAILABLE_PROMPTS.map(promptDescriptor),

@@ -41,7 +41,9 @@ export interface FakeServices extends WorkspaceServices {
   calls: { method: string; input: unknown }[];
 }
 
-export function fakeServices(connections: ConnectionSummary[] = [connection(1), connection(2), connection(3)]): FakeServices {
+export function fakeServices(
+  connections: ConnectionSummary[] = [connection(1), connection(2), connection(3)],
+): FakeServices {
   const svc: FakeServices = {
     connections,
     feedback: [],
@@ -81,11 +83,16 @@ export function fakeServices(connections: ConnectionSummary[] = [connection(1), 
       const start = input.after === null ? 0 : svc.connections.findIndex((c) => c.id === input.after) + 1;
       const items = svc.connections.slice(start, start + input.limit);
       const last = items.at(-1);
-      return { items: items.map(check), unknownConnectionIds: [], nextAfter: start + input.limit < svc.connections.length && last ? last.id : null };
+      return {
+        items: items.map(check),
+        unknownConnectionIds: [],
+        nextAfter: start + input.limit < svc.connections.length && last ? last.id : null,
+      };
     },
     async sendFeedback(input) {
       svc.calls.push({ method: 'sendFeedback', input });
-      if (input.summary === 'explode') throw new AppError('unavailable', 'Feedback storage is unavailable, try again later');
+      if (input.summary === 'explode')
+        throw new AppError('unavailable', 'Feedback storage is unavailable, try again later');
       svc.feedback.push(input);
       return { feedbackId: `fb_${svc.feedback.length}`, createdAt: '2026-11-20T10:00:00.000Z' };
     },
@@ -126,7 +133,12 @@ type Json = any;
 
 export interface RpcResponse {
   status: number;
-  body: { jsonrpc: string; id: unknown; result?: Json; error?: { code: number; message: string; data?: Json } };
+  body: {
+    jsonrpc: string;
+    id: unknown;
+    result?: Json;
+    error?: { code: number; message: string; data?: Json };
+  };
 }
 
 let nextId = 1;
@@ -138,14 +150,22 @@ export async function rpc(
   params?: Record<string, unknown>,
 ): Promise<RpcResponse> {
   const id = nextId++;
-  const res = await handleMcpMessage(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params }, ctx);
+  const res = await handleMcpMessage(
+    params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params },
+    ctx,
+  );
   if (res.body === null) throw new Error(`expected a body, got status ${res.status}`);
   const body = JSON.parse(res.body);
   if (body.id !== id) throw new Error(`response id ${body.id} does not match request id ${id}`);
   return { status: res.status, body };
 }
 
-export async function callTool(ctx: McpRequestContext, name: string, args?: unknown, meta?: Record<string, unknown>) {
+export async function callTool(
+  ctx: McpRequestContext,
+  name: string,
+  args?: unknown,
+  meta?: Record<string, unknown>,
+) {
   const params: Record<string, unknown> = { name };
   if (args !== undefined) params.arguments = args;
   if (meta) params._meta = meta;

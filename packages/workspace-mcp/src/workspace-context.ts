@@ -31,14 +31,28 @@ export async function buildWorkspaceContext(ctx: ToolContext): Promise<Workspace
     capabilities: CAPABILITY_ORDER.filter((c) => caps.has(c)),
     toolsets: {
       active: req.narrowing.toolsets ? [...req.narrowing.toolsets] : [...TOOLSETS],
-      available: TOOLSETS.map((name) => ({ name, description: TOOLSET_DESCRIPTIONS[name], tools: [...TOOLS_BY_TOOLSET[name]] })),
+      available: TOOLSETS.map((name) => ({
+        name,
+        description: TOOLSET_DESCRIPTIONS[name],
+        tools: [...TOOLS_BY_TOOLSET[name]],
+      })),
     },
     capabilityGroups: CAPABILITY_GROUPS.map((g) => {
       const missing = g.capabilities.filter((c) => !caps.has(c));
-      return { id: g.id, title: g.title, capabilities: [...g.capabilities], satisfied: missing.length === 0, missingCapabilities: missing, use: g.use };
+      return {
+        id: g.id,
+        title: g.title,
+        capabilities: [...g.capabilities],
+        satisfied: missing.length === 0,
+        missingCapabilities: missing,
+        use: g.use,
+      };
     }),
     narrowing: describeNarrowing(req.narrowing),
-    workspacePolicy: { readOnly: req.workspacePolicy.readOnly, disabledTools: [...req.workspacePolicy.disabledTools] },
+    workspacePolicy: {
+      readOnly: req.workspacePolicy.readOnly,
+      disabledTools: [...req.workspacePolicy.disabledTools],
+    },
     tools: { visible, hidden },
     limits: { ...LIMITS, ...(req.limits ?? {}) },
     docs: DOCS_META.map((d) => ({ uri: d.uri, title: d.title })),

@@ -5,8 +5,8 @@ import { renderOverview } from './overview.js';
 import type { DocRenderOptions } from './render-options.js';
 import { renderToolSafety } from './tool-safety.js';
 
-export { DOC_IDS, DOCS_LAST_MODIFIED, DOCS_META, docUri, isDocId } from './meta.js';
 export type { Audience, DocId, DocMeta } from './meta.js';
+export { DOC_IDS, DOCS_LAST_MODIFIED, DOCS_META, docUri, isDocId } from './meta.js';
 export type { DocRenderOptions } from './render-options.js';
 
 const RENDERERS: Readonly<Record<DocId, (o: DocRenderOptions) => string>> = {

@@ -1,7 +1,7 @@
 /** Markdown tables generated from the catalog, so the docs never disagree with what the server lists. */
 import { CAPABILITY_GROUPS, CATALOG, TOOLS_BY_TOOLSET } from '../catalog.js';
-import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from '../resource-catalog.js';
 import { AVAILABLE_PROMPTS } from '../prompts.js';
+import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from '../resource-catalog.js';
 import { TOOLSET_DESCRIPTIONS, TOOLSETS } from '../schemas.js';
 
 function cell(text: string): string {
@@ -19,7 +19,9 @@ export function toolTable(): string {
     const caps = t.capabilities.length ? t.capabilities.join(', ') : 'none';
     return `| \`${t.name}\` | ${t.toolsets.join(', ')} | ${caps} | ${changes} | ${cell(firstSentence(t.description))} |`;
   });
-  return ['| tool | toolsets | capabilities | changes state | use |', '|---|---|---|---|---|', ...rows].join('\n');
+  return ['| tool | toolsets | capabilities | changes state | use |', '|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
 }
 
 export function toolsetTable(): string {
@@ -37,8 +39,14 @@ export function capabilityGroupTable(): string {
 
 export function resourceTable(): string {
   const rows = [
-    ...DIRECT_RESOURCES.map((r) => `| \`${r.uriPattern}\` | resource | ${r.capabilities.join(', ') || 'none'} | ${cell(r.description)} |`),
-    ...RESOURCE_TEMPLATES.map((t) => `| \`${t.uriTemplate}\` | template | ${t.capabilities.join(', ') || 'none'} | ${cell(t.description)} |`),
+    ...DIRECT_RESOURCES.map(
+      (r) =>
+        `| \`${r.uriPattern}\` | resource | ${r.capabilities.join(', ') || 'none'} | ${cell(r.description)} |`,
+    ),
+    ...RESOURCE_TEMPLATES.map(
+      (t) =>
+        `| \`${t.uriTemplate}\` | template | ${t.capabilities.join(', ') || 'none'} | ${cell(t.description)} |`,
+    ),
   ];
   return ['| URI | kind | capabilities | content |', '|---|---|---|---|', ...rows].join('\n');
 }
@@ -47,7 +55,9 @@ export function promptList(): string {
   if (AVAILABLE_PROMPTS.length === 0) {
     return 'No prompts are listed yet: each workflow prompt appears once every tool it relies on is served here.';
   }
-  return AVAILABLE_PROMPTS.map((p) => `- \`${p.name}\` (${p.capabilities.join(', ') || 'no capability'}): ${p.description}`).join('\n');
+  return AVAILABLE_PROMPTS.map(
+    (p) => `- \`${p.name}\` (${p.capabilities.join(', ') || 'no capability'}): ${p.description}`,
+  ).join('\n');
 }
 
 export function toolsIn(toolsets: readonly (typeof TOOLSETS)[number][]): string[] {

@@ -4,9 +4,15 @@ import type { DocRenderOptions } from './render-options.js';
 export function renderToolSafety(_o: DocRenderOptions): string {
   const changing = CATALOG.filter((t) => t.mutating);
   const changingList = changing
-    .map((t) => `- \`${t.name}\`${t.readOnlyExempt ? ' — writes feedback only; stays available in read-only sessions' : ''}`)
+    .map(
+      (t) =>
+        `- \`${t.name}\`${t.readOnlyExempt ? ' — writes feedback only; stays available in read-only sessions' : ''}`,
+    )
     .join('\n');
-  const gates = CATALOG.map((t) => `| \`${t.name}\` | ${t.capabilities.join(', ') || 'none'} | ${t.annotations.readOnlyHint ? 'yes' : 'no'} | ${t.annotations.openWorldHint ? 'yes' : 'no'} |`).join('\n');
+  const gates = CATALOG.map(
+    (t) =>
+      `| \`${t.name}\` | ${t.capabilities.join(', ') || 'none'} | ${t.annotations.readOnlyHint ? 'yes' : 'no'} | ${t.annotations.openWorldHint ? 'yes' : 'no'} |`,
+  ).join('\n');
   return `# Flowgate MCP tool safety
 
 ## Capability gates

@@ -12,7 +12,12 @@ export const checkConnections: ToolHandler<typeof checkConnectionsTool> = async 
     output: {
       checks,
       unknownConnectionIds: result.unknownConnectionIds,
-      summary: { checked: checks.length, healthy: count('healthy'), unhealthy: count('unhealthy'), disabled: count('disabled') },
+      summary: {
+        checked: checks.length,
+        healthy: count('healthy'),
+        unhealthy: count('unhealthy'),
+        disabled: count('disabled'),
+      },
       // Explicit ids are checked in one go; only the browse mode pages.
       nextCursor: connectionIds ? null : sealToolCursor(ctx, 'check_connections', result.nextAfter),
     },

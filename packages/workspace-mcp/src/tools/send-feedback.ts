@@ -23,7 +23,11 @@ export const sendFeedback: ToolHandler<typeof sendFeedbackTool> = async (args, c
   };
   const stored = await ctx.request.services.sendFeedback(clean);
   return {
-    output: { feedbackId: stored.feedbackId, receivedAt: stored.createdAt, redacted: JSON.stringify(clean) !== JSON.stringify(raw) },
+    output: {
+      feedbackId: stored.feedbackId,
+      receivedAt: stored.createdAt,
+      redacted: JSON.stringify(clean) !== JSON.stringify(raw),
+    },
     runId: clean.runId,
     resourceUris: clean.resourceUri ? [clean.resourceUri] : [],
   };

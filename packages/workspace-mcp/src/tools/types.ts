@@ -35,7 +35,9 @@ export function openToolCursor(ctx: ToolContext, tool: string, cursor: string | 
   if (cursor === undefined) return null;
   const pos = ctx.cursors.open(`tool:${tool}`, cursor);
   if (typeof pos !== 'string') {
-    throw new InvalidArguments([{ path: 'cursor', message: 'Invalid or foreign cursor; omit it to start from the first page' }]);
+    throw new InvalidArguments([
+      { path: 'cursor', message: 'Invalid or foreign cursor; omit it to start from the first page' },
+    ]);
   }
   return pos;
 }

@@ -1,0 +1,607 @@
+import { AppError } from '@flowgate/core';
+import { REDACTED } from '@flowgate/secrets';
+import { describe, expect, it } from 'vitest';
+import { CATALOG } from './catalog.js';
+import { handleMcpMessage, MAX_BATCH_SIZE, SUPPORTED_METHODS, toolsListCacheSize } from './dispatch.js';
+import { parseNarrowingHeaders } from './narrowing.js';
+import { adaptContentForVersion, parseErrorResult } from './protocol.js';
+import { callTool, makeCtx, rpc } from './test-support.js';
+
+const parse = (body: string | null) => JSON.parse(body as string);
+
+function narrow(headers: Parameters<typeof parseNarrowingHeaders>[0]) {
+  const r = parseNarrowingHeaders(headers);
+  if (!r.ok) throw new Error(r.error.message);
+  return r.narrowing;
+}
+
+describe('initialize', () => {
+  it.each(['2025-11-25', '2025-06-18', '2025-03-26'])('echoes the supported version %s', async (version) => {
+    const ctx = makeCtx({ protocolVersionHeader: null });
+    const { status, body } = await rpc(ctx, 'initialize', {
+      protocolVersion: version,
+      capabilities: {},
+      clientInfo: { name: 'c', version: '1' },
+    });
+    expect(status).toBe(200);
+    expect(body.result).toEqual({
+      protocolVersion: version,
+      capabilities: { tools: {}, resources: {}, prompts: {} },
+      serverInfo:
+        version === '2025-03-26'
+          ? { name: 'flowgate-workspace-mcp', version: '0.1.0' }
+          : { name: 'flowgate-workspace-mcp', title: 'Flowgate workspace MCP', version: '0.1.0' },
+      instructions: expect.stringContaining('flowgate://mcp-docs/overview'),
+    });
+    expect(body.result.instructions).toContain('ws-acme');
+  });
+
+  it.each([['2024-11-05'], ['2026-07-28'], [undefined], [42]])(
+    'answers the latest version when %s is requested',
+    async (requested) => {
+      const { body } = await rpc(
+        makeCtx(),
+        'initialize',
+        requested === undefined ? {} : { protocolVersion: requested },
+      );
+      expect(body.result.protocolVersion).toBe('2025-11-25');
+    },
+  );
+
+  it('is exempt from MCP-Protocol-Version validation and reports the client to the gateway', async () => {
+    const seen: unknown[] = [];
+    const ctx = makeCtx({
+      protocolVersionHeader: '1999-01-01',
+      serverVersion: '9.9.9',
+      onInitialize: (i) => seen.push(i),
+    });
+    const { status, body } = await rpc(ctx, 'initialize', {
+      protocolVersion: '2025-06-18',
+      clientInfo: { name: 'codex', version: '0.50' },
+    });
+    expect(status).toBe(200);
+    expect(body.result.serverInfo.version).toBe('9.9.9');
+    expect(seen).toEqual([
+      {
+        clientInfo: { name: 'codex', version: '0.50' },
+        requestedVersion: '2025-06-18',
+        negotiatedVersion: '2025-06-18',
+      },
+    ]);
+  });
+
+  it('advertises no listChanged and no subscribe', async () => {
+    const { body } = await rpc(makeCtx(), 'initialize', { protocolVersion: '2025-11-25' });
+    expect(JSON.stringify(body.result.capabilities)).not.toMatch(/listChanged|subscribe/);
+  });
+});
+
+describe('protocol version header', () => {
+  it('rejects an unsupported MCP-Protocol-Version with HTTP 400', async () => {
+    const res = await handleMcpMessage(
+      { jsonrpc: '2.0', id: 7, method: 'ping' },
+      makeCtx({ protocolVersionHeader: '2024-11-05' }),
+    );
+    expect(res.status).toBe(400);
+    expect(parse(res.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: {
+        code: -32600,
+        message: expect.stringContaining('Unsupported MCP-Protocol-Version "2024-11-05"'),
+        data: { supported: ['2025-11-25', '2025-06-18', '2025-03-26'] },
+      },
+    });
+  });
+
+  it('treats an absent header as 2025-03-26 and otherwise uses the header', async () => {
+    for (const [header, expected] of [
+      [null, '2025-03-26'],
+      ['', '2025-03-26'],
+      ['2025-06-18', '2025-06-18'],
+      [' 2025-11-25 ', '2025-11-25'],
+    ] as const) {
+      const { body } = await callTool(
+        makeCtx({ protocolVersionHeader: header }),
+        'get_workspace_context',
+        {},
+      );
+      expect(body.result.structuredContent.protocol.version).toBe(expected);
+    }
+  });
+});
+
+describe('server/discover probe', () => {
+  it('answers 400 with an error code outside -32020..-32022 so dual-era clients fall back', async () => {
+    for (const header of ['2026-07-28', null]) {
+      const res = await handleMcpMessage(
+        { jsonrpc: '2.0', id: 'd1', method: 'server/discover', params: {} },
+        makeCtx({ protocolVersionHeader: header }),
+      );
+      expect(res.status).toBe(400);
+      const body = parse(res.body);
+      expect(body.id).toBe('d1');
+      expect(body.error.code).toBe(-32601);
+      expect([-32020, -32021, -32022]).not.toContain(body.error.code);
+      expect(body.error.message).toContain('2026-07-28');
+      expect(body.error.message).toContain('initialize');
+    }
+  });
+});
+
+describe('JSON-RPC envelope', () => {
+  it('answers a parse error with -32700 and HTTP 400', () => {
+    const res = parseErrorResult();
+    expect(res.status).toBe(400);
+    expect(parse(res.body)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: 'Parse error: body is not valid JSON' },
+    });
+  });
+
+  it.each([
+    ['a string', 'hello', null],
+    ['null', null, null],
+    ['a number', 5, null],
+    ['a wrong jsonrpc version', { jsonrpc: '1.0', id: 3, method: 'ping' }, 3],
+    ['a missing jsonrpc', { id: 3, method: 'ping' }, 3],
+    ['a null id', { jsonrpc: '2.0', id: null, method: 'ping' }, null],
+    ['an object id', { jsonrpc: '2.0', id: { a: 1 }, method: 'ping' }, null],
+    ['a boolean id', { jsonrpc: '2.0', id: true, method: 'ping' }, null],
+    ['a missing method', { jsonrpc: '2.0', id: 4 }, 4],
+    ['a numeric method', { jsonrpc: '2.0', id: 4, method: 12 }, 4],
+    ['an empty method', { jsonrpc: '2.0', id: 4, method: '' }, 4],
+  ])('rejects %s with -32600 and HTTP 400', async (_what, message, id) => {
+    const res = await handleMcpMessage(message, makeCtx());
+    expect(res.status).toBe(400);
+    const body = parse(res.body);
+    expect(body.id).toBe(id);
+    expect(body.error.code).toBe(-32600);
+  });
+
+  it('answers params that are not an object with -32602', async () => {
+    const res = await handleMcpMessage(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: [1, 2] },
+      makeCtx(),
+    );
+    expect(res.status).toBe(200);
+    expect(parse(res.body).error).toEqual({
+      code: -32602,
+      message: 'Invalid params: params must be an object',
+    });
+  });
+
+  it('answers notifications and client responses with 202 and no body', async () => {
+    const ctx = makeCtx();
+    expect(await handleMcpMessage({ jsonrpc: '2.0', method: 'notifications/initialized' }, ctx)).toEqual({
+      status: 202,
+      body: null,
+    });
+    expect(
+      await handleMcpMessage(
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+        ctx,
+      ),
+    ).toEqual({ status: 202, body: null });
+    expect(await handleMcpMessage({ jsonrpc: '2.0', id: 9, result: {} }, ctx)).toEqual({
+      status: 202,
+      body: null,
+    });
+    expect(await handleMcpMessage({ jsonrpc: '2.0', id: 9, error: { code: 1, message: 'x' } }, ctx)).toEqual({
+      status: 202,
+      body: null,
+    });
+    // A notification never runs a method (no audit, no services).
+    expect(
+      await handleMcpMessage(
+        { jsonrpc: '2.0', method: 'tools/call', params: { name: 'send_feedback' } },
+        ctx,
+      ),
+    ).toEqual({ status: 202, body: null });
+    expect(ctx.audits).toEqual([]);
+  });
+
+  it('answers unknown methods with -32601 and HTTP 200', async () => {
+    for (const method of ['tools/delete', 'logging/setLevel', 'completion/complete', 'resources/subscribe']) {
+      const { status, body } = await rpc(makeCtx(), method, {});
+      expect(status).toBe(200);
+      expect(body.error).toEqual({ code: -32601, message: `Method not found: ${method}` });
+    }
+  });
+
+  it('answers ping with an empty object and accepts string ids', async () => {
+    const res = await handleMcpMessage({ jsonrpc: '2.0', id: 'abc', method: 'ping' }, makeCtx());
+    expect(parse(res.body)).toEqual({ jsonrpc: '2.0', id: 'abc', result: {} });
+  });
+
+  it('serves the methods the spec lists', () => {
+    expect([...SUPPORTED_METHODS].sort()).toEqual(
+      [
+        'initialize',
+        'ping',
+        'prompts/get',
+        'prompts/list',
+        'resources/list',
+        'resources/read',
+        'resources/templates/list',
+        'tools/call',
+        'tools/list',
+      ].sort(),
+    );
+  });
+});
+
+describe('batches', () => {
+  const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+
+  it('are served under 2025-03-26 (explicit or assumed)', async () => {
+    for (const header of [null, '2025-03-26']) {
+      const res = await handleMcpMessage(
+        [ping(1), { jsonrpc: '2.0', method: 'notifications/initialized' }, ping(2)],
+        makeCtx({ protocolVersionHeader: header }),
+      );
+      expect(res.status).toBe(200);
+      expect(parse(res.body)).toEqual([
+        { jsonrpc: '2.0', id: 1, result: {} },
+        { jsonrpc: '2.0', id: 2, result: {} },
+      ]);
+    }
+  });
+
+  it('are refused under later versions with -32600 and HTTP 400', async () => {
+    for (const header of ['2025-06-18', '2025-11-25']) {
+      const res = await handleMcpMessage([ping(1)], makeCtx({ protocolVersionHeader: header }));
+      expect(res.status).toBe(400);
+      expect(parse(res.body)).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: `JSON-RPC batches are not supported in protocol version ${header} (only 2025-03-26)`,
+        },
+      });
+    }
+  });
+
+  it('answers each bad element in place and refuses initialize inside a batch', async () => {
+    const res = await handleMcpMessage(
+      [
+        ping(1),
+        { jsonrpc: '1.0', id: 2, method: 'ping' },
+        { jsonrpc: '2.0', id: 3, method: 'initialize', params: {} },
+        { jsonrpc: '2.0', id: 4, method: 'nope' },
+      ],
+      makeCtx({ protocolVersionHeader: null }),
+    );
+    expect(res.status).toBe(200);
+    expect(
+      parse(res.body).map((r: { id: unknown; error?: { code: number } }) => [r.id, r.error?.code ?? 'ok']),
+    ).toEqual([
+      [1, 'ok'],
+      [2, -32600],
+      [3, -32600],
+      [4, -32601],
+    ]);
+  });
+
+  it('answers an all-notification batch with 202, and refuses empty or oversized batches', async () => {
+    const ctx = makeCtx({ protocolVersionHeader: null });
+    expect(await handleMcpMessage([{ jsonrpc: '2.0', method: 'notifications/initialized' }], ctx)).toEqual({
+      status: 202,
+      body: null,
+    });
+    const empty = await handleMcpMessage([], ctx);
+    expect(empty.status).toBe(400);
+    expect(parse(empty.body).error.code).toBe(-32600);
+    const big = await handleMcpMessage(
+      Array.from({ length: MAX_BATCH_SIZE + 1 }, (_, i) => ping(i)),
+      ctx,
+    );
+    expect(big.status).toBe(400);
+    expect(parse(big.body).error.message).toContain('too large');
+  });
+
+  it('validate an unsupported version header before anything else', async () => {
+    const res = await handleMcpMessage([ping(1)], makeCtx({ protocolVersionHeader: 'garbage' }));
+    expect(res.status).toBe(400);
+    expect(parse(res.body).error.message).toContain('Unsupported MCP-Protocol-Version');
+  });
+});
+
+describe('tools/list', () => {
+  it('lists the visible catalog descriptors', async () => {
+    const { body } = await rpc(makeCtx(), 'tools/list');
+    expect(body.result).toEqual({ tools: CATALOG.map((t) => JSON.parse(JSON.stringify(t.descriptor))) });
+  });
+
+  it('serialises once per distinct visible set', async () => {
+    const a = makeCtx();
+    await rpc(a, 'tools/list');
+    const size = toolsListCacheSize();
+    for (let i = 0; i < 5; i++) await rpc(makeCtx(), 'tools/list');
+    expect(toolsListCacheSize()).toBe(size);
+    const { body } = await rpc(makeCtx({ narrowing: narrow({ toolsets: 'feedback' }) }), 'tools/list');
+    expect(body.result.tools.map((t: { name: string }) => t.name)).toEqual(['send_feedback']);
+    expect(toolsListCacheSize()).toBeGreaterThanOrEqual(size);
+    expect(toolsListCacheSize()).toBeLessThanOrEqual(size + 1);
+  });
+
+  it('narrows further with params and rejects unknown names there with -32602', async () => {
+    const ok = await rpc(makeCtx(), 'tools/list', { toolsets: ['setup'], excludeTools: 'check_connections' });
+    expect(ok.body.result.tools.map((t: { name: string }) => t.name)).toEqual(['list_connections']);
+    const bad = await rpc(makeCtx(), 'tools/list', { tools: ['call_flow_tool'] });
+    expect(bad.status).toBe(200);
+    expect(bad.body.error).toEqual({
+      code: -32602,
+      message: expect.stringContaining('tools: unknown "call_flow_tool"'),
+      data: {
+        unknown: ['call_flow_tool'],
+        valid: ['get_workspace_context', 'list_connections', 'check_connections', 'send_feedback'],
+      },
+    });
+  });
+
+  it('rejects a cursor it never issued', async () => {
+    const { body } = await rpc(makeCtx(), 'tools/list', { cursor: 'bm9wZQ.AAAAAAAAAAAAAAAAAAAAAA' });
+    expect(body.error).toEqual({ code: -32602, message: 'Invalid cursor' });
+  });
+});
+
+describe('tools/call', () => {
+  it('answers an unknown tool (including unserved spec tools) with -32602', async () => {
+    const ctx = makeCtx();
+    const { status, body } = await callTool(ctx, 'call_flow_tool', {});
+    expect(status).toBe(200);
+    expect(body.error).toEqual({
+      code: -32602,
+      message: 'Unknown tool: call_flow_tool',
+      data: { tool: 'call_flow_tool' },
+    });
+    expect(ctx.audits[0]).toMatchObject({
+      kind: 'tools/call',
+      action: 'call_flow_tool',
+      outcome: 'error',
+      errorCode: 'unknown_tool',
+    });
+  });
+
+  it('answers a missing or non-string name with -32602', async () => {
+    for (const params of [{}, { name: 3 }, { name: '' }]) {
+      const { body } = await rpc(makeCtx(), 'tools/call', params);
+      expect(body.error).toEqual({ code: -32602, message: 'params.name must be a tool name' });
+    }
+  });
+
+  it('returns the spec 4 tool result for a hidden tool', async () => {
+    const ctx = makeCtx({
+      capabilities: new Set(['feedback.send']),
+      narrowing: narrow({ toolsets: 'context,feedback' }),
+    });
+    const { status, body } = await callTool(ctx, 'list_connections', { limit: 5 });
+    expect(status).toBe(200);
+    const message =
+      'list_connections is not available: the token lacks connections.read (grant it to the principal); ' +
+      'X-MCP-Toolsets (context, feedback) includes none of its toolsets (read, setup). ' +
+      'See structuredContent.details.blockers; read flowgate://mcp-docs/tool-safety.';
+    expect(body.result).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: message }],
+      structuredContent: {
+        error: { code: 'tool_blocked', message },
+        details: {
+          tool: 'list_connections',
+          blockers: [
+            { reason: 'missing_service_account_capabilities', missingCapabilities: ['connections.read'] },
+            {
+              reason: 'toolset_policy',
+              toolToolsets: ['read', 'setup'],
+              activeToolsets: ['context', 'feedback'],
+            },
+          ],
+        },
+      },
+    });
+    expect(ctx.services.calls).toEqual([]);
+    expect(ctx.audits).toEqual([
+      expect.objectContaining({
+        outcome: 'blocked',
+        errorCode: 'tool_blocked',
+        blockers: body.result.structuredContent.details.blockers,
+      }),
+    ]);
+  });
+
+  it('returns invalid_arguments with issues when the schema rejects the arguments', async () => {
+    const ctx = makeCtx();
+    const { body } = await callTool(ctx, 'list_connections', { limit: 1000, extra: true });
+    expect(body.result).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: expect.stringMatching(/^Invalid arguments for list_connections: /) }],
+      structuredContent: {
+        error: { code: 'invalid_arguments', message: body.result.content[0].text },
+        details: {
+          issues: [
+            { path: 'limit', message: expect.stringContaining('100') },
+            { path: '(root)', message: 'Unrecognized key: "extra"' },
+          ],
+        },
+      },
+    });
+    expect(ctx.services.calls).toEqual([]);
+    expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'invalid_arguments' });
+  });
+
+  it('treats non-object arguments as invalid arguments and absent arguments as {}', async () => {
+    const bad = await callTool(makeCtx(), 'get_workspace_context', [1]);
+    expect(bad.body.result.structuredContent.error.code).toBe('invalid_arguments');
+    const none = await callTool(makeCtx(), 'get_workspace_context');
+    expect(none.body.result.isError).toBeUndefined();
+  });
+
+  it('returns structuredContent plus the same JSON as text on success', async () => {
+    const { body } = await callTool(makeCtx(), 'send_feedback', {
+      summary: 'Docs unclear',
+      details: 'The overview skips pagination.',
+      area: 'docs',
+    });
+    expect(body.result.isError).toBeUndefined();
+    expect(body.result.structuredContent).toEqual({
+      feedbackId: 'fb_1',
+      receivedAt: '2026-11-20T10:00:00.000Z',
+      redacted: false,
+    });
+    expect(body.result.content).toEqual([
+      { type: 'text', text: JSON.stringify(body.result.structuredContent) },
+    ]);
+  });
+
+  it('turns an AppError from the services into an isError result with its code', async () => {
+    const ctx = makeCtx();
+    const { body } = await callTool(ctx, 'send_feedback', {
+      summary: 'explode',
+      details: 'x',
+      area: 'other',
+    });
+    expect(body.result).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'Feedback storage is unavailable, try again later' }],
+      structuredContent: {
+        error: { code: 'unavailable', message: 'Feedback storage is unavailable, try again later' },
+      },
+    });
+    expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'unavailable' });
+  });
+
+  it('keeps AppError issues as details', async () => {
+    const ctx = makeCtx();
+    ctx.services.sendFeedback = async () => {
+      throw new AppError('validation_failed', 'Bad link', [
+        { path: 'resource_uri', message: 'unknown resource' },
+      ]);
+    };
+    const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details: 'd', area: 'mcp' });
+    expect(body.result.structuredContent).toEqual({
+      error: { code: 'validation_failed', message: 'Bad link' },
+      details: { issues: [{ path: 'resource_uri', message: 'unknown resource' }] },
+    });
+  });
+
+  it('answers unexpected failures with a generic -32603 and hands the error to the gateway', async () => {
+    const ctx = makeCtx();
+    const boom = new Error('db exploded at /srv/secret/path');
+    ctx.services.listConnections = async () => {
+      throw boom;
+    };
+    const res = await handleMcpMessage(
+      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'list_connections', arguments: {} } },
+      ctx,
+    );
+    expect(res.status).toBe(200);
+    expect(parse(res.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 5,
+      error: { code: -32603, message: 'Internal error' },
+    });
+    expect(res.body).not.toContain('exploded');
+    expect(ctx.errors).toEqual([boom]);
+    expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'internal_error' });
+  });
+
+  it('never sends structuredContent that breaks the output schema', async () => {
+    const ctx = makeCtx();
+    ctx.services.sendFeedback = async () => ({ feedbackId: 7 as unknown as string, createdAt: 'now' });
+    const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details: 'd', area: 'mcp' });
+    expect(body.error).toEqual({ code: -32603, message: 'Internal error' });
+    expect(ctx.errors).toHaveLength(1);
+  });
+});
+
+describe('audit hook', () => {
+  it('receives redacted arguments, the reason and the client, for every call', async () => {
+    const ctx = makeCtx({ clientInfo: { name: 'claude-code', version: '2.1' } });
+    const args = {
+      summary: 'Leaked',
+      details: 'my token is Bearer abcdefghijklmnop',
+      area: 'setup',
+      context: { token: 'tok-123456', step: 'init' },
+    };
+    await callTool(ctx, 'send_feedback', args, { reason: 'user asked to report the setup issue' });
+    expect(ctx.audits).toEqual([
+      {
+        kind: 'tools/call',
+        action: 'send_feedback',
+        arguments: {
+          summary: 'Leaked',
+          details: `my token is ${REDACTED}`,
+          area: 'setup',
+          context: { token: REDACTED, step: 'init' },
+        },
+        outcome: 'ok',
+        errorCode: null,
+        blockers: null,
+        reason: 'user asked to report the setup issue',
+        durationMs: expect.any(Number),
+        resourceUris: [],
+        runId: null,
+        clientName: 'claude-code',
+        clientVersion: '2.1',
+        protocolVersion: '2025-11-25',
+      },
+    ]);
+    expect(JSON.stringify(ctx.audits)).not.toContain('tok-123456');
+    expect(JSON.stringify(ctx.audits)).not.toContain('abcdefghijklmnop');
+  });
+
+  it('redacts the reason and bounds it', async () => {
+    const ctx = makeCtx();
+    await callTool(
+      ctx,
+      'get_workspace_context',
+      {},
+      { reason: `because fgk_abc_${'x'.repeat(40)} ${'y'.repeat(600)}` },
+    );
+    const reason = ctx.audits[0]?.reason as string;
+    expect(reason).toContain(REDACTED);
+    expect(reason.length).toBeLessThanOrEqual(520);
+  });
+
+  it('does not fail the call when the sink throws', async () => {
+    const ctx = makeCtx({
+      audit: () => {
+        throw new Error('queue full');
+      },
+    });
+    const { body } = await callTool(ctx, 'get_workspace_context', {});
+    expect(body.result.structuredContent.workspace.id).toBe('ws-acme');
+    expect(ctx.errors).toHaveLength(1);
+  });
+});
+
+describe('resource links', () => {
+  const blocks = [
+    { type: 'text' as const, text: 'Run started' },
+    {
+      type: 'resource_link' as const,
+      uri: 'flowgate://runs/run_1',
+      name: 'run_1',
+      title: 'Run run_1',
+      mimeType: 'application/json',
+    },
+  ];
+
+  it('are kept for 2025-06-18 and later', () => {
+    expect(adaptContentForVersion(blocks, '2025-06-18')).toEqual(blocks);
+    expect(adaptContentForVersion(blocks, '2025-11-25')).toEqual(blocks);
+  });
+
+  it('become text naming the URI for 2025-03-26 clients', () => {
+    expect(adaptContentForVersion(blocks, '2025-03-26')).toEqual([
+      { type: 'text', text: 'Run started' },
+      {
+        type: 'text',
+        text: 'Resource: Run run_1 (application/json). Read it with resources/read uri=flowgate://runs/run_1',
+      },
+    ]);
+  });
+});

@@ -1,0 +1,282 @@
+import type { Capability } from '@flowgate/auth';
+import { describe, expect, it } from 'vitest';
+import { CATALOG, TOOL_NAMES } from './catalog.js';
+import { DOCS_LAST_MODIFIED, renderAllDocs, renderDoc } from './docs/index.js';
+import { AVAILABLE_PROMPTS, isPromptAvailable, PROMPTS } from './prompts.js';
+import { compileUriTemplate, RESOURCE_TEMPLATES } from './resource-catalog.js';
+import { callTool, makeCtx, rpc } from './test-support.js';
+
+const DOC_URIS = [
+  'flowgate://mcp-docs/overview',
+  'flowgate://mcp-docs/client-setup',
+  'flowgate://mcp-docs/flow-authoring',
+  'flowgate://mcp-docs/tool-safety',
+];
+
+describe('resources/list', () => {
+  it('lists the workspace context and the four docs with annotations', async () => {
+    const { body } = await rpc(makeCtx(), 'resources/list');
+    expect(body.result.nextCursor).toBeUndefined();
+    const resources = body.result.resources;
+    expect(resources.map((r: { uri: string }) => r.uri)).toEqual([
+      'flowgate://workspaces/ws-acme/mcp',
+      ...DOC_URIS,
+    ]);
+    expect(resources[0]).toEqual({
+      uri: 'flowgate://workspaces/ws-acme/mcp',
+      name: 'workspace-mcp-context',
+      title: 'Workspace MCP context',
+      description: expect.any(String),
+      mimeType: 'application/json',
+      annotations: {
+        audience: ['assistant'],
+        priority: 0.9,
+        lastModified: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    });
+    expect(resources[1]).toEqual({
+      uri: 'flowgate://mcp-docs/overview',
+      name: 'mcp-docs-overview',
+      title: 'Flowgate MCP overview',
+      description: expect.any(String),
+      mimeType: 'text/markdown',
+      annotations: { audience: ['assistant', 'user'], priority: 1, lastModified: DOCS_LAST_MODIFIED },
+    });
+  });
+
+  it('omits lastModified for 2025-03-26 clients', async () => {
+    const { body } = await rpc(makeCtx({ protocolVersionHeader: '2025-03-26' }), 'resources/list');
+    for (const r of body.result.resources) expect(r.annotations.lastModified).toBeUndefined();
+  });
+
+  it('needs no capability for the docs', async () => {
+    const { body } = await rpc(makeCtx({ capabilities: new Set<Capability>() }), 'resources/list');
+    expect(body.result.resources).toHaveLength(5);
+  });
+
+  it('rejects an invalid cursor with -32602', async () => {
+    const { body } = await rpc(makeCtx(), 'resources/list', { cursor: 'garbage' });
+    expect(body.error).toEqual({ code: -32602, message: 'Invalid cursor' });
+    const templates = await rpc(makeCtx(), 'resources/templates/list', { cursor: 42 });
+    expect(templates.body.error?.code).toBe(-32602);
+    const prompts = await rpc(makeCtx(), 'prompts/list', { cursor: '' });
+    expect(prompts.body.error?.code).toBe(-32602);
+  });
+});
+
+describe('resources/templates/list', () => {
+  it('lists only the docs template for now', async () => {
+    const { body } = await rpc(makeCtx(), 'resources/templates/list');
+    expect(body.result).toEqual({
+      resourceTemplates: [
+        {
+          uriTemplate: 'flowgate://mcp-docs/{doc_id}',
+          name: 'mcp-doc',
+          title: 'Flowgate MCP doc',
+          description: 'One curated MCP doc by id: overview, client-setup, flow-authoring, tool-safety.',
+          mimeType: 'text/markdown',
+          annotations: { audience: ['assistant', 'user'], priority: 0.6 },
+        },
+      ],
+    });
+  });
+
+  it('matches variables that never span a slash', () => {
+    const match = compileUriTemplate('flowgate://flows/{slug}/versions/{version}/definition');
+    expect(match('flowgate://flows/enrich/versions/3/definition')).toEqual({ slug: 'enrich', version: '3' });
+    expect(match('flowgate://flows/a/b/versions/3/definition')).toBeNull();
+    expect(match('flowgate://flows/%E0%A4%A/versions/3/definition')).toBeNull();
+    expect(compileUriTemplate('flowgate://mcp-docs/{doc_id}')('flowgate://mcp-docs/a.b')).toEqual({
+      doc_id: 'a.b',
+    });
+  });
+});
+
+describe('resources/read', () => {
+  it('reads every doc as markdown, by direct URI and through the template', async () => {
+    const ctx = makeCtx();
+    for (const uri of DOC_URIS) {
+      const { body } = await rpc(ctx, 'resources/read', { uri });
+      expect(body.result.contents).toEqual([
+        { uri, mimeType: 'text/markdown', text: expect.stringMatching(/^# /) },
+      ]);
+    }
+    expect(ctx.audits.map((a) => [a.kind, a.action, a.outcome, a.resourceUris])).toEqual(
+      DOC_URIS.map((u) => ['resources/read', u, 'ok', [u]]),
+    );
+  });
+
+  it('reads the workspace context as the same JSON get_workspace_context returns', async () => {
+    const ctx = makeCtx();
+    const { body } = await rpc(ctx, 'resources/read', { uri: 'flowgate://workspaces/ws-acme/mcp' });
+    const [content] = body.result.contents;
+    expect(content.mimeType).toBe('application/json');
+    const tool = await callTool(ctx, 'get_workspace_context', {});
+    expect(JSON.parse(content.text)).toEqual(tool.body.result.structuredContent);
+  });
+
+  it.each([
+    'flowgate://workspaces/ws-other/mcp',
+    'flowgate://mcp-docs/secrets',
+    'flowgate://mcp-docs/',
+    'flowgate://runs/run_1',
+    'flowgate://flows/enrich',
+    'https://example.com/',
+  ])('answers %s as not found with -32602 and data.uri', async (uri) => {
+    const ctx = makeCtx();
+    const { status, body } = await rpc(ctx, 'resources/read', { uri });
+    expect(status).toBe(200);
+    expect(body.error).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });
+    expect(ctx.audits[0]).toMatchObject({ kind: 'resources/read', outcome: 'error', errorCode: 'not_found' });
+  });
+
+  it('requires a bounded string uri', async () => {
+    for (const params of [{}, { uri: 5 }, { uri: '' }, { uri: `flowgate://${'x'.repeat(2100)}` }]) {
+      const { body } = await rpc(makeCtx(), 'resources/read', params);
+      expect(body.error?.code).toBe(-32602);
+    }
+  });
+});
+
+describe('docs', () => {
+  const docs = renderAllDocs({ publicBaseUrl: 'https://flowgate.test', workspaceId: 'ws-acme' });
+
+  it('tabulate every served tool from the catalog', () => {
+    for (const tool of CATALOG) {
+      expect(docs.overview).toContain(`| \`${tool.name}\` | ${tool.toolsets.join(', ')} |`);
+      expect(docs['tool-safety']).toContain(`| \`${tool.name}\` |`);
+    }
+    expect(docs.overview).not.toContain('`call_flow_tool` |');
+  });
+
+  it('explain discovery, narrowing, blockers, pagination and errors', () => {
+    for (const topic of [
+      '## First steps',
+      '## Narrowing',
+      'X-MCP-Exclude-Tools',
+      '## Blockers',
+      'workspace_disabled_tool',
+      '## Pagination',
+      '## Errors',
+      '-32602',
+      'invalid_narrowing',
+    ]) {
+      expect(docs.overview).toContain(topic);
+    }
+  });
+
+  it('give setup snippets for all twelve clients and the stdio bridge, with the reader URL and workspace', () => {
+    const setup = docs['client-setup'];
+    for (const client of [
+      'Codex',
+      'Claude Code',
+      'Cursor',
+      'Windsurf',
+      'VS Code',
+      'Cline',
+      'Roo Code',
+      'Continue',
+      'Gemini CLI',
+      'opencode',
+      'Goose',
+      'Zed',
+    ]) {
+      expect(setup).toContain(`## ${client}`);
+    }
+    expect(setup).toContain('https://flowgate.test/api/workspaces/ws-acme/mcp');
+    expect(setup).toContain('flowgate mcp stdio --workspace-id ws-acme --token-env-var FLOWGATE_MCP_TOKEN');
+    expect(setup).toContain('bearer_token_env_var = "FLOWGATE_MCP_TOKEN"');
+    // Each client's own variable syntax (literal text, not templates).
+    expect(setup).toContain(`$${'{'}input:flowgate_mcp_token}`);
+    expect(setup).toContain(`$${'{'}env:FLOWGATE_MCP_TOKEN}`);
+    expect(setup).toContain(`$${'{'}{ secrets.FLOWGATE_MCP_TOKEN }}`);
+    expect(setup).toContain('{env:FLOWGATE_MCP_TOKEN}');
+    expect(setup).not.toMatch(/fgk_[A-Za-z0-9]+_[A-Za-z0-9]{16,}/);
+  });
+
+  it('have valid JSON in every json snippet', () => {
+    for (const [id, text] of Object.entries(docs)) {
+      const snippets = [...text.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+      for (const s of snippets) expect(() => JSON.parse(s), `${id}: ${s}`).not.toThrow();
+    }
+  });
+
+  it('render placeholders without a workspace and reuse rendered text', () => {
+    const generic = renderDoc('overview', { publicBaseUrl: 'https://x.test', workspaceId: null });
+    expect(generic).toContain('https://x.test/api/workspaces/{workspace_id}/mcp');
+    expect(renderDoc('overview', { publicBaseUrl: 'https://x.test', workspaceId: null })).toBe(generic);
+  });
+
+  it('say that authoring tools are not served yet', () => {
+    expect(docs['flow-authoring']).toContain('does not serve the authoring and release tools yet');
+  });
+});
+
+describe('prompts', () => {
+  it('lists none while the tools they rely on are not served', async () => {
+    expect(AVAILABLE_PROMPTS).toEqual([]);
+    const { body } = await rpc(makeCtx(), 'prompts/list');
+    expect(body.result).toEqual({ prompts: [] });
+  });
+
+  it('answers prompts/get for an unlisted prompt with -32602', async () => {
+    const ctx = makeCtx();
+    const { body } = await rpc(ctx, 'prompts/get', {
+      name: 'debug_failed_run',
+      arguments: { run_id: 'run_1' },
+    });
+    expect(body.error).toEqual({ code: -32602, message: 'Unknown prompt: debug_failed_run' });
+    expect(ctx.audits[0]).toMatchObject({
+      kind: 'prompts/get',
+      action: 'debug_failed_run',
+      outcome: 'error',
+    });
+    const missing = await rpc(ctx, 'prompts/get', {});
+    expect(missing.body.error?.code).toBe(-32602);
+  });
+
+  it('become available exactly when every tool and template they use exists', () => {
+    const allTools = new Set([
+      ...TOOL_NAMES,
+      'search_flows',
+      'get_step_reference',
+      'validate_flow_definition',
+      'create_flow_draft',
+      'check_flow_readiness',
+      'get_flow_definition',
+      'release_flow',
+      'get_run_status',
+      'inspect_run_step',
+    ]);
+    const allTemplates = new Set([
+      ...RESOURCE_TEMPLATES.map((t) => t.uriTemplate),
+      'flowgate://flows/{slug}',
+      'flowgate://runs/{run_id}',
+      'flowgate://runs/{run_id}/events',
+    ]);
+    for (const p of PROMPTS) {
+      expect(isPromptAvailable(p, allTools, allTemplates)).toBe(true);
+      expect(isPromptAvailable(p)).toBe(false);
+      const without = new Set([...allTools].filter((t) => t !== p.usesTools[0]));
+      expect(isPromptAvailable(p, without, allTemplates)).toBe(false);
+    }
+  });
+
+  it('render workflows that name their tools and arguments', () => {
+    const byName = Object.fromEntries(PROMPTS.map((p) => [p.name, p]));
+    expect(Object.keys(byName).sort()).toEqual([
+      'create_flow_from_goal',
+      'debug_failed_run',
+      'publish_flow_safely',
+      'review_flow_definition',
+    ]);
+    expect(byName.debug_failed_run?.capabilities).toEqual(['runs.read']);
+    expect(byName.create_flow_from_goal?.capabilities).toEqual(['flows.read', 'flows.manage']);
+    for (const p of PROMPTS) {
+      const args = Object.fromEntries(p.arguments.map((a) => [a.name, `${a.name}-value`]));
+      const text = p.render(args);
+      for (const t of p.usesTools) expect(text, `${p.name} mentions ${t}`).toContain(t);
+      for (const a of p.arguments.filter((x) => x.required)) expect(text).toContain(`${a.name}-value`);
+    }
+  });
+});
