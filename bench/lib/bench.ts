@@ -1,0 +1,22 @@
+import type { Check } from './report.js';
+
+export interface BenchOptions {
+  /** Interleaved rounds per contender. */
+  rounds: number;
+  /** Seconds per measured run. */
+  durationS: number;
+  /** Seconds of warm-up per contender before the rounds. */
+  warmupS: number;
+  connections: number;
+  /** Requests for the memory-flatness run. */
+  rssRequests: number;
+  /** Also profile the candidate with `--cpu-prof` and print its top frames. */
+  profile: boolean;
+  profileDurationS: number;
+}
+
+export interface Benchmark {
+  name: string;
+  description: string;
+  run(options: BenchOptions): Promise<Check[]>;
+}

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ChildHandle, spawnTsx } from './proc.js';
+
+export const MCP_PROTOCOL_VERSION = '2025-11-25';
+
+export interface GatewayChild {
+  child: ChildHandle;
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  url: string;
+  adminToken: string;
+  dataDir: string;
+  /** Admin API call with the operator token; throws unless the status is `expect`. */
+  admin(method: string, path: string, body: unknown, expect: number): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+export interface GatewayChildOptions {
+  label?: string;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+}
+
+/** The real gateway in a child process over the embedded database in a fresh temp dir, loopback only. */
+export async function startGatewayChild(options: GatewayChildOptions = {}): Promise<GatewayChild> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'flowgate-bench-'));
+  const adminToken = `bench-${randomBytes(24).toString('hex')}`;
+  let child: ChildHandle;
+  try {
+    child = await spawnTsx({
+      label: options.label ?? 'gateway',
+      script: 'bench/servers/gateway.ts',
+      nodeArgs: options.nodeArgs ?? [],
+      env: {
+        FLOWGATE_HOST: '127.0.0.1',
+        FLOWGATE_PORT: '0',
+        FLOWGATE_DATA_DIR: dataDir,
+        FLOWGATE_ADMIN_TOKEN: adminToken,
+        FLOWGATE_LOG_LEVEL: 'warn',
+        FLOWGATE_WORKER: 'false',
+        ...options.env,
+      },
+      readyTimeoutMs: 120_000,
+    });
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const url = String(child.ready.url);
+  return {
+    child,
+    url,
+    adminToken,
+    dataDir,
+    async admin(method, path, body, expect) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      if (res.status !== expect)
+        throw new Error(`${method} ${path}: expected ${expect}, got ${res.status}: ${text}`);
+      return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    },
+    async stop() {
+      await child.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates a workspace and a service account with `capabilities`, and returns a fresh API key for it. */
+export async function seedWorkspace(
+  gw: GatewayChild,
+  workspaceId: string,
+  capabilities: string[],
+): Promise<string> {
+  await gw.admin('POST', '/api/admin/workspaces', { id: workspaceId, name: workspaceId }, 201);
+  const sa = await gw.admin(
+    'POST',
+    `/api/workspaces/${workspaceId}/service-accounts`,
+    { name: 'bench-agent', capabilities },
+    201,
+  );
+  const created = await gw.admin(
+    'POST',
+    `/api/workspaces/${workspaceId}/service-accounts/${String(sa.serviceAccountId)}/keys`,
+    {},
+    201,
+  );
+  return (created.key as { apiKey: string }).apiKey;
+}
+
+export function mcpHeaders(token: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+  };
+}
+
+export function mcpUrl(gw: GatewayChild, workspaceId: string): string {
+  return `${gw.url}/api/workspaces/${workspaceId}/mcp`;
+}
+
+/** One JSON-RPC call over HTTP; returns status, raw text and parsed body so callers can check both. */
+export async function mcpCall(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; text: string; json: unknown; contentType: string | null }> {
+  const res = await fetch(url, { method: 'POST', headers, body });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json, contentType: res.headers.get('content-type') };
+}

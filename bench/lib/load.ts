@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ROOT, readCpuMs } from './proc.js';
+
+export const loadSpecSchema = z.object({
+  url: z.url(),
+  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('POST'),
+  headers: z.record(z.string(), z.string()).default({}),
+  body: z.string().optional(),
+  connections: z.number().int().positive().default(50),
+  pipelining: z.number().int().positive().default(1),
+  /** Fixed duration in seconds, unless `amount` is set. */
+  durationS: z.number().positive().default(5),
+  amount: z.number().int().positive().optional(),
+});
+
+export type LoadSpec = z.input<typeof loadSpecSchema>;
+
+export interface LoadResult {
+  requests: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationS: number;
+  /** Successful responses per second over the whole run. */
+  rps: number;
+  latencyMs: { p50: number; p99: number; mean: number; max: number };
+  bytesPerResponse: number;
+}
+
+export interface MeasuredLoad extends LoadResult {
+  /** CPU the server process spent per successful request (µs), when its pid was given. */
+  cpuUsPerReq?: number;
+}
+
+/**
+ * Runs autocannon in a separate process against `spec.url`. Any error or non-2xx answer fails the run: a
+ * benchmark of error responses measures the wrong thing. With `serverPid`, also reports the server's CPU time
+ * per request, a figure much less sensitive to the machine's drift than throughput.
+ */
+export async function runLoad(spec: LoadSpec, serverPid?: number): Promise<MeasuredLoad> {
+  const checked = loadSpecSchema.parse(spec);
+  const cpuBefore = serverPid !== undefined ? readCpuMs(serverPid) : 0;
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve(ROOT, 'bench/lib/load-child.ts'), JSON.stringify(checked)],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((res) => child.once('exit', res));
+  if (code !== 0) throw new Error(`load generator exited with ${code}: ${stderr.trim()}`);
+  const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as LoadResult;
+  if (result.errors > 0 || result.non2xx > 0 || result.ok === 0) {
+    throw new Error(
+      `load against ${checked.url} had ${result.non2xx} non-2xx answers and ${result.errors} errors (${result.timeouts} timeouts) in ${result.requests} requests`,
+    );
+  }
+  if (serverPid === undefined) return result;
+  return { ...result, cpuUsPerReq: ((readCpuMs(serverPid) - cpuBefore) * 1000) / result.ok };
+}

@@ -1,0 +1,135 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** Repository root; children run from here so `--import tsx` and workspace packages resolve. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Line a child prints on stdout once it is ready: `READY {json}`. */
+export const READY_PREFIX = 'READY ';
+
+export interface ChildHandle {
+  label: string;
+  pid: number;
+  /** The JSON the child printed with its READY line. */
+  ready: Record<string, unknown>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code (null when killed by a signal). */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+export interface SpawnOptions {
+  label: string;
+  /** Script path relative to the repository root (TypeScript, run through the tsx loader). */
+  script: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** Extra Node flags, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+  readyTimeoutMs?: number;
+}
+
+const live = new Set<ChildProcess>();
+let hooksInstalled = false;
+
+/** Children must never outlive the benchmark: kill whatever is left on any way out. */
+function installExitHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', () => {
+    for (const c of live) c.kill('SIGKILL');
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      for (const c of live) c.kill('SIGKILL');
+      process.exit(130);
+    });
+  }
+}
+
+/**
+ * Starts `node --import tsx <script>` directly (not through the tsx CLI, which would add a wrapper process),
+ * so `pid` is the process doing the work — what RSS and CPU sampling need. Other stdout/stderr lines are
+ * forwarded to our stderr with the label.
+ */
+export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
+  installExitHooks();
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', resolve(ROOT, options.script), ...(options.args ?? [])],
+    { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  live.add(child);
+  const exited = new Promise<number | null>((res) => {
+    child.once('exit', (code) => {
+      live.delete(child);
+      res(code);
+    });
+  });
+  const forward = (line: string) => process.stderr.write(`  [${options.label}] ${line}\n`);
+  createInterface({ input: child.stderr! }).on('line', forward);
+
+  return new Promise<ChildHandle>((resolveReady, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      child.kill('SIGKILL');
+      reject(new Error(`${options.label}: not ready within ${options.readyTimeoutMs ?? 60_000} ms`));
+    }, options.readyTimeoutMs ?? 60_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (settled || !line.startsWith(READY_PREFIX)) {
+        forward(line);
+        return;
+      }
+      settled = true;
+      clearTimeout(timer);
+      const handle: ChildHandle = {
+        label: options.label,
+        pid: child.pid!,
+        ready: JSON.parse(line.slice(READY_PREFIX.length)) as Record<string, unknown>,
+        async stop(graceMs = 10_000) {
+          if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+          child.kill('SIGTERM');
+          const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+          const code = await exited;
+          clearTimeout(t);
+          return code;
+        },
+      };
+      resolveReady(handle);
+    });
+    void exited.then((code) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new Error(`${options.label}: exited with code ${code} before it was ready`));
+    });
+  });
+}
+
+/** For child scripts: announce readiness with a JSON payload. */
+export function announceReady(payload: Record<string, unknown>): void {
+  process.stdout.write(`${READY_PREFIX}${JSON.stringify(payload)}\n`);
+}
+
+/** Resident set size of a process in kB, from /proc (Linux only). */
+export function readRssKb(pid: number): number {
+  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(m[1]);
+}
+
+let clockTicks: number | undefined;
+
+/** User + system CPU time a process has used, in ms, from /proc/<pid>/stat (fields 14 and 15). */
+export function readCpuMs(pid: number): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces; fields after it are split from the closing paren.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  return ((utime + stime) * 1000) / clockTicks;
+}

@@ -1,0 +1,105 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ROOT } from './proc.js';
+
+const profileSchema = z.object({
+  nodes: z.array(
+    z.object({
+      id: z.number(),
+      callFrame: z.object({ functionName: z.string(), url: z.string(), lineNumber: z.number() }),
+      children: z.array(z.number()).optional(),
+    }),
+  ),
+  samples: z.array(z.number()),
+  timeDeltas: z.array(z.number()),
+});
+
+export interface FrameCost {
+  frame: string;
+  ms: number;
+  share: number;
+}
+
+export interface ProfileSummary {
+  totalMs: number;
+  /** Time spent in the frame itself, by function. */
+  self: FrameCost[];
+  /** Time spent in the frame or anything it called, by function (recursion counted once per sample). */
+  inclusive: FrameCost[];
+  /** Self time grouped by where the code lives: a package, node internals, GC, idle. */
+  areas: FrameCost[];
+}
+
+function shortUrl(url: string): string {
+  if (!url) return '';
+  const pnpm = /node_modules\/\.pnpm\/[^/]+\/node_modules\/(.+)$/.exec(url);
+  if (pnpm) return pnpm[1]!;
+  return url.replace(`file://${ROOT}/`, '').replace(/^file:\/\//, '');
+}
+
+function area(functionName: string, url: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
+  if (url.startsWith('node:')) return 'node internals';
+  const pnpm = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pnpm) return pnpm[1]!;
+  const ws = /\/(packages|apps)\/([^/]+)\//.exec(url);
+  if (ws) return `@flowgate/${ws[2]}`;
+  return shortUrl(url);
+}
+
+/** Reads a `.cpuprofile` written by `node --cpu-prof` and ranks where the time went. */
+export function summariseProfile(file: string, top = 15): ProfileSummary {
+  const p = profileSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const key = (id: number) => {
+    const f = byId.get(id)!.callFrame;
+    const where = shortUrl(f.url);
+    return `${f.functionName || '(anonymous)'}${where ? ` ${where}:${f.lineNumber + 1}` : ''}`;
+  };
+  const self = new Map<string, number>();
+  const incl = new Map<string, number>();
+  const areas = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const dt = (p.timeDeltas[i] ?? 0) / 1000;
+    total += dt;
+    const f = byId.get(id)!.callFrame;
+    self.set(key(id), (self.get(key(id)) ?? 0) + dt);
+    const a = area(f.functionName, f.url);
+    areas.set(a, (areas.get(a) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const k = key(cur);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      incl.set(k, (incl.get(k) ?? 0) + dt);
+    }
+  });
+  const rank = (m: Map<string, number>, skip?: (k: string) => boolean) =>
+    [...m.entries()]
+      .filter(([k]) => !skip?.(k))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([frame, ms]) => ({ frame, ms, share: total ? ms / total : 0 }));
+  return {
+    totalMs: total,
+    self: rank(self),
+    // The root and the event-loop plumbing trivially include everything.
+    inclusive: rank(
+      incl,
+      (k) => k.startsWith('(root)') || k.startsWith('(program)') || k.startsWith('(idle)'),
+    ),
+    areas: rank(areas),
+  };
+}
+
+export function newestProfile(dir: string): string {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort();
+  if (!files.length) throw new Error(`no .cpuprofile in ${dir}`);
+  return join(dir, files[files.length - 1]!);
+}

@@ -1,0 +1,75 @@
+/**
+ * `pnpm bench [--only name] [--rounds n] [--duration s] [--profile] [--strict]`
+ * Runs every benchmark, each against a baseline measured in the same run, and prints figures, ratios and
+ * PASS/FAIL against the targets. Benchmarks inform rather than gate: exit 0 whatever the figures, unless
+ * --strict; a benchmark that cannot run at all (setup error, error responses under load) exits 1.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { Benchmark, BenchOptions } from './lib/bench.js';
+import { type Check, heading, log, printChecks } from './lib/report.js';
+import { toolsListBench } from './tools-list.js';
+
+const BENCHMARKS: Benchmark[] = [toolsListBench];
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string', multiple: true },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    'rss-requests': { type: 'string', default: '100000' },
+    profile: { type: 'boolean', default: false },
+    'profile-duration': { type: 'string', default: '8' },
+    strict: { type: 'boolean', default: false },
+    list: { type: 'boolean', default: false },
+  },
+  allowPositionals: false,
+});
+
+const num = (min: number, max: number) => z.coerce.number().min(min).max(max);
+const options: BenchOptions = {
+  rounds: num(1, 20).int().parse(values.rounds),
+  durationS: num(1, 60).parse(values.duration),
+  warmupS: num(0.5, 60).parse(values.warmup),
+  connections: num(1, 1000).int().parse(values.connections),
+  rssRequests: num(1000, 10_000_000).int().parse(values['rss-requests']),
+  profile: values.profile,
+  profileDurationS: num(1, 120).parse(values['profile-duration']),
+};
+
+if (values.list) {
+  for (const b of BENCHMARKS) log(`${b.name.padEnd(16)} ${b.description}`);
+  process.exit(0);
+}
+
+const selected = values.only ? BENCHMARKS.filter((b) => values.only!.includes(b.name)) : BENCHMARKS;
+const unknown = (values.only ?? []).filter((n) => !BENCHMARKS.some((b) => b.name === n));
+if (unknown.length) {
+  process.stderr.write(
+    `unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}\n`,
+  );
+  process.exit(2);
+}
+
+const started = Date.now();
+log(
+  `node ${process.version}, ${(await import('node:os')).cpus().length} CPUs; loopback only; figures are medians of interleaved rounds`,
+);
+const checks: Check[] = [];
+let broken = false;
+for (const b of selected) {
+  try {
+    checks.push(...(await b.run(options)));
+  } catch (err) {
+    broken = true;
+    heading(`${b.name}: could not run`);
+    log(`  ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+printChecks(checks);
+log(`\n  total ${((Date.now() - started) / 1000).toFixed(0)} s`);
+const failed = checks.filter((c) => !c.pass).length;
+if (broken) process.exit(1);
+process.exit(values.strict && failed > 0 ? 1 : 0);

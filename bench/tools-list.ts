@@ -1,0 +1,241 @@
+/**
+ * Authenticated `tools/list` through the real gateway (own process, embedded database) versus a bare Hono
+ * route (own process) that parses the same body and answers with the same bytes; load from a third process.
+ * Variants: API key and ES256 JWT, both warm (the authenticator's cache is what production relies on).
+ * Then memory: RSS of the gateway before and after `rssRequests` more tools/list calls.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
+import type { Benchmark, BenchOptions } from './lib/bench.js';
+import {
+  type GatewayChild,
+  mcpCall,
+  mcpHeaders,
+  mcpUrl,
+  seedWorkspace,
+  startGatewayChild,
+} from './lib/gateway.js';
+import {
+  type Contender,
+  interleave,
+  median,
+  roundRatios,
+  type Summary,
+  summaryOf,
+} from './lib/interleave.js';
+import { type LoadSpec, runLoad } from './lib/load.js';
+import { type ChildHandle, readRssKb, spawnTsx } from './lib/proc.js';
+import { newestProfile, summariseProfile } from './lib/profile.js';
+import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
+
+const WORKSPACE = 'ws-bench';
+const CAPABILITIES = ['workspace.full'];
+const JWT_ISSUER = 'https://idp.bench.invalid/';
+const JWT_AUDIENCE = 'flowgate-bench';
+const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+
+const TARGETS = { apiKey: 0.5, jwt: 0.4, rssChangePct: 10 };
+
+interface Setup {
+  gw: GatewayChild;
+  apiKey: string;
+  jwt: string;
+}
+
+async function jwtSetup(): Promise<{ env: Record<string, string>; sign: () => Promise<string> }> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+  return {
+    env: {
+      FLOWGATE_JWT_ISSUER: JWT_ISSUER,
+      FLOWGATE_JWT_AUDIENCE: JWT_AUDIENCE,
+      FLOWGATE_JWT_PUBLIC_KEY: await exportSPKI(publicKey),
+    },
+    sign: () =>
+      new SignJWT({ workspace_id: WORKSPACE, capabilities: CAPABILITIES })
+        .setProtectedHeader({ alg: 'ES256' })
+        .setSubject('bench-user')
+        .setIssuer(JWT_ISSUER)
+        .setAudience(JWT_AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime('2h')
+        .sign(privateKey),
+  };
+}
+
+async function startSeededGateway(label: string, nodeArgs: string[] = []): Promise<Setup> {
+  const jwt = await jwtSetup();
+  const gw = await startGatewayChild({ label, env: jwt.env, nodeArgs });
+  try {
+    return { gw, apiKey: await seedWorkspace(gw, WORKSPACE, CAPABILITIES), jwt: await jwt.sign() };
+  } catch (err) {
+    await gw.stop();
+    throw err;
+  }
+}
+
+/** One real call first: the load must measure successful tools/list answers, nothing else. */
+async function probe(url: string, token: string, what: string): Promise<string> {
+  const res = await mcpCall(url, mcpHeaders(token), BODY);
+  const tools = (res.json as { result?: { tools?: unknown[] } } | undefined)?.result?.tools;
+  if (res.status !== 200 || !Array.isArray(tools) || tools.length === 0) {
+    throw new Error(
+      `${what}: tools/list did not answer a tool list (HTTP ${res.status}): ${res.text.slice(0, 400)}`,
+    );
+  }
+  if (!res.contentType?.startsWith('application/json')) {
+    throw new Error(`${what}: tools/list answered ${res.contentType}, expected application/json`);
+  }
+  return res.text;
+}
+
+function spec(url: string, token: string, options: BenchOptions, extra: Partial<LoadSpec> = {}): LoadSpec {
+  return {
+    url,
+    method: 'POST',
+    headers: mcpHeaders(token),
+    body: BODY,
+    connections: options.connections,
+    pipelining: 1,
+    durationS: options.durationS,
+    ...extra,
+  };
+}
+
+async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt'): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'flowgate-prof-'));
+  const setup = await startSeededGateway(`gateway:prof:${variant}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  try {
+    const url = mcpUrl(setup.gw, WORKSPACE);
+    const token = variant === 'api-key' ? setup.apiKey : setup.jwt;
+    await probe(url, token, `profile ${variant}`);
+    await runLoad(spec(url, token, options, { durationS: 2 }));
+    const r = await runLoad(
+      spec(url, token, options, { durationS: options.profileDurationS }),
+      setup.gw.child.pid,
+    );
+    await setup.gw.child.stop();
+    const s = summariseProfile(newestProfile(dir));
+    heading(
+      `tools-list: CPU profile, ${variant} (${fmt(r.rps)} req/s under --cpu-prof, ${fmt(s.totalMs)} ms sampled)`,
+    );
+    log('  self time by area:');
+    for (const a of s.areas) log(`    ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.frame}`);
+    log('  top frames by self time:');
+    for (const f of s.self) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
+    log('  top frames by inclusive time:');
+    for (const f of s.inclusive) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
+    log(`  profile: ${newestProfile(dir)}`);
+  } finally {
+    await setup.gw.stop();
+  }
+}
+
+async function run(options: BenchOptions): Promise<Check[]> {
+  heading('tools-list: authenticated tools/list, gateway vs bare Hono');
+  const setup = await startSeededGateway('gateway');
+  const tmp = mkdtempSync(join(tmpdir(), 'flowgate-bench-base-'));
+  let baseline: ChildHandle | undefined;
+  try {
+    const url = mcpUrl(setup.gw, WORKSPACE);
+    const keyText = await probe(url, setup.apiKey, 'gateway (API key)');
+    const jwtText = await probe(url, setup.jwt, 'gateway (JWT)');
+    if (jwtText.length !== keyText.length) {
+      log(`  note: JWT and API-key responses differ in size (${jwtText.length} vs ${keyText.length} bytes)`);
+    }
+    const responseFile = join(tmp, 'tools-list.json');
+    writeFileSync(responseFile, keyText);
+    baseline = await spawnTsx({
+      label: 'bare-hono',
+      script: 'bench/servers/bare-hono.ts',
+      env: { BENCH_RESPONSE_FILE: responseFile },
+    });
+    const baseUrl = String(baseline.ready.url);
+    const baseText = await probe(baseUrl, setup.apiKey, 'bare Hono');
+    if (baseText.length !== keyText.length)
+      throw new Error(`baseline answers ${baseText.length} bytes, gateway ${keyText.length}`);
+    const tools = (JSON.parse(keyText) as { result: { tools: unknown[] } }).result.tools.length;
+    log(
+      `  response: ${keyText.length} bytes, ${tools} tools; c=${options.connections}, pipelining 1, ${options.rounds} rounds × ${options.durationS} s, interleaved`,
+    );
+
+    const targets = [
+      { name: 'bare Hono (baseline)', spec: spec(baseUrl, setup.apiKey, options), pid: baseline.pid },
+      { name: 'gateway, API key', spec: spec(url, setup.apiKey, options), pid: setup.gw.child.pid },
+      { name: 'gateway, JWT ES256', spec: spec(url, setup.jwt, options), pid: setup.gw.child.pid },
+    ];
+    for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
+    const contenders: Contender[] = targets.map((t) => ({ name: t.name, run: () => runLoad(t.spec, t.pid) }));
+    const summaries = await interleave(contenders, options.rounds, (round, name, s) =>
+      log(
+        `  round ${round}  ${name.padEnd(22)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.latencyMs.p50, 2)} ms  p99 ${fmt(s.latencyMs.p99, 2)} ms`,
+      ),
+    );
+    const [base, key, jwt] = contenders.map((c) => summaryOf(summaries, c.name)) as [
+      Summary,
+      Summary,
+      Summary,
+    ];
+    log();
+    printSummaries([base, key, jwt], base.name);
+    const keyRatio = key.rps / base.rps;
+    const jwtRatio = jwt.rps / base.rps;
+    const range = (xs: number[]) => `${fmt(Math.min(...xs), 3)}–${fmt(Math.max(...xs), 3)}`;
+    log(
+      `  per-round ratios: API key ${range(roundRatios(key, base))} (median ${fmt(median(roundRatios(key, base)), 3)}), JWT ${range(roundRatios(jwt, base))} (median ${fmt(median(roundRatios(jwt, base)), 3)})`,
+    );
+
+    heading(`tools-list: gateway RSS over ${options.rssRequests.toLocaleString('en-US')} requests (API key)`);
+    const gwPid = setup.gw.child.pid;
+    const before = readRssKb(gwPid);
+    const r = await runLoad(spec(url, setup.apiKey, options, { amount: options.rssRequests }), gwPid);
+    const after = readRssKb(gwPid);
+    const change = ((after - before) / before) * 100;
+    log(
+      `  RSS after warm-up ${fmt(before / 1024, 1)} MB, after ${r.ok.toLocaleString('en-US')} more requests ${fmt(after / 1024, 1)} MB: ${change >= 0 ? '+' : ''}${change.toFixed(1)}%  (${fmt(r.rps)} req/s, ${fmt(r.durationS, 1)} s)`,
+    );
+
+    const checks: Check[] = [
+      {
+        benchmark: 'tools-list',
+        name: 'API key ÷ bare Hono',
+        value: fmt(keyRatio, 3),
+        target: `≥ ${TARGETS.apiKey}`,
+        pass: keyRatio >= TARGETS.apiKey,
+      },
+      {
+        benchmark: 'tools-list',
+        name: 'JWT ES256 ÷ bare Hono',
+        value: fmt(jwtRatio, 3),
+        target: `≥ ${TARGETS.jwt}`,
+        pass: jwtRatio >= TARGETS.jwt,
+      },
+      {
+        benchmark: 'tools-list',
+        name: `RSS change over ${options.rssRequests / 1000}k requests`,
+        value: `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`,
+        target: `±${TARGETS.rssChangePct}%`,
+        pass: Math.abs(change) <= TARGETS.rssChangePct,
+      },
+    ];
+    await baseline.stop();
+    baseline = undefined;
+    await setup.gw.stop();
+    if (options.profile) {
+      await profileVariant(options, 'api-key');
+      await profileVariant(options, 'jwt');
+    }
+    return checks;
+  } finally {
+    await baseline?.stop();
+    await setup.gw.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+export const toolsListBench: Benchmark = {
+  name: 'tools-list',
+  description: 'authenticated tools/list through the gateway vs a bare Hono route; RSS over many requests',
+  run,
+};
