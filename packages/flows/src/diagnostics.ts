@@ -80,6 +80,15 @@ export interface Place {
   column: number;
 }
 
+/** Shortens text to at most `max` characters (an ellipsis marks the cut). */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** Bounds on diagnostic text: names from the definition are interpolated and a definition may be hostile. */
+const MESSAGE_MAX = 500;
+const PATH_MAX = 300;
+
 export function diagnostic(
   severity: Severity,
   code: DiagnosticCode,
@@ -88,7 +97,15 @@ export function diagnostic(
   place: Place | undefined | null,
   hint: string,
 ): Diagnostic {
-  return { severity, code, message, path, line: place?.line ?? null, column: place?.column ?? null, hint };
+  return {
+    severity,
+    code,
+    message: clip(message, MESSAGE_MAX),
+    path: clip(path, PATH_MAX),
+    line: place?.line ?? null,
+    column: place?.column ?? null,
+    hint: clip(hint, MESSAGE_MAX),
+  };
 }
 
 export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {

@@ -1,4 +1,4 @@
-import { type Diagnostic, type DiagnosticCode, diagnostic, joinPath } from './diagnostics.js';
+import { type Diagnostic, type DiagnosticCode, clip, diagnostic, joinPath } from './diagnostics.js';
 import type { EdnNode } from './edn/types.js';
 import { compact } from './edn/writer.js';
 
@@ -19,9 +19,9 @@ export function describeNode(node: EdnNode): string {
     case 'char':
       return 'a character';
     case 'keyword':
-      return `the keyword :${node.name}`;
+      return `the keyword ${clip(`:${node.name}`, 60)}`;
     case 'symbol':
-      return `the symbol ${node.name}`;
+      return `the symbol ${clip(node.name, 60)}`;
     case 'tagged':
       return `a #${node.tag} value`;
     default:

@@ -1,3 +1,4 @@
+import { clip } from '../diagnostics.js';
 import type { EdnNode } from './types.js';
 import { compact } from './writer.js';
 
@@ -5,12 +6,10 @@ import { compact } from './writer.js';
 export function keySegment(key: EdnNode): string {
   switch (key.kind) {
     case 'keyword':
-      return `:${key.name}`;
+      return clip(`:${key.name}`, 60);
     case 'string':
-      return JSON.stringify(key.value);
-    default: {
-      const text = compact(key);
-      return text.length > 40 ? `${text.slice(0, 39)}…` : text;
-    }
+      return clip(JSON.stringify(key.value), 60);
+    default:
+      return clip(compact(key), 40);
   }
 }

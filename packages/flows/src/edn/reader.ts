@@ -513,19 +513,26 @@ class Reader {
   private readQuote(depth: number, quoteOk: boolean, loc: Loc): EdnNode {
     if (depth >= MAX_DEPTH) this.tooDeep(loc);
     this.advance();
-    const form = this.readForm(depth + 1, false);
-    if (isMarker(form)) {
+    this.skipWhitespace();
+    const next = this.src[this.pos];
+    if (next === undefined || next === ')' || next === ']' || next === '}') {
       this.fail('edn_syntax_invalid', 'a quote must be followed by a form', loc, "remove the lone `'`");
     }
     if (!quoteOk) {
+      // Reported before the quoted form is read, so a chain of quotes is reported in order and stays bounded.
       this.report(
         'edn_quote_not_allowed',
         "a quote (') is only accepted directly before the :flow body",
         loc,
         "remove the `'`; if you need a literal list write (quote …) inside the :flow body",
       );
-    } else if (form.kind !== 'list') {
-      this.report('edn_quote_not_allowed', "only a list may be quoted as the :flow body", loc, "remove the `'`");
+    }
+    const form = this.readForm(depth + 1, false);
+    if (isMarker(form)) {
+      this.fail('edn_syntax_invalid', 'a quote must be followed by a form', loc, "remove the lone `'`");
+    }
+    if (quoteOk && form.kind !== 'list') {
+      this.report('edn_quote_not_allowed', 'only a list may be quoted as the :flow body', loc, "remove the `'`");
     }
     return form;
   }
