@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/routes.js';
+import { installDiscovery } from './discovery/routes.js';
 import type { KeyUsageTracker } from './audit/key-usage.js';
 import type { AuditSink } from './audit/queue.js';
 import type { GatewayConfig } from './config.js';
@@ -47,6 +48,9 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
     const ready = await deps.db.ready();
     return c.json({ status: ready ? 'ready' : 'not_ready' }, ready ? 200 : 503);
   });
+
+  // Public documents first, so the workspace guard below never runs for them.
+  installDiscovery(app, deps);
 
   app.use(
     '/api/*',

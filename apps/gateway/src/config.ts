@@ -36,6 +36,7 @@ const envSchema = z.object({
   FLOWGATE_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   FLOWGATE_JWT_ALGORITHMS: list.optional(),
   FLOWGATE_WORKER: bool.default(true),
+  FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
 });
 
 export type JwtSettings = JwtConfig;
@@ -56,6 +57,8 @@ export interface GatewayConfig {
   logLevel: string;
   jwt: JwtSettings | undefined;
   worker: boolean;
+  /** Let outbound calls (health checks, HTTP steps) reach loopback and private addresses: dev and tests only. */
+  allowPrivateNetwork: boolean;
 }
 
 /** Reads and validates the environment; a bad value stops the start with a message naming each variable. */
@@ -111,5 +114,6 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     logLevel: e.FLOWGATE_LOG_LEVEL,
     jwt,
     worker: e.FLOWGATE_WORKER,
+    allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
   };
 }

@@ -1,7 +1,9 @@
+import { TOOL_NAMES as CATALOG_TOOL_NAMES } from '@flowgate/workspace-mcp';
 import type { RouteInstaller } from './app.js';
+import { installMcp } from './mcp/route.js';
 
-/** Route plug-ins mounted by default (the MCP endpoint and discovery documents add themselves here). */
-export const DEFAULT_INSTALLERS: RouteInstaller[] = [];
+/** Route plug-ins mounted behind the workspace guard by default. */
+export const DEFAULT_INSTALLERS: RouteInstaller[] = [installMcp];
 
-/** Tool names a workspace policy may disable; read from the catalog once it is mounted. */
-export const TOOL_NAMES: readonly string[] = [];
+/** Tool names a workspace policy may disable: the catalog's. */
+export const TOOL_NAMES: readonly string[] = CATALOG_TOOL_NAMES;

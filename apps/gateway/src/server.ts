@@ -12,7 +12,8 @@ import type { GatewayConfig } from './config.js';
 import { createWorkspaceCache } from './workspace-cache.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.js';
+import { VERSION } from './version.js';
 
 export interface RunningGateway {
   url: string;

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type ClientInfo,
+  handleMcpMessage,
+  type McpAuditEntry,
+  type McpHttpResult,
+  narrowingHeadersFrom,
+  parseErrorResult,
+  parseNarrowingHeaders,
+  principalFromAccess,
+} from '@flowgate/workspace-mcp';
+import type { Context } from 'hono';
+import type { GatewayDeps, RouteInstaller } from '../app.js';
+import type { AppEnv } from '../context.js';
+import { createWorkspaceServices } from './services.js';
+
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/** Accept must allow both JSON and SSE answers (Streamable HTTP); wildcards count. */
+export function acceptsStreamableHttp(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const types = accept.split(',').map((part) => (part.split(';')[0] ?? '').trim().toLowerCase());
+  const allows = (type: string) => types.some((t) => t === type || t === '*/*' || t === `${type.split('/')[0]}/*`);
+  return allows('application/json') && allows('text/event-stream');
+}
+
+function httpError(c: Context, status: 400 | 405 | 406 | 415, code: number, message: string, headers: Record<string, string> = {}) {
+  return c.body(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), status, {
+    'content-type': 'application/json',
+    ...headers,
+  });
+}
+
+function respond(c: Context, result: McpHttpResult): Response {
+  if (result.body === null) return c.body(null, result.status);
+  return c.body(result.body, result.status, { 'content-type': 'application/json' });
+}
+
+function clientFromHeaders(c: Context): ClientInfo | null {
+  const ua = c.req.header('user-agent');
+  return ua ? { name: ua.slice(0, 100), version: null } : null;
+}
+
+/**
+ * `POST /api/workspaces/{ws}/mcp`: Streamable HTTP, stateless, JSON answers. Authentication, workspace access,
+ * Origin and IP checks already ran in the workspace guard; this layer checks media types, parses narrowing
+ * headers, and hands the parsed body to the transport-independent dispatcher.
+ */
+export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
+  // Cursors must open on any replica: derive the key from a deployment secret when there is one.
+  const cursorKey = deps.config.encryptionKey ?? deps.config.adminToken ?? randomBytes(32).toString('hex');
+  const serviceDeps = { db: deps.db.db, secretBox: deps.secretBox, allowPrivateNetwork: deps.config.allowPrivateNetwork };
+  const limits = { maxRequestBodyBytes: deps.config.maxBodyBytes };
+
+  return (app) => {
+    const notAllowed = (c: Context) =>
+      c.body(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: this endpoint takes POST only (no standalone SSE stream)' } }), 405, {
+        'content-type': 'application/json',
+        allow: 'POST',
+      });
+    app.get('/api/workspaces/:ws/mcp', notAllowed);
+    app.delete('/api/workspaces/:ws/mcp', notAllowed);
+
+    app.post('/api/workspaces/:ws/mcp', async (c: Context<AppEnv>) => {
+      if (!JSON_TYPE.test(c.req.header('content-type') ?? '')) {
+        return httpError(c, 415, -32600, 'Unsupported Media Type: Content-Type must be application/json');
+      }
+      if (!acceptsStreamableHttp(c.req.header('accept'))) {
+        return httpError(c, 406, -32600, 'Not Acceptable: Accept must allow both application/json and text/event-stream');
+      }
+      const narrowing = parseNarrowingHeaders(narrowingHeadersFrom((name) => c.req.header(name)));
+      if (!narrowing.ok) {
+        const { code, message, unknown, valid } = narrowing.error;
+        return c.json({ code, message, unknown, valid }, 400);
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(await c.req.text());
+      } catch (err) {
+        if ((err as { status?: number }).status === 413) throw err;
+        return respond(c, parseErrorResult());
+      }
+      const access = c.get('access');
+      const policy = c.get('policy');
+      const requestId = c.get('requestId');
+      const principal = principalFromAccess(access);
+      const result = await handleMcpMessage(body, {
+        workspaceId: access.workspaceId,
+        principal,
+        capabilities: access.capabilities,
+        narrowing: narrowing.narrowing,
+        workspacePolicy: policy,
+        services: createWorkspaceServices(serviceDeps, access),
+        protocolVersionHeader: c.req.header('mcp-protocol-version') ?? null,
+        clientInfo: clientFromHeaders(c),
+        cursorKey,
+        publicBaseUrl: deps.config.publicUrl,
+        serverVersion: deps.version,
+        limits,
+        audit: (entry: McpAuditEntry) =>
+          deps.audit.record({
+            workspaceId: access.workspaceId,
+            requestId,
+            principalType: principal.kind,
+            principalId: principal.id,
+            keyId: access.keyId,
+            kind: entry.kind,
+            action: entry.action,
+            arguments: entry.arguments,
+            outcome: entry.outcome,
+            blockers: entry.blockers,
+            runId: entry.runId,
+            resourceUris: entry.resourceUris,
+            reason: entry.reason,
+            clientName: entry.clientName,
+            clientVersion: entry.clientVersion,
+            durationMs: Math.round(entry.durationMs),
+          }),
+        onError: (error) =>
+          deps.logger.error(
+            { requestId, code: 'mcp_internal_error', err: error instanceof Error ? error.message.slice(0, 300) : 'unknown' },
+            'mcp handler failed',
+          ),
+      });
+      return respond(c, result);
+    });
+  };
+}
+
+export const installMcp: RouteInstaller = (app, deps) => mcpRoutes(deps)(app, deps);
