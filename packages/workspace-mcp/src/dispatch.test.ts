@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { AppError } from '@flowgate/core';
 import { REDACTED } from '@flowgate/secrets';
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from './catalog.js';
+import { DEFAULT_SERVER_VERSION } from './context.js';
 import { handleMcpMessage, MAX_BATCH_SIZE, SUPPORTED_METHODS, toolsListCacheSize } from './dispatch.js';
 import { parseNarrowingHeaders } from './narrowing.js';
 import { adaptContentForVersion, parseErrorResult } from './protocol.js';
@@ -68,6 +70,25 @@ describe('initialize', () => {
         negotiatedVersion: '2025-06-18',
       },
     ]);
+  });
+
+  it('survives a throwing onInitialize hook', async () => {
+    const ctx = makeCtx({
+      onInitialize: () => {
+        throw new Error('log sink down');
+      },
+    });
+    const { status, body } = await rpc(ctx, 'initialize', { protocolVersion: '2025-06-18' });
+    expect(status).toBe(200);
+    expect(body.result.protocolVersion).toBe('2025-06-18');
+    expect(ctx.errors).toHaveLength(1);
+  });
+
+  it('reports the package version by default', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(DEFAULT_SERVER_VERSION).toBe(pkg.version);
   });
 
   it('advertises no listChanged and no subscribe', async () => {

@@ -120,9 +120,15 @@ function makeScope(ctx: McpRequestContext, version: ProtocolVersion): Scope {
  * and parsed the narrowing headers.
  */
 export async function handleMcpMessage(body: unknown, ctx: McpRequestContext): Promise<McpHttpResult> {
-  if (Array.isArray(body)) return handleBatch(body, ctx);
-  const outcome = await handleOne(body, ctx, false);
-  return outcome === null ? ACCEPTED : { status: outcome.status, body: outcome.json };
+  try {
+    if (Array.isArray(body)) return await handleBatch(body, ctx);
+    const outcome = await handleOne(body, ctx, false);
+    return outcome === null ? ACCEPTED : { status: outcome.status, body: outcome.json };
+  } catch (error) {
+    // Method failures are answered per message; this only catches a broken hook or context.
+    ctx.onError?.(error);
+    return errorResult(200, null, { code: JSONRPC_INTERNAL_ERROR, message: 'Internal error' });
+  }
 }
 
 async function handleBatch(batch: unknown[], ctx: McpRequestContext): Promise<McpHttpResult> {
@@ -264,11 +270,16 @@ function initialize(params: Params, ctx: McpRequestContext): unknown {
   const negotiated =
     requested !== null && isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
   const clientInfo = clientInfoFrom(params.clientInfo) ?? ctx.clientInfo ?? null;
-  ctx.onInitialize?.({
-    clientInfo,
-    requestedVersion: requested === null ? null : truncate(requested, 40),
-    negotiatedVersion: negotiated,
-  });
+  try {
+    ctx.onInitialize?.({
+      clientInfo,
+      requestedVersion: requested === null ? null : truncate(requested, 40),
+      negotiatedVersion: negotiated,
+    });
+  } catch (error) {
+    // A logging hook must not break the handshake.
+    ctx.onError?.(error);
+  }
   const version = ctx.serverVersion ?? DEFAULT_SERVER_VERSION;
   // Implementation.title arrived with 2025-06-18.
   const serverInfo =
