@@ -28,6 +28,7 @@ import {
   invalidParams,
   isSupportedProtocolVersion,
   JSONRPC_INTERNAL_ERROR,
+  JSONRPC_INVALID_PARAMS,
   JSONRPC_INVALID_REQUEST,
   JSONRPC_METHOD_NOT_FOUND,
   type JsonRpcError,
@@ -196,7 +197,7 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   const rawParams = message.params;
   if (rawParams !== undefined && !isPlainObject(rawParams)) {
     if (!hasId) return null;
-    return fail(200, id, { code: -32602, message: 'Invalid params: params must be an object' });
+    return fail(200, id, { code: JSONRPC_INVALID_PARAMS, message: 'Invalid params: params must be an object' });
   }
   const params: Params = rawParams ?? {};
 
