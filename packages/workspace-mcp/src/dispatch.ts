@@ -197,7 +197,10 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   const rawParams = message.params;
   if (rawParams !== undefined && !isPlainObject(rawParams)) {
     if (!hasId) return null;
-    return fail(200, id, { code: JSONRPC_INVALID_PARAMS, message: 'Invalid params: params must be an object' });
+    return fail(200, id, {
+      code: JSONRPC_INVALID_PARAMS,
+      message: 'Invalid params: params must be an object',
+    });
   }
   const params: Params = rawParams ?? {};
 
