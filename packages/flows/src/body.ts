@@ -62,6 +62,20 @@ function extend(scope: Scope | undefined, names: Iterable<string>): Scope {
   return { names: new Set(names), parent: scope };
 }
 
+/** Unqualified symbols inside a (rejected) destructuring form. */
+function symbolsIn(node: EdnNode): string[] {
+  switch (node.kind) {
+    case 'symbol':
+      return node.name === '&' || node.name.includes('/') ? [] : [node.name];
+    case 'vector':
+      return node.items.flatMap(symbolsIn);
+    case 'map':
+      return node.entries.flatMap((e) => [...symbolsIn(e.key), ...symbolsIn(e.value)]);
+    default:
+      return [];
+  }
+}
+
 function isExpression(node: EdnNode): boolean {
   return node.kind === 'list' || node.kind === 'symbol';
 }
@@ -271,10 +285,13 @@ class Checker {
     }
   }
 
-  /** A binding name: an unqualified symbol that is not a special form. */
-  private bindingName(node: EdnNode, path: Path): string | undefined {
+  /**
+   * The names a binding form introduces: one unqualified symbol that is not a special form. Destructuring is reported,
+   * but the symbols inside it are still bound so that one mistake does not cascade into unknown-symbol errors.
+   */
+  private bindingNames(node: EdnNode, path: Path): string[] {
     if (node.kind === 'symbol' && !node.name.includes('/') && !SPECIAL_FORM_SET.has(node.name) && node.name !== '&') {
-      return node.name;
+      return [node.name];
     }
     const destructuring = node.kind === 'vector' || node.kind === 'map';
     this.r.error(
@@ -288,7 +305,7 @@ class Checker {
           : `a binding name must be a symbol, found ${describeNode(node)}`,
       destructuring ? 'bind one name and pick values with get, get-in or (:key m)' : 'use a plain name such as input or resp',
     );
-    return undefined;
+    return destructuring ? symbolsIn(node) : [];
   }
 
   private let(node: EdnList, path: Path, env: Env): void {
@@ -305,8 +322,12 @@ class Checker {
     let scope = env.scope;
     for (let i = 0; i + 1 < bindings.items.length; i += 2) {
       this.expr(bindings.items[i + 1] as EdnNode, [...bPath, String(i + 1)], { ...env, scope });
-      const name = this.bindingName(bindings.items[i] as EdnNode, [...bPath, String(i)]);
-      if (name) scope = extend(scope, [name]);
+      scope = extend(scope, this.bindingNames(bindings.items[i] as EdnNode, [...bPath, String(i)]));
+    }
+    if (bindings.items.length % 2 === 1) {
+      // The dangling name is reported above; binding it avoids a second, misleading error at its uses.
+      const last = bindings.items.length - 1;
+      scope = extend(scope, this.bindingNames(bindings.items[last] as EdnNode, [...bPath, String(last)]));
     }
     node.items.slice(2).forEach((a, i) => this.expr(a, [...path, String(i + 2)], { ...env, scope }));
   }
@@ -335,13 +356,14 @@ class Checker {
             i === 0 ? 'for must start with a binding' : `:${target.name} is not supported in for`,
             'for takes bindings (x xs) and :when tests',
           );
+          // An unsupported modifier's value (e.g. :let bindings) is not checked: it would only add noise.
+          if (target.name !== 'when') continue;
         }
         this.expr(value, [...bPath, String(i + 1)], { ...env, scope });
         continue;
       }
       this.expr(value, [...bPath, String(i + 1)], { ...env, scope });
-      const name = this.bindingName(target, [...bPath, String(i)]);
-      if (name) scope = extend(scope, [name]);
+      scope = extend(scope, this.bindingNames(target, [...bPath, String(i)]));
     }
     this.arity(node, path, 'for', 2, 2, '(for [x xs] body) with exactly one body expression');
     node.items.slice(2).forEach((a, i) => this.expr(a, [...path, String(i + 2)], { ...env, scope }));
@@ -352,8 +374,7 @@ class Checker {
     const names: string[] = [];
     const maybeName = node.items[1];
     if (maybeName?.kind === 'symbol') {
-      const name = this.bindingName(maybeName, [...path, '1']);
-      if (name) names.push(name);
+      names.push(...this.bindingNames(maybeName, [...path, '1']));
       index = 2;
     }
     const params = node.items[index];
@@ -377,8 +398,7 @@ class Checker {
         return;
       }
       count++;
-      const name = this.bindingName(p, [...pPath, String(i)]);
-      if (name) names.push(name);
+      names.push(...this.bindingNames(p, [...pPath, String(i)]));
     });
     if (count > options.maxParams) {
       this.r.error(

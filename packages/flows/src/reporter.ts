@@ -42,25 +42,37 @@ export class Reporter {
   }
 }
 
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions. */
 function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
-    let prev = row[0] as number;
-    row[0] = i;
+    const row = d[i] as number[];
+    const prev = d[i - 1] as number[];
     for (let j = 1; j <= b.length; j++) {
-      const current = row[j] as number;
-      row[j] = Math.min(current + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = current;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      }
+      row[j] = best;
     }
   }
-  return row[b.length] as number;
+  return (d[a.length] as number[])[b.length] as number;
 }
 
-/** The closest candidate within edit distance 2 (ties: first in order), for "did you mean" hints. */
+/**
+ * The closest candidate for a "did you mean" hint: within 1 edit for short names and 2 for longer ones (never as
+ * many edits as the name is long), else a candidate that extends the name (`duration` → `duration-ms`).
+ */
 export function closest(name: string, candidates: Iterable<string>): string | undefined {
+  if (name.length > 128) return undefined;
+  const list = [...candidates];
+  const limit = Math.min(name.length <= 4 ? 1 : 2, name.length - 1);
   let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of candidates) {
+  let bestDistance = limit + 1;
+  for (const candidate of list) {
     if (Math.abs(candidate.length - name.length) >= bestDistance) continue;
     const d = distance(name, candidate);
     if (d < bestDistance) {
@@ -68,5 +80,6 @@ export function closest(name: string, candidates: Iterable<string>): string | un
       bestDistance = d;
     }
   }
-  return best;
+  if (best !== undefined || name.length < 3) return best;
+  return list.find((c) => c.startsWith(name) || (name.startsWith(c) && c.length >= 3));
 }
