@@ -97,12 +97,20 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   const deps = await buildDeps(options);
   const app = createApp(deps, options.installers ?? DEFAULT_INSTALLERS);
-  const { server, port } = await new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.config.host, port: options.config.port }, (info) =>
-      resolve({ server: s, port: info.port }),
-    );
-    s.once('error', reject);
-  });
+  let listening: { server: ServerType; port: number };
+  try {
+    listening = await new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: options.config.host, port: options.config.port }, (info) =>
+        resolve({ server: s, port: info.port }),
+      );
+      s.once('error', reject);
+    });
+  } catch (err) {
+    // e.g. EADDRINUSE: release what buildDeps opened before reporting.
+    await deps.close().catch(() => {});
+    throw err;
+  }
+  const { server, port } = listening;
   const host = options.config.host.includes(':') ? `[${options.config.host}]` : options.config.host;
   const url = `http://${host}:${port}`;
   deps.logger.info({ url, driver: deps.db.driver }, 'flowgate gateway listening');

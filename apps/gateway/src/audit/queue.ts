@@ -60,7 +60,8 @@ export function createAuditQueue(
   return {
     record(entry) {
       if (closed) return;
-      queue.push({ ...entry, arguments: entry.arguments === undefined ? undefined : redact(entry.arguments) });
+      // Stamp the event time now: the row is written later, in a batch.
+      queue.push({ ...entry, at: entry.at ?? new Date(), arguments: entry.arguments === undefined ? undefined : redact(entry.arguments) });
       if (queue.length > maxQueued) {
         dropped += queue.length - maxQueued;
         queue = queue.slice(queue.length - maxQueued);
