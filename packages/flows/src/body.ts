@@ -1,8 +1,15 @@
 import type { DiagnosticCode } from './diagnostics.js';
 import type { EdnList, EdnMap, EdnNode } from './edn/types.js';
 import { FUNCTION_SET, SPECIAL_FORM_SET, TRANSFORM_SET } from './language.js';
-import { Reporter, closest, describeNode, keySegment } from './reporter.js';
-import { STEP_REFERENCE, STEP_TYPES, type StepField, type StepReference, type StepType, isStepType } from './steps.js';
+import { closest, describeNode, keySegment, type Reporter } from './reporter.js';
+import {
+  isStepType,
+  STEP_REFERENCE,
+  STEP_TYPES,
+  type StepField,
+  type StepReference,
+  type StepType,
+} from './steps.js';
 
 /**
  * Static checks of the orchestration body (spec 8.1) and of function code.
@@ -32,8 +39,9 @@ export interface FoundStep {
 
 type Path = readonly string[];
 
+/** One frame per binding form; a `let` or `for` frame grows as its bindings are read (sequential scope). */
 interface Scope {
-  names: ReadonlySet<string>;
+  names: Set<string>;
   parent: Scope | undefined;
 }
 
@@ -52,10 +60,12 @@ function isBound(scope: Scope | undefined, name: string): boolean {
   return false;
 }
 
-function boundNames(scope: Scope | undefined): string[] {
-  const out: string[] = [];
-  for (let s = scope; s; s = s.parent) out.push(...s.names);
-  return out;
+function* boundNames(scope: Scope | undefined): Generator<string> {
+  for (let s = scope; s; s = s.parent) yield* s.names;
+}
+
+function bind(scope: Scope, names: Iterable<string>): void {
+  for (const name of names) scope.names.add(name);
 }
 
 function extend(scope: Scope | undefined, names: Iterable<string>): Scope {
@@ -133,7 +143,9 @@ class Checker {
         return;
       case 'vector':
       case 'set':
-        node.items.forEach((item, i) => this.expr(item, [...path, String(i)], env));
+        node.items.forEach((item, i) => {
+          this.expr(item, [...path, String(i)], env);
+        });
         return;
       case 'map':
         for (const entry of node.entries) {
@@ -149,16 +161,29 @@ class Checker {
   private symbol(name: string, node: EdnNode, path: Path, env: Env): void {
     if (isBound(env.scope, name) || FUNCTION_SET.has(name)) return;
     if (SPECIAL_FORM_SET.has(name)) {
-      this.r.error('invalid_form', node, path, `${name} is a special form and cannot be used as a value`, `call it: (${name} …)`);
+      this.r.error(
+        'invalid_form',
+        node,
+        path,
+        `${name} is a special form and cannot be used as a value`,
+        `call it: (${name} …)`,
+      );
       return;
     }
     if (name === 'flow/input' || name === 'flow/step') {
       if (env.mode === 'function') this.flowOpInFunction(name, node, path);
-      else this.r.error('invalid_form', node, path, `${name} must be called: (${name} …)`, name === 'flow/input' ? 'write (flow/input)' : 'write (flow/step :type :id {…})');
+      else
+        this.r.error(
+          'invalid_form',
+          node,
+          path,
+          `${name} must be called: (${name} …)`,
+          name === 'flow/input' ? 'write (flow/input)' : 'write (flow/step :type :id {…})',
+        );
       return;
     }
-    const candidates = [...boundNames(env.scope), ...FUNCTION_SET, ...(env.mode === 'body' ? ['flow/input', 'flow/step'] : [])];
-    const near = closest(name, candidates);
+    // Suggestions cost a scan of the names in scope: skip them once no further diagnostic is kept.
+    const near = this.r.full ? undefined : closest(name, this.candidates(env));
     this.r.error(
       'unknown_symbol',
       node,
@@ -170,6 +195,12 @@ class Checker {
           ? 'function code sees only its parameter, its own bindings and the core functions; pass data through :input'
           : 'bind it with let, or use a function of the orchestration language (get, get-in, assoc, str, …)',
     );
+  }
+
+  private *candidates(env: Env): Generator<string> {
+    yield* FUNCTION_SET;
+    if (env.mode === 'body') yield* ['flow/input', 'flow/step'];
+    yield* boundNames(env.scope);
   }
 
   private flowOpInFunction(name: string, node: EdnNode, path: Path): void {
@@ -186,7 +217,10 @@ class Checker {
     const [head, ...args] = node.items;
     if (!head) return;
     const argPath = (i: number) => [...path, String(i + 1)];
-    const checkArgs = (e: Env = env) => args.forEach((a, i) => this.expr(a, argPath(i), e));
+    const checkArgs = (e: Env = env) =>
+      args.forEach((a, i) => {
+        this.expr(a, argPath(i), e);
+      });
     if (head.kind === 'symbol') {
       const name = head.name;
       if (SPECIAL_FORM_SET.has(name)) {
@@ -198,7 +232,14 @@ class Checker {
           this.flowOpInFunction(name, head, [...path, '0']);
           checkArgs();
         } else if (name === 'flow/input') {
-          if (args.length > 0) this.r.error('invalid_form', node, path, '(flow/input) takes no arguments', 'write (flow/input) and pick keys with (:key input)');
+          if (args.length > 0)
+            this.r.error(
+              'invalid_form',
+              node,
+              path,
+              '(flow/input) takes no arguments',
+              'write (flow/input) and pick keys with (:key input)',
+            );
         } else this.step(node, path, env);
         return;
       }
@@ -217,7 +258,13 @@ class Checker {
     }
     if (head.kind === 'keyword') {
       if (args.length < 1 || args.length > 2) {
-        this.r.error('invalid_form', node, path, `(:${head.name} …) takes a map and an optional default`, `write (:${head.name} m) or (:${head.name} m default)`);
+        this.r.error(
+          'invalid_form',
+          node,
+          path,
+          `(:${head.name} …) takes a map and an optional default`,
+          `write (:${head.name} m) or (:${head.name} m default)`,
+        );
       }
       checkArgs();
       return;
@@ -240,7 +287,13 @@ class Checker {
   private arity(node: EdnList, path: Path, name: string, min: number, max: number, usage: string): boolean {
     const n = node.items.length - 1;
     if (n >= min && n <= max) return true;
-    this.r.error('invalid_form', node, path, `${name} takes ${min === max ? min : max === Infinity ? `at least ${min}` : `${min} to ${max}`} argument${max === 1 && min === 1 ? '' : 's'}, found ${n}`, `write ${usage}`);
+    this.r.error(
+      'invalid_form',
+      node,
+      path,
+      `${name} takes ${min === max ? min : max === Infinity ? `at least ${min}` : `${min} to ${max}`} argument${max === 1 && min === 1 ? '' : 's'}, found ${n}`,
+      `write ${usage}`,
+    );
     return false;
   }
 
@@ -269,7 +322,13 @@ class Checker {
         return;
       case 'cond':
         if (args.length % 2 === 1) {
-          this.r.error('invalid_form', node, path, 'cond takes test/expression pairs; the last test has no expression', 'end with :else value');
+          this.r.error(
+            'invalid_form',
+            node,
+            path,
+            'cond takes test/expression pairs; the last test has no expression',
+            'end with :else value',
+          );
         }
         checkFrom(0);
         return;
@@ -290,7 +349,12 @@ class Checker {
    * but the symbols inside it are still bound so that one mistake does not cascade into unknown-symbol errors.
    */
   private bindingNames(node: EdnNode, path: Path): string[] {
-    if (node.kind === 'symbol' && !node.name.includes('/') && !SPECIAL_FORM_SET.has(node.name) && node.name !== '&') {
+    if (
+      node.kind === 'symbol' &&
+      !node.name.includes('/') &&
+      !SPECIAL_FORM_SET.has(node.name) &&
+      node.name !== '&'
+    ) {
       return [node.name];
     }
     const destructuring = node.kind === 'vector' || node.kind === 'map';
@@ -303,47 +367,79 @@ class Checker {
         : node.kind === 'symbol'
           ? `${node.name} cannot be bound`
           : `a binding name must be a symbol, found ${describeNode(node)}`,
-      destructuring ? 'bind one name and pick values with get, get-in or (:key m)' : 'use a plain name such as input or resp',
+      destructuring
+        ? 'bind one name and pick values with get, get-in or (:key m)'
+        : 'use a plain name such as input or resp',
     );
     return destructuring ? symbolsIn(node) : [];
   }
 
   private let(node: EdnList, path: Path, env: Env): void {
     const bindings = node.items[1];
-    if (!bindings || bindings.kind !== 'vector') {
-      this.r.error('invalid_form', bindings ?? node, bindings ? [...path, '1'] : path, 'let needs a binding vector', 'write (let [name value …] body)');
-      node.items.slice(2).forEach((a, i) => this.expr(a, [...path, String(i + 2)], env));
+    if (bindings?.kind !== 'vector') {
+      this.r.error(
+        'invalid_form',
+        bindings ?? node,
+        bindings ? [...path, '1'] : path,
+        'let needs a binding vector',
+        'write (let [name value …] body)',
+      );
+      node.items.slice(2).forEach((a, i) => {
+        this.expr(a, [...path, String(i + 2)], env);
+      });
       return;
     }
     const bPath = [...path, '1'];
     if (bindings.items.length % 2 === 1) {
-      this.r.error('invalid_form', bindings, bPath, 'let bindings come in name/value pairs; the last name has no value', 'add the missing value');
+      this.r.error(
+        'invalid_form',
+        bindings,
+        bPath,
+        'let bindings come in name/value pairs; the last name has no value',
+        'add the missing value',
+      );
     }
-    let scope = env.scope;
+    const scope = extend(env.scope, []);
     for (let i = 0; i + 1 < bindings.items.length; i += 2) {
       this.expr(bindings.items[i + 1] as EdnNode, [...bPath, String(i + 1)], { ...env, scope });
-      scope = extend(scope, this.bindingNames(bindings.items[i] as EdnNode, [...bPath, String(i)]));
+      bind(scope, this.bindingNames(bindings.items[i] as EdnNode, [...bPath, String(i)]));
     }
     if (bindings.items.length % 2 === 1) {
       // The dangling name is reported above; binding it avoids a second, misleading error at its uses.
       const last = bindings.items.length - 1;
-      scope = extend(scope, this.bindingNames(bindings.items[last] as EdnNode, [...bPath, String(last)]));
+      bind(scope, this.bindingNames(bindings.items[last] as EdnNode, [...bPath, String(last)]));
     }
-    node.items.slice(2).forEach((a, i) => this.expr(a, [...path, String(i + 2)], { ...env, scope }));
+    node.items.slice(2).forEach((a, i) => {
+      this.expr(a, [...path, String(i + 2)], { ...env, scope });
+    });
   }
 
   private for(node: EdnList, path: Path, env: Env): void {
     const bindings = node.items[1];
-    if (!bindings || bindings.kind !== 'vector' || bindings.items.length === 0) {
-      this.r.error('invalid_form', bindings ?? node, bindings ? [...path, '1'] : path, 'for needs a binding vector', 'write (for [x xs :when test] body)');
-      node.items.slice(2).forEach((a, i) => this.expr(a, [...path, String(i + 2)], env));
+    if (bindings?.kind !== 'vector' || bindings.items.length === 0) {
+      this.r.error(
+        'invalid_form',
+        bindings ?? node,
+        bindings ? [...path, '1'] : path,
+        'for needs a binding vector',
+        'write (for [x xs :when test] body)',
+      );
+      node.items.slice(2).forEach((a, i) => {
+        this.expr(a, [...path, String(i + 2)], env);
+      });
       return;
     }
     const bPath = [...path, '1'];
     if (bindings.items.length % 2 === 1) {
-      this.r.error('invalid_form', bindings, bPath, 'for bindings come in pairs; the last one has no value', 'write (for [x xs :when test] body)');
+      this.r.error(
+        'invalid_form',
+        bindings,
+        bPath,
+        'for bindings come in pairs; the last one has no value',
+        'write (for [x xs :when test] body)',
+      );
     }
-    let scope = env.scope;
+    const scope = extend(env.scope, []);
     for (let i = 0; i + 1 < bindings.items.length; i += 2) {
       const target = bindings.items[i] as EdnNode;
       const value = bindings.items[i + 1] as EdnNode;
@@ -363,10 +459,12 @@ class Checker {
         continue;
       }
       this.expr(value, [...bPath, String(i + 1)], { ...env, scope });
-      scope = extend(scope, this.bindingNames(target, [...bPath, String(i)]));
+      bind(scope, this.bindingNames(target, [...bPath, String(i)]));
     }
     this.arity(node, path, 'for', 2, 2, '(for [x xs] body) with exactly one body expression');
-    node.items.slice(2).forEach((a, i) => this.expr(a, [...path, String(i + 2)], { ...env, scope }));
+    node.items.slice(2).forEach((a, i) => {
+      this.expr(a, [...path, String(i + 2)], { ...env, scope });
+    });
   }
 
   fn(node: EdnList, path: Path, env: Env, options: { maxParams: number; code: DiagnosticCode }): void {
@@ -378,7 +476,7 @@ class Checker {
       index = 2;
     }
     const params = node.items[index];
-    if (!params || params.kind !== 'vector') {
+    if (params?.kind !== 'vector') {
       this.r.error(
         'invalid_form',
         params ?? node,
@@ -393,7 +491,13 @@ class Checker {
     params.items.forEach((p, i) => {
       if (p.kind === 'symbol' && p.name === '&') {
         if (i !== params.items.length - 2) {
-          this.r.error('invalid_binding', p, [...pPath, String(i)], '& must be followed by exactly one rest parameter', 'write (fn [x & more] …)');
+          this.r.error(
+            'invalid_binding',
+            p,
+            [...pPath, String(i)],
+            '& must be followed by exactly one rest parameter',
+            'write (fn [x & more] …)',
+          );
         }
         return;
       }
@@ -410,7 +514,9 @@ class Checker {
       );
     }
     const inner: Env = { ...env, inFn: true, scope: extend(env.scope, names) };
-    node.items.slice(index + 1).forEach((a, i) => this.expr(a, [...path, String(index + 1 + i)], inner));
+    node.items.slice(index + 1).forEach((a, i) => {
+      this.expr(a, [...path, String(index + 1 + i)], inner);
+    });
   }
 
   // ---- steps -----------------------------------------------------------------------------------------------------
@@ -427,8 +533,16 @@ class Checker {
       );
     }
     if (args.length !== 3) {
-      this.r.error('invalid_form', node, path, `flow/step takes a type, an id and a config map, found ${args.length} argument${args.length === 1 ? '' : 's'}`, 'write (flow/step :http :lookup {…})');
-      args.forEach((a, i) => this.expr(a, [...path, String(i + 1)], env));
+      this.r.error(
+        'invalid_form',
+        node,
+        path,
+        `flow/step takes a type, an id and a config map, found ${args.length} argument${args.length === 1 ? '' : 's'}`,
+        'write (flow/step :http :lookup {…})',
+      );
+      args.forEach((a, i) => {
+        this.expr(a, [...path, String(i + 1)], env);
+      });
       return;
     }
     const [typeNode, idNode, config] = args as [EdnNode, EdnNode, EdnNode];
@@ -440,7 +554,9 @@ class Checker {
         'unknown_step_type',
         typeNode,
         [...path, '1'],
-        typeNode.kind === 'keyword' ? `unknown step type :${typeNode.name}` : `the step type must be a keyword, found ${describeNode(typeNode)}`,
+        typeNode.kind === 'keyword'
+          ? `unknown step type :${typeNode.name}`
+          : `the step type must be a keyword, found ${describeNode(typeNode)}`,
         `${near ? `did you mean :${near}? ` : ''}step types: ${kw(STEP_TYPES)}`,
       );
     }
@@ -463,7 +579,9 @@ class Checker {
         'invalid_step_config',
         idNode,
         [...path, '2'],
-        idNode.kind === 'keyword' ? `step id :${idNode.name} is not a valid name` : `the step id must be a keyword, found ${describeNode(idNode)}`,
+        idNode.kind === 'keyword'
+          ? `step id :${idNode.name} is not a valid name`
+          : `the step id must be a keyword, found ${describeNode(idNode)}`,
         'step ids are keywords of letters, digits, - and _, starting with a letter, e.g. :lookup',
       );
     }
@@ -490,7 +608,13 @@ class Checker {
     const present = this.fieldsOf(ref.fields, map, path, env, where, found);
     for (const field of ref.fields) {
       if (field.required && !present.has(field.name)) {
-        this.r.error('invalid_step_config', map, [...path, `:${field.name}`], `${where} needs :${field.name}`, `${field.description} See get_step_reference for :${ref.type}.`);
+        this.r.error(
+          'invalid_step_config',
+          map,
+          [...path, `:${field.name}`],
+          `${where} needs :${field.name}`,
+          `${field.description} See get_step_reference for :${ref.type}.`,
+        );
       }
     }
     const literalKeyword = (name: string): string | undefined => {
@@ -504,25 +628,45 @@ class Checker {
           const given = rule.fields.filter((f) => present.has(f));
           const names = rule.fields.map((f) => `:${f}`).join(' or ');
           if (given.length === 0 && rule.kind === 'exactly-one') {
-            this.r.error('invalid_step_config', map, path, `${where} needs one of ${names}`, `set exactly one of ${names}`);
+            this.r.error(
+              'invalid_step_config',
+              map,
+              path,
+              `${where} needs one of ${names}`,
+              `set exactly one of ${names}`,
+            );
           } else if (given.length > 1) {
             const second = present.get(given[1] as string);
             const keyNode = map.entries.find((e) => e.value === second)?.key;
-            this.r.error('invalid_step_config', keyNode ?? map, [...path, `:${given[1]}`], `${where} takes only one of ${names}`, `remove :${given[1]} or :${given[0]}`);
+            this.r.error(
+              'invalid_step_config',
+              keyNode ?? map,
+              [...path, `:${given[1]}`],
+              `${where} takes only one of ${names}`,
+              `remove :${given[1]} or :${given[0]}`,
+            );
           }
           break;
         }
         case 'required-when': {
           const value = literalKeyword(rule.when.field);
           if (value && rule.when.values.includes(value) && !present.has(rule.field)) {
-            this.r.error('invalid_step_config', map, [...path, `:${rule.field}`], `${where} with :${rule.when.field} :${value} needs :${rule.field}`, `add :${rule.field}`);
+            this.r.error(
+              'invalid_step_config',
+              map,
+              [...path, `:${rule.field}`],
+              `${where} with :${rule.when.field} :${value} needs :${rule.field}`,
+              `add :${rule.field}`,
+            );
           }
           break;
         }
         case 'only-when': {
           const value = literalKeyword(rule.when.field);
           if (value && !rule.when.values.includes(value) && present.has(rule.field)) {
-            const keyNode = map.entries.find((e) => e.key.kind === 'keyword' && e.key.name === rule.field)?.key;
+            const keyNode = map.entries.find(
+              (e) => e.key.kind === 'keyword' && e.key.name === rule.field,
+            )?.key;
             this.r.error(
               'invalid_step_config',
               keyNode ?? map,
@@ -571,8 +715,13 @@ class Checker {
 
   private field(field: StepField, value: EdnNode, path: Path, env: Env, found: FoundStep | undefined): void {
     const check = field.check;
-    const bad = (message: string, hint: string) => this.r.error('invalid_step_config', value, path, message, hint);
-    const literalOnly = (what: string) => bad(`:${field.name} must be ${what} written in place, not an expression`, `the value must be known before the run: write ${what}`);
+    const bad = (message: string, hint: string) =>
+      this.r.error('invalid_step_config', value, path, message, hint);
+    const literalOnly = (what: string) =>
+      bad(
+        `:${field.name} must be ${what} written in place, not an expression`,
+        `the value must be known before the run: write ${what}`,
+      );
     switch (check.kind) {
       case 'slot': {
         if (value.kind !== 'keyword') {
@@ -588,7 +737,9 @@ class Checker {
             value,
             path,
             `connection slot :${value.name} is not declared in :requires`,
-            near ? `did you mean :${near}?` : `add {:slot :${value.name} :type :${field.type.includes('llm') ? 'llm-provider' : 'http-api'}} to :requires`,
+            near
+              ? `did you mean :${near}?`
+              : `add {:slot :${value.name} :type :${field.type.includes('llm') ? 'llm-provider' : 'http-api'}} to :requires`,
           );
         }
         return;
@@ -607,7 +758,9 @@ class Checker {
             value,
             path,
             `:ref :${value.name} names no function in :functions`,
-            near ? `did you mean :${near}?` : `declare it: :functions [{:id :${value.name} :code (fn [x] …)}]`,
+            near
+              ? `did you mean :${near}?`
+              : `declare it: :functions [{:id :${value.name} :code (fn [x] …)}]`,
           );
         }
         return;
@@ -622,7 +775,10 @@ class Checker {
           return;
         }
         if (value.kind !== 'keyword' || !check.values.includes(value.name)) {
-          bad(`:${field.name} must be one of ${kw(check.values)}, found ${describeNode(value)}`, `use one of ${kw(check.values)}`);
+          bad(
+            `:${field.name} must be one of ${kw(check.values)}, found ${describeNode(value)}`,
+            `use one of ${kw(check.values)}`,
+          );
         }
         return;
       case 'string':
@@ -631,13 +787,19 @@ class Checker {
           return;
         }
         if (value.kind !== 'string') {
-          bad(`:${field.name} must be a string, found ${describeNode(value)}`, 'write it in double quotes, or compute it with (str …)');
+          bad(
+            `:${field.name} must be a string, found ${describeNode(value)}`,
+            'write it in double quotes, or compute it with (str …)',
+          );
           return;
         }
         if (check.maxLength !== undefined && [...value.value].length > check.maxLength) {
           bad(`:${field.name} is longer than ${check.maxLength} characters`, 'shorten it');
         } else if (check.pattern !== undefined && !new RegExp(check.pattern).test(value.value)) {
-          bad(`:${field.name} must be ${check.patternHint ?? `a string matching ${check.pattern}`}`, `fix the value of :${field.name}`);
+          bad(
+            `:${field.name} must be ${check.patternHint ?? `a string matching ${check.pattern}`}`,
+            `fix the value of :${field.name}`,
+          );
         }
         return;
       case 'integer':
@@ -648,9 +810,16 @@ class Checker {
         }
         const ok = value.kind === 'int' || (check.kind === 'number' && value.kind === 'float');
         const what = check.kind === 'integer' ? 'an integer' : 'a number';
-        if (!ok) bad(`:${field.name} must be ${what}, found ${describeNode(value)}`, `write ${what} between ${check.min} and ${check.max}`);
+        if (!ok)
+          bad(
+            `:${field.name} must be ${what}, found ${describeNode(value)}`,
+            `write ${what} between ${check.min} and ${check.max}`,
+          );
         else if (value.value < check.min || value.value > check.max) {
-          bad(`:${field.name} must be between ${check.min} and ${check.max}, found ${value.value}`, `write ${what} between ${check.min} and ${check.max}`);
+          bad(
+            `:${field.name} must be between ${check.min} and ${check.max}, found ${value.value}`,
+            `write ${what} between ${check.min} and ${check.max}`,
+          );
         }
         return;
       }

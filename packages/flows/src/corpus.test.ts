@@ -27,7 +27,13 @@ const deep = (open: string, n: number) => open.repeat(n);
 
 function cases(): Case[] {
   const list: Case[] = [];
-  const add = (name: string, input: string, code: DiagnosticCode, where?: Case['where'] | string, path?: string) => {
+  const add = (
+    name: string,
+    input: string,
+    code: DiagnosticCode,
+    where?: Case['where'] | string,
+    path?: string,
+  ) => {
     const pos = typeof where === 'string' ? at(input, where) : where;
     list.push(pos === undefined ? { name, input, code, path } : { name, input, code, where: pos, path });
   };
@@ -41,8 +47,17 @@ function cases(): Case[] {
   add('crossed brackets', '[(])', 'edn_mismatched_delimiter', ']');
   add('unclosed set', '#{1 2', 'edn_unbalanced_delimiter', '#{');
   add('unclosed list', '(', 'edn_unbalanced_delimiter', { line: 1, column: 1 });
-  add('multi-line mismatch', '{:slug :a\n :flow (do\n  (flow/input)}', 'edn_mismatched_delimiter', { line: 3, column: 15 });
-  add('unclosed list at end of input', '{:slug :a :flow (let [x 1] (str x)', 'edn_unbalanced_delimiter', '(let', ':flow');
+  add('multi-line mismatch', '{:slug :a\n :flow (do\n  (flow/input)}', 'edn_mismatched_delimiter', {
+    line: 3,
+    column: 15,
+  });
+  add(
+    'unclosed list at end of input',
+    '{:slug :a :flow (let [x 1] (str x)',
+    'edn_unbalanced_delimiter',
+    '(let',
+    ':flow',
+  );
 
   // Odd map entries.
   add('key without value', '{:slug}', 'edn_odd_map_entries', ':slug');
@@ -56,8 +71,20 @@ function cases(): Case[] {
   add('quoted vector as the body', "{:slug :a :flow '[1 2]}", 'edn_quote_not_allowed', "'", ':flow');
   add('quote inside the body', flow("(do '(x))"), 'edn_quote_not_allowed', "'", ':flow 1');
   add('quoted top-level form', "'{:slug :a}", 'edn_quote_not_allowed', { line: 1, column: 1 });
-  add('quoted :flow nested below the top level', "{:slug :a :x {:flow '(a)}}", 'edn_quote_not_allowed', "'", ':x :flow');
-  add('double quote before the body', "{:slug :a :flow ''(do)}", 'edn_quote_not_allowed', at("{:slug :a :flow ''(do)}", "'", 1), ':flow');
+  add(
+    'quoted :flow nested below the top level',
+    "{:slug :a :x {:flow '(a)}}",
+    'edn_quote_not_allowed',
+    "'",
+    ':x :flow',
+  );
+  add(
+    'double quote before the body',
+    "{:slug :a :flow ''(do)}",
+    'edn_quote_not_allowed',
+    at("{:slug :a :flow ''(do)}", "'", 1),
+    ':flow',
+  );
 
   // Reader macros that are not EDN.
   add('syntax quote', '{:slug `a}', 'edn_unsupported_syntax', '`');
@@ -76,7 +103,12 @@ function cases(): Case[] {
   add('##Inf', flow('##Inf'), 'edn_unknown_tag', '##');
   add('##NaN', flow('[1 ##NaN]'), 'edn_unknown_tag', '##', ':flow 1');
   add('#inst with prose', flow('#inst "yesterday"'), 'edn_invalid_tag_value', '"yesterday"');
-  add('#inst with an impossible date', flow('#inst "2026-02-30T00:00:00Z"'), 'edn_invalid_tag_value', '"2026');
+  add(
+    '#inst with an impossible date',
+    flow('#inst "2026-02-30T00:00:00Z"'),
+    'edn_invalid_tag_value',
+    '"2026',
+  );
   add('#uuid that is not one', flow('#uuid "not-a-uuid"'), 'edn_invalid_tag_value', '"not');
   add('#inst with a number', flow('#inst 5'), 'edn_invalid_tag_value', '5');
   add('tag without a value', flow('[#inst]'), 'edn_syntax_invalid', '#inst');
@@ -133,13 +165,29 @@ function cases(): Case[] {
 
   // Size.
   add('definition over 150 KB', `{:slug :a :name "${'x'.repeat(160_000)}"}`, 'definition_too_large', null);
-  add('150 KB of characters but more bytes', `{:slug :a :name "${'é'.repeat(80_000)}"}`, 'definition_too_large', null);
+  add(
+    '150 KB of characters but more bytes',
+    `{:slug :a :name "${'é'.repeat(80_000)}"}`,
+    'definition_too_large',
+    null,
+  );
 
   // Duplicates.
   add('duplicate top-level key', '{:slug :a :slug :b}', 'edn_duplicate_key', { line: 1, column: 11 });
   add('duplicate set element', flow('#{:a :a}'), 'edn_duplicate_set_element', at(flow('#{:a :a}'), ':a', 1));
-  add('duplicate composite key', flow('{[1 2] 1 [1 2] 2}'), 'edn_duplicate_key', at(flow('{[1 2] 1 [1 2] 2}'), '[1 2]', 1));
-  add('duplicate string key nested', '{:slug :a :x {"k" 1 "k" 2}}', 'edn_duplicate_key', at('{:slug :a :x {"k" 1 "k" 2}}', '"k"', 1), ':x');
+  add(
+    'duplicate composite key',
+    flow('{[1 2] 1 [1 2] 2}'),
+    'edn_duplicate_key',
+    at(flow('{[1 2] 1 [1 2] 2}'), '[1 2]', 1),
+  );
+  add(
+    'duplicate string key nested',
+    '{:slug :a :x {"k" 1 "k" 2}}',
+    'edn_duplicate_key',
+    at('{:slug :a :x {"k" 1 "k" 2}}', '"k"', 1),
+    ':x',
+  );
   add('1 and 1N are the same key', flow('{1 :a 1N :b}'), 'edn_duplicate_key', '1N');
 
   // Several forms.
@@ -156,10 +204,27 @@ function cases(): Case[] {
   add('nil instead of a map', 'nil', 'definition_not_a_map', { line: 1, column: 1 });
 
   // Hostile content that reads fine.
-  add('__proto__ key at the top', '{:__proto__ {:polluted true}}', 'missing_required_field', { line: 1, column: 1 }, ':slug');
+  add(
+    '__proto__ key at the top',
+    '{:__proto__ {:polluted true}}',
+    'missing_required_field',
+    { line: 1, column: 1 },
+    ':slug',
+  );
   add('__proto__ as the slug', '{:slug :__proto__ :flow (do)}', 'invalid_slug', ':__proto__', ':slug');
-  add('__proto__ as an invocation', flow('(do)', ' :invocations {:__proto__ {:inputs []}}'), 'invalid_field_value', ':__proto__ {', ':invocations :__proto__');
-  add('constructor as an input type', flow('(do)', ' :invocations {:default {:inputs [{:name :x :type :constructor}]}}'), 'invalid_invocation_input_type', ':constructor');
+  add(
+    '__proto__ as an invocation',
+    flow('(do)', ' :invocations {:__proto__ {:inputs []}}'),
+    'invalid_field_value',
+    ':__proto__ {',
+    ':invocations :__proto__',
+  );
+  add(
+    'constructor as an input type',
+    flow('(do)', ' :invocations {:default {:inputs [{:name :x :type :constructor}]}}'),
+    'invalid_invocation_input_type',
+    ':constructor',
+  );
   add('host interop call', flow('(js/eval "1")'), 'unknown_symbol', 'js/eval', ':flow 0');
   add('JVM call', flow('(System/exit 0)'), 'unknown_symbol', 'System/exit', ':flow 0');
   add('path traversal in the slug', '{:slug "../../etc/passwd" :flow (do)}', 'invalid_slug', '"../', ':slug');
@@ -191,7 +256,9 @@ describe('hostile and malformed definitions', () => {
     const first = result.diagnostics.find((d) => d.severity === 'error');
     expect(first?.code).toBe(c.code);
     if (c.where !== undefined) {
-      expect({ line: first?.line, column: first?.column }).toEqual(c.where === null ? { line: null, column: null } : c.where);
+      expect({ line: first?.line, column: first?.column }).toEqual(
+        c.where === null ? { line: null, column: null } : c.where,
+      );
     }
     if (c.path !== undefined) expect(first?.path).toBe(c.path);
     for (const d of result.diagnostics) {
@@ -215,6 +282,24 @@ describe('hostile and malformed definitions', () => {
     expect(result.valid).toBe(true); // warnings alone do not fail a definition
     expect(result.diagnostics).toHaveLength(100);
     expect(result.diagnostics.every((d) => d.code === 'unknown_key' && d.severity === 'warning')).toBe(true);
+  });
+
+  it('stays invalid when errors come after thousands of kept warnings', () => {
+    const keys = Array.from({ length: 5000 }, (_, i) => `:k${i} ${i}`).join(' ');
+    const result = validate(`{:slug :late ${keys} :flow (nope)}`);
+    expect(result.valid).toBe(false);
+    expect(result.model).toBeUndefined();
+    expect(result.diagnostics).toHaveLength(100);
+  });
+
+  it('handles thousands of unknown symbols among thousands of bindings', () => {
+    const pad = (prefix: string, i: number) => `${prefix}${i}`.padEnd(32, 'q');
+    const bindings = Array.from({ length: 2500 }, (_, i) => `${pad('a', i)} 1`).join(' ');
+    const uses = Array.from({ length: 2000 }, (_, i) => pad('b', i)).join(' ');
+    const result = validate(`{:slug :x :flow (let [${bindings}] [${uses}])}`);
+    expect(result.valid).toBe(false);
+    expect(result.diagnostics).toHaveLength(100);
+    expect(result.diagnostics.every((d) => d.code === 'unknown_symbol')).toBe(true);
   });
 
   it('answers non-string input with a diagnostic', () => {

@@ -1,15 +1,14 @@
 export {
   type Diagnostic,
   type DiagnosticCode,
+  hasErrors,
+  READER_CODES,
   type ReaderCode,
   type Severity,
-  type ValidationCode,
-  READER_CODES,
   VALIDATION_CODES,
-  hasErrors,
+  type ValidationCode,
 } from './diagnostics.js';
 export { MAX_DEFINITION_BYTES, MAX_DEPTH, type ReadResult, readEdn } from './edn/reader.js';
-export { type WriteOptions, writeEdn } from './edn/writer.js';
 export {
   type EdnKeyword,
   type EdnList,
@@ -18,16 +17,22 @@ export {
   type EdnNode,
   type EdnSymbol,
   type EdnVector,
-  type Loc,
   isKeyword,
   isSymbol,
+  type Loc,
   mapGet,
   stripLoc,
 } from './edn/types.js';
+export { type WriteOptions, writeEdn } from './edn/writer.js';
+export { EXAMPLE_FLOWS } from './examples/index.js';
+export { CORE_FUNCTIONS, FLOW_OPERATIONS, SPECIAL_FORMS, TRANSFORM_FUNCTIONS } from './language.js';
 export {
   CONNECTION_TYPES,
+  ednNodeSchema,
   type FlowModel,
   type FlowStepSummary,
+  findInvocation,
+  flowModelSchema,
   IDENTIFIER_PATTERN,
   INTERFACE_KINDS,
   INVOCATION_INPUT_TYPES,
@@ -38,14 +43,17 @@ export {
   type McpInterface,
   MODEL_LIMITS,
   type RequiresSlot,
-  ednNodeSchema,
-  findInvocation,
-  flowModelSchema,
 } from './model.js';
-export { CORE_FUNCTIONS, FLOW_OPERATIONS, SPECIAL_FORMS, TRANSFORM_FUNCTIONS } from './language.js';
-export { MAX_VALIDATION_DIAGNOSTICS, type ValidationResult, validateFlow } from './validate.js';
+export {
+  INPUT_MAX_LENGTH,
+  type InputJsonSchema,
+  type InputPropertySchema,
+  invocationInputSchema,
+  type SchemaOptions,
+} from './schema.js';
 export {
   type FieldCheck,
+  isStepType,
   STEP_LIMITS,
   STEP_REFERENCE,
   STEP_TYPES,
@@ -55,14 +63,6 @@ export {
   type StepReference,
   type StepRule,
   type StepType,
-  isStepType,
   stepReference,
 } from './steps.js';
-export {
-  INPUT_MAX_LENGTH,
-  type InputJsonSchema,
-  type InputPropertySchema,
-  type SchemaOptions,
-  invocationInputSchema,
-} from './schema.js';
-export { EXAMPLE_FLOWS } from './examples/index.js';
+export { MAX_VALIDATION_DIAGNOSTICS, type ValidationResult, validateFlow } from './validate.js';

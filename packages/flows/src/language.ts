@@ -2,7 +2,19 @@
  * The surface of the orchestration language (spec 8.1), shared by the validator and the interpreter so that what
  * validates is exactly what runs.
  */
-export const SPECIAL_FORMS = ['let', 'do', 'if', 'when', 'when-not', 'cond', 'fn', 'quote', 'and', 'or', 'for'] as const;
+export const SPECIAL_FORMS = [
+  'let',
+  'do',
+  'if',
+  'when',
+  'when-not',
+  'cond',
+  'fn',
+  'quote',
+  'and',
+  'or',
+  'for',
+] as const;
 
 /** Data shaping that belongs in function steps; in the flow body it is allowed but warned about. */
 export const TRANSFORM_FUNCTIONS = ['map', 'filter', 'reduce', 'remove', 'sort-by', 'group-by'] as const;

@@ -2,7 +2,7 @@ import { FLOW_SLUG_PATTERN, TOOL_NAME_PATTERN } from '@flowgate/core';
 import { z } from 'zod';
 import { type BodyContext, checkFlowBody, checkFunctionCode } from './body.js';
 import type { EdnMap, EdnNode } from './edn/types.js';
-import { Reporter, closest, describeNode, keySegment } from './reporter.js';
+import { closest, describeNode, keySegment, type Reporter } from './reporter.js';
 import { STEP_TYPES } from './steps.js';
 
 /** Input types of an invocation (spec 7.1); each maps to a JSON Schema in schema.ts. */
@@ -51,14 +51,20 @@ export const MODEL_LIMITS = {
 
 // ---- the model, as a zod schema (the edge type for anything that stores or reloads a model) --------------------
 
-const locSchema = z.object({ line: z.number().int(), column: z.number().int(), offset: z.number().int() }).optional();
+const locSchema = z
+  .object({ line: z.number().int(), column: z.number().int(), offset: z.number().int() })
+  .optional();
 const ednStringSchema = z.object({ kind: z.literal('string'), value: z.string(), loc: locSchema });
 
 export const ednNodeSchema: z.ZodType<EdnNode> = z.lazy(() =>
   z.discriminatedUnion('kind', [
     z.object({ kind: z.literal('nil'), loc: locSchema }),
     z.object({ kind: z.literal('boolean'), value: z.boolean(), loc: locSchema }),
-    z.object({ kind: z.literal('int'), value: z.number().int().refine(Number.isSafeInteger), loc: locSchema }),
+    z.object({
+      kind: z.literal('int'),
+      value: z.number().int().refine(Number.isSafeInteger),
+      loc: locSchema,
+    }),
     z.object({ kind: z.literal('float'), value: z.number(), loc: locSchema }),
     ednStringSchema,
     z.object({ kind: z.literal('char'), value: z.string(), loc: locSchema }),
@@ -72,7 +78,12 @@ export const ednNodeSchema: z.ZodType<EdnNode> = z.lazy(() =>
       entries: z.array(z.object({ key: ednNodeSchema, value: ednNodeSchema })),
       loc: locSchema,
     }),
-    z.object({ kind: z.literal('tagged'), tag: z.enum(['inst', 'uuid']), value: ednStringSchema, loc: locSchema }),
+    z.object({
+      kind: z.literal('tagged'),
+      tag: z.enum(['inst', 'uuid']),
+      value: ednStringSchema,
+      loc: locSchema,
+    }),
   ]),
 );
 
@@ -132,7 +143,13 @@ export const flowModelSchema = z.object({
     )
     .max(MODEL_LIMITS.requires),
   functions: z
-    .array(z.object({ id: identifier, code: ednNodeSchema, description: z.string().max(MODEL_LIMITS.descriptionLength).optional() }))
+    .array(
+      z.object({
+        id: identifier,
+        code: ednNodeSchema,
+        description: z.string().max(MODEL_LIMITS.descriptionLength).optional(),
+      }),
+    )
     .max(MODEL_LIMITS.functions),
   invocations: z.array(invocationSchema).max(MODEL_LIMITS.invocations),
   interfaces: z.object({
@@ -212,7 +229,13 @@ class Builder {
   }
 
   missing(map: EdnNode, path: Path, name: string, where: string, hint: string): void {
-    this.r.error('missing_required_field', map, [...path, `:${name}`], `missing required field :${name} in ${where}`, hint);
+    this.r.error(
+      'missing_required_field',
+      map,
+      [...path, `:${name}`],
+      `missing required field :${name} in ${where}`,
+      hint,
+    );
   }
 
   invalid(node: EdnNode, path: Path, message: string, hint: string): void {
@@ -231,7 +254,12 @@ class Builder {
       return undefined;
     }
     if (node.items.length > max) {
-      this.invalid(node, path, `${what} has ${node.items.length} entries; the limit is ${max}`, 'remove entries');
+      this.invalid(
+        node,
+        path,
+        `${what} has ${node.items.length} entries; the limit is ${max}`,
+        'remove entries',
+      );
       return node.items.slice(0, max);
     }
     return node.items;
@@ -239,7 +267,12 @@ class Builder {
 
   text(node: EdnNode, path: Path, what: string, max: number): string | undefined {
     if (node.kind !== 'string') {
-      this.invalid(node, path, `${what} must be a string, found ${describeNode(node)}`, `write it in double quotes: "…"`);
+      this.invalid(
+        node,
+        path,
+        `${what} must be a string, found ${describeNode(node)}`,
+        `write it in double quotes: "…"`,
+      );
       return undefined;
     }
     if ([...node.value].length > max) {
@@ -264,13 +297,23 @@ class Builder {
 
   choice<T extends string>(node: EdnNode, path: Path, what: string, values: readonly T[]): T | undefined {
     if (node.kind === 'keyword' && (values as readonly string[]).includes(node.name)) return node.name as T;
-    this.invalid(node, path, `${what} must be one of ${kw(values)}, found ${describeNode(node)}`, `use one of ${kw(values)}`);
+    this.invalid(
+      node,
+      path,
+      `${what} must be one of ${kw(values)}, found ${describeNode(node)}`,
+      `use one of ${kw(values)}`,
+    );
     return undefined;
   }
 
   boolean(node: EdnNode, path: Path, what: string): boolean | undefined {
     if (node.kind === 'boolean') return node.value;
-    this.invalid(node, path, `${what} must be true or false, found ${describeNode(node)}`, 'write true or false');
+    this.invalid(
+      node,
+      path,
+      `${what} must be true or false, found ${describeNode(node)}`,
+      'write true or false',
+    );
     return undefined;
   }
 }
@@ -312,7 +355,9 @@ export function buildModel(root: EdnNode, r: Reporter): FlowModel | undefined {
       'invalid_slug',
       slug,
       [':slug'],
-      slug.kind === 'keyword' ? `slug :${slug.name} is not valid` : `slug must be a keyword, found ${describeNode(slug)}`,
+      slug.kind === 'keyword'
+        ? `slug :${slug.name} is not valid`
+        : `slug must be a keyword, found ${describeNode(slug)}`,
       'a slug is a keyword of letters, digits, - and _, starting with a letter, at most 128 characters, e.g. :enrich-company',
     );
   }
@@ -320,7 +365,8 @@ export function buildModel(root: EdnNode, r: Reporter): FlowModel | undefined {
   const name = top.get('name')?.value;
   if (name) model.name = b.text(name, [':name'], ':name', MODEL_LIMITS.nameLength);
   const description = top.get('description')?.value;
-  if (description) model.description = b.text(description, [':description'], ':description', MODEL_LIMITS.descriptionLength);
+  if (description)
+    model.description = b.text(description, [':description'], ':description', MODEL_LIMITS.descriptionLength);
 
   const tags = top.get('tags')?.value;
   if (tags) model.tags = readTags(b, tags);
@@ -355,11 +401,18 @@ export function buildModel(root: EdnNode, r: Reporter): FlowModel | undefined {
     slots: new Set(model.requires.map((s) => s.slot)),
     functionIds: new Set(model.functions.map((f) => f.id)),
   };
-  for (const { code, path } of functionCodes) checkFunctionCode(code, path, r, { maxParams: 1, code: 'invalid_field_value' });
+  for (const { code, path } of functionCodes)
+    checkFunctionCode(code, path, r, { maxParams: 1, code: 'invalid_field_value' });
 
   const flow = top.get('flow')?.value;
   if (!flow) {
-    b.missing(root, [], 'flow', 'the flow definition', 'add the orchestration body, e.g. :flow (flow/step :http :call {:url "https://…"})');
+    b.missing(
+      root,
+      [],
+      'flow',
+      'the flow definition',
+      'add the orchestration body, e.g. :flow (flow/step :http :call {:url "https://…"})',
+    );
   } else {
     model.flow = flow;
     model.steps = checkFlowBody(flow, [':flow'], context, r);
@@ -368,13 +421,24 @@ export function buildModel(root: EdnNode, r: Reporter): FlowModel | undefined {
 }
 
 function readTags(b: Builder, node: EdnNode): string[] {
-  const items = b.vector(node, [':tags'], ':tags', MODEL_LIMITS.tags, 'write tags as a vector: ["sales" "crm"]');
+  const items = b.vector(
+    node,
+    [':tags'],
+    ':tags',
+    MODEL_LIMITS.tags,
+    'write tags as a vector: ["sales" "crm"]',
+  );
   const tags: string[] = [];
   items?.forEach((item, i) => {
     const path = [':tags', String(i)];
     const value = item.kind === 'keyword' ? item.name : item.kind === 'string' ? item.value : undefined;
     if (value === undefined || value.length === 0 || value.length > MODEL_LIMITS.tagLength) {
-      b.invalid(item, path, `a tag must be a non-empty string or keyword of at most ${MODEL_LIMITS.tagLength} characters`, 'e.g. "sales"');
+      b.invalid(
+        item,
+        path,
+        `a tag must be a non-empty string or keyword of at most ${MODEL_LIMITS.tagLength} characters`,
+        'e.g. "sales"',
+      );
     } else tags.push(value);
   });
   return tags;
@@ -393,13 +457,18 @@ function readConcurrency(b: Builder, node: EdnNode): FlowModel['concurrency'] {
   const type = b.choice(typeNode, [...path, ':type'], ':type', ['singleton', 'keyed'] as const);
   const onNode = f.get('on-new-version')?.value;
   const onNewVersion = onNode
-    ? b.choice(onNode, [...path, ':on-new-version'], ':on-new-version', ['supersede', 'drain', 'coexist'] as const)
+    ? b.choice(onNode, [...path, ':on-new-version'], ':on-new-version', [
+        'supersede',
+        'drain',
+        'coexist',
+      ] as const)
     : 'coexist';
   const keyNode = f.get('key')?.value;
   let key: string[] | undefined;
   if (keyNode) {
     const keyPath = [...path, ':key'];
-    if (type === 'singleton') b.invalid(keyNode, keyPath, ':key only applies to :type :keyed', 'remove :key or use :type :keyed');
+    if (type === 'singleton')
+      b.invalid(keyNode, keyPath, ':key only applies to :type :keyed', 'remove :key or use :type :keyed');
     else if (keyNode.kind === 'vector' && keyNode.items.length > 0) {
       key = [];
       keyNode.items.forEach((item, i) => {
@@ -411,14 +480,26 @@ function readConcurrency(b: Builder, node: EdnNode): FlowModel['concurrency'] {
       if (single) key = [single];
     }
   } else if (type === 'keyed') {
-    b.missing(map, path, 'key', ':concurrency', 'name the input that keys runs, e.g. :key :customer-id or :key [:customer :id]');
+    b.missing(
+      map,
+      path,
+      'key',
+      ':concurrency',
+      'name the input that keys runs, e.g. :key :customer-id or :key [:customer :id]',
+    );
   }
   if (!type || !onNewVersion) return undefined;
   return key ? { type, onNewVersion, key } : { type, onNewVersion };
 }
 
 function readRequires(b: Builder, r: Reporter, node: EdnNode): FlowModel['requires'] {
-  const items = b.vector(node, [':requires'], ':requires', MODEL_LIMITS.requires, 'e.g. [{:slot :crm :type :http-api}]');
+  const items = b.vector(
+    node,
+    [':requires'],
+    ':requires',
+    MODEL_LIMITS.requires,
+    'e.g. [{:slot :crm :type :http-api}]',
+  );
   const out: FlowModel['requires'] = [];
   const seen = new Map<string, EdnNode>();
   items?.forEach((item, i) => {
@@ -429,7 +510,8 @@ function readRequires(b: Builder, r: Reporter, node: EdnNode): FlowModel['requir
     const slotNode = f.get('slot')?.value;
     const typeNode = f.get('type')?.value;
     if (!slotNode) b.missing(map, path, 'slot', 'a :requires entry', 'name the slot, e.g. :slot :crm');
-    if (!typeNode) b.missing(map, path, 'type', 'a :requires entry', `add :type, one of ${kw(CONNECTION_TYPES)}`);
+    if (!typeNode)
+      b.missing(map, path, 'type', 'a :requires entry', `add :type, one of ${kw(CONNECTION_TYPES)}`);
     const slot = slotNode ? b.identifier(slotNode, [...path, ':slot'], ':slot') : undefined;
     const type = typeNode ? b.choice(typeNode, [...path, ':type'], ':type', CONNECTION_TYPES) : undefined;
     if (slot && slotNode) {
@@ -448,7 +530,13 @@ function readRequires(b: Builder, r: Reporter, node: EdnNode): FlowModel['requir
     const labelNode = f.get('label')?.value;
     if (labelNode) entry.label = b.text(labelNode, [...path, ':label'], ':label', MODEL_LIMITS.labelLength);
     const descNode = f.get('description')?.value;
-    if (descNode) entry.description = b.text(descNode, [...path, ':description'], ':description', MODEL_LIMITS.descriptionLength);
+    if (descNode)
+      entry.description = b.text(
+        descNode,
+        [...path, ':description'],
+        ':description',
+        MODEL_LIMITS.descriptionLength,
+      );
     const authNode = f.get('auth')?.value;
     if (authNode) {
       const authPath = [...path, ':auth'];
@@ -474,7 +562,13 @@ function readFunctions(
   node: EdnNode,
   codes: { code: EdnNode; path: Path }[],
 ): FlowModel['functions'] {
-  const items = b.vector(node, [':functions'], ':functions', MODEL_LIMITS.functions, 'e.g. [{:id :shape :code (fn [x] …)}]');
+  const items = b.vector(
+    node,
+    [':functions'],
+    ':functions',
+    MODEL_LIMITS.functions,
+    'e.g. [{:id :shape :code (fn [x] …)}]',
+  );
   const out: FlowModel['functions'] = [];
   const seen = new Map<string, EdnNode>();
   items?.forEach((item, i) => {
@@ -485,7 +579,8 @@ function readFunctions(
     const idNode = f.get('id')?.value;
     const codeNode = f.get('code')?.value;
     if (!idNode) b.missing(map, path, 'id', 'a :functions entry', 'name the function, e.g. :id :summarize');
-    if (!codeNode) b.missing(map, path, 'code', 'a :functions entry', 'add the function, e.g. :code (fn [x] x)');
+    if (!codeNode)
+      b.missing(map, path, 'code', 'a :functions entry', 'add the function, e.g. :code (fn [x] x)');
     const id = idNode ? b.identifier(idNode, [...path, ':id'], 'function :id') : undefined;
     if (id && idNode) {
       const first = seen.get(id);
@@ -502,30 +597,58 @@ function readFunctions(
     if (codeNode) codes.push({ code: codeNode, path: [...path, ':code'] });
     const entry: FlowModel['functions'][number] = { id: id ?? '', code: codeNode ?? { kind: 'nil' } };
     const descNode = f.get('description')?.value;
-    if (descNode) entry.description = b.text(descNode, [...path, ':description'], ':description', MODEL_LIMITS.descriptionLength);
+    if (descNode)
+      entry.description = b.text(
+        descNode,
+        [...path, ':description'],
+        ':description',
+        MODEL_LIMITS.descriptionLength,
+      );
     out.push(entry);
   });
   return out;
 }
 
 function readInvocations(b: Builder, r: Reporter, node: EdnNode): FlowModel['invocations'] {
-  const map = b.map(node, [':invocations'], ':invocations', 'e.g. {:default {:inputs [{:name :domain :type :string}]}}');
+  const map = b.map(
+    node,
+    [':invocations'],
+    ':invocations',
+    'e.g. {:default {:inputs [{:name :domain :type :string}]}}',
+  );
   if (!map) return [];
   const out: FlowModel['invocations'] = [];
   if (map.entries.length > MODEL_LIMITS.invocations) {
-    b.invalid(map, [':invocations'], `:invocations has more than ${MODEL_LIMITS.invocations} entries`, 'remove invocations');
+    b.invalid(
+      map,
+      [':invocations'],
+      `:invocations has more than ${MODEL_LIMITS.invocations} entries`,
+      'remove invocations',
+    );
   }
   for (const entry of map.entries.slice(0, MODEL_LIMITS.invocations)) {
     const path = [':invocations', keySegment(entry.key)];
     const name = b.identifier(entry.key, path, 'an invocation name');
-    const body = b.map(entry.value, path, `invocation ${keySegment(entry.key)}`, 'e.g. {:label "Run" :inputs [...]}');
+    const body = b.map(
+      entry.value,
+      path,
+      `invocation ${keySegment(entry.key)}`,
+      'e.g. {:label "Run" :inputs [...]}',
+    );
     if (!body) continue;
     const f = b.fields(body, path, ['label', 'description', 'inputs'], `invocation ${keySegment(entry.key)}`);
     const invocation: FlowModel['invocations'][number] = { name: name ?? '', inputs: [] };
     const labelNode = f.get('label')?.value;
-    if (labelNode) invocation.label = b.text(labelNode, [...path, ':label'], ':label', MODEL_LIMITS.labelLength);
+    if (labelNode)
+      invocation.label = b.text(labelNode, [...path, ':label'], ':label', MODEL_LIMITS.labelLength);
     const descNode = f.get('description')?.value;
-    if (descNode) invocation.description = b.text(descNode, [...path, ':description'], ':description', MODEL_LIMITS.descriptionLength);
+    if (descNode)
+      invocation.description = b.text(
+        descNode,
+        [...path, ':description'],
+        ':description',
+        MODEL_LIMITS.descriptionLength,
+      );
     const inputsNode = f.get('inputs')?.value;
     if (inputsNode) invocation.inputs = readInputs(b, r, inputsNode, [...path, ':inputs']);
     out.push(invocation);
@@ -534,18 +657,35 @@ function readInvocations(b: Builder, r: Reporter, node: EdnNode): FlowModel['inv
 }
 
 function readInputs(b: Builder, r: Reporter, node: EdnNode, basePath: Path): InvocationInput[] {
-  const items = b.vector(node, basePath, ':inputs', MODEL_LIMITS.inputs, 'e.g. [{:name :domain :type :string :required true}]');
+  const items = b.vector(
+    node,
+    basePath,
+    ':inputs',
+    MODEL_LIMITS.inputs,
+    'e.g. [{:name :domain :type :string :required true}]',
+  );
   const out: InvocationInput[] = [];
   const seen = new Map<string, EdnNode>();
   items?.forEach((item, i) => {
     const path = [...basePath, String(i)];
-    const map = b.map(item, path, 'an input', 'e.g. {:name :domain :type :string :required true :label "Domain"}');
+    const map = b.map(
+      item,
+      path,
+      'an input',
+      'e.g. {:name :domain :type :string :required true :label "Domain"}',
+    );
     if (!map) return;
-    const f = b.fields(map, path, ['name', 'type', 'required', 'label', 'description', 'options', 'default'], 'an input');
+    const f = b.fields(
+      map,
+      path,
+      ['name', 'type', 'required', 'label', 'description', 'options', 'default'],
+      'an input',
+    );
     const nameNode = f.get('name')?.value;
     const typeNode = f.get('type')?.value;
     if (!nameNode) b.missing(map, path, 'name', 'an input', 'e.g. :name :domain');
-    if (!typeNode) b.missing(map, path, 'type', 'an input', `add :type, one of ${kw(INVOCATION_INPUT_TYPES)}`);
+    if (!typeNode)
+      b.missing(map, path, 'type', 'an input', `add :type, one of ${kw(INVOCATION_INPUT_TYPES)}`);
     const name = nameNode ? b.identifier(nameNode, [...path, ':name'], 'input :name') : undefined;
     if (name && nameNode) {
       const first = seen.get(name);
@@ -561,7 +701,10 @@ function readInputs(b: Builder, r: Reporter, node: EdnNode, basePath: Path): Inv
     }
     let type: InvocationInputType | undefined;
     if (typeNode) {
-      if (typeNode.kind === 'keyword' && (INVOCATION_INPUT_TYPES as readonly string[]).includes(typeNode.name)) {
+      if (
+        typeNode.kind === 'keyword' &&
+        (INVOCATION_INPUT_TYPES as readonly string[]).includes(typeNode.name)
+      ) {
         type = typeNode.name as InvocationInputType;
       } else {
         const near = typeNode.kind === 'keyword' ? closest(typeNode.name, INVOCATION_INPUT_TYPES) : undefined;
@@ -582,23 +725,42 @@ function readInputs(b: Builder, r: Reporter, node: EdnNode, basePath: Path): Inv
     const labelNode = f.get('label')?.value;
     if (labelNode) input.label = b.text(labelNode, [...path, ':label'], ':label', MODEL_LIMITS.labelLength);
     const descNode = f.get('description')?.value;
-    if (descNode) input.description = b.text(descNode, [...path, ':description'], ':description', MODEL_LIMITS.descriptionLength);
+    if (descNode)
+      input.description = b.text(
+        descNode,
+        [...path, ':description'],
+        ':description',
+        MODEL_LIMITS.descriptionLength,
+      );
     const optionsNode = f.get('options')?.value;
     if (type === 'select') {
-      if (!optionsNode) b.missing(map, path, 'options', 'a :select input', 'list the choices, e.g. :options ["low" "high"]');
+      if (!optionsNode)
+        b.missing(map, path, 'options', 'a :select input', 'list the choices, e.g. :options ["low" "high"]');
       else input.options = readOptions(b, optionsNode, [...path, ':options']);
     } else if (optionsNode && type) {
-      b.invalid(optionsNode, [...path, ':options'], ':options only applies to :type :select', 'remove :options or use :type :select');
+      b.invalid(
+        optionsNode,
+        [...path, ':options'],
+        ':options only applies to :type :select',
+        'remove :options or use :type :select',
+      );
     }
     const defaultNode = f.get('default')?.value;
-    if (defaultNode && type) input.default = readDefault(b, defaultNode, [...path, ':default'], type, input.options);
+    if (defaultNode && type)
+      input.default = readDefault(b, defaultNode, [...path, ':default'], type, input.options);
     out.push(input);
   });
   return out;
 }
 
 function readOptions(b: Builder, node: EdnNode, path: Path): string[] | undefined {
-  const items = b.vector(node, path, ':options', MODEL_LIMITS.selectOptions, 'e.g. ["low" "high"] or [:low :high]');
+  const items = b.vector(
+    node,
+    path,
+    ':options',
+    MODEL_LIMITS.selectOptions,
+    'e.g. ["low" "high"] or [:low :high]',
+  );
   if (!items) return undefined;
   if (items.length === 0) {
     b.invalid(node, path, ':options must list at least one choice', 'e.g. ["low" "high"]');
@@ -608,7 +770,12 @@ function readOptions(b: Builder, node: EdnNode, path: Path): string[] | undefine
   items.forEach((item, i) => {
     const value = item.kind === 'string' ? item.value : item.kind === 'keyword' ? item.name : undefined;
     if (value === undefined || value.length > MODEL_LIMITS.labelLength) {
-      b.invalid(item, [...path, String(i)], `an option must be a string or keyword of at most ${MODEL_LIMITS.labelLength} characters`, 'e.g. "high"');
+      b.invalid(
+        item,
+        [...path, String(i)],
+        `an option must be a string or keyword of at most ${MODEL_LIMITS.labelLength} characters`,
+        'e.g. "high"',
+      );
     } else if (options.includes(value)) {
       b.invalid(item, [...path, String(i)], `option "${value}" is listed twice`, 'list each option once');
     } else options.push(value);
@@ -624,7 +791,12 @@ function readDefault(
   options: string[] | undefined,
 ): string | number | boolean | undefined {
   const wrong = (expected: string) => {
-    b.invalid(node, path, `:default for a :${type} input must be ${expected}, found ${describeNode(node)}`, 'fix or remove :default');
+    b.invalid(
+      node,
+      path,
+      `:default for a :${type} input must be ${expected}, found ${describeNode(node)}`,
+      'fix or remove :default',
+    );
     return undefined;
   };
   switch (type) {
@@ -655,7 +827,12 @@ function readInterfaces(
   invocations: FlowModel['invocations'],
 ): FlowModel['interfaces'] {
   const out: FlowModel['interfaces'] = { manual: [], http: [], webhook: [], mcp: [] };
-  const map = b.map(node, [':interfaces'], ':interfaces', 'e.g. {:mcp [{:tool-name "my_tool" :invocation :default}]}');
+  const map = b.map(
+    node,
+    [':interfaces'],
+    ':interfaces',
+    'e.g. {:mcp [{:tool-name "my_tool" :invocation :default}]}',
+  );
   if (!map) return out;
   const f = b.fields(map, [':interfaces'], INTERFACE_KINDS, ':interfaces');
   const ids = new Map<string, EdnNode>();
@@ -665,12 +842,21 @@ function readInterfaces(
     const value = f.get(kind)?.value;
     if (!value) continue;
     const kindPath = [':interfaces', `:${kind}`];
-    const items = b.vector(value, kindPath, `:interfaces :${kind}`, MODEL_LIMITS.interfacesPerKind, `e.g. [{:invocation :default}]`);
+    const items = b.vector(
+      value,
+      kindPath,
+      `:interfaces :${kind}`,
+      MODEL_LIMITS.interfacesPerKind,
+      `e.g. [{:invocation :default}]`,
+    );
     items?.forEach((item, i) => {
       const path = [...kindPath, String(i)];
       const entryMap = b.map(item, path, `an :${kind} interface`, 'e.g. {:id :main :invocation :default}');
       if (!entryMap) return;
-      const allowed = kind === 'mcp' ? ['id', 'invocation', 'label', 'description', 'tool-name', 'title'] : ['id', 'invocation', 'label', 'description'];
+      const allowed =
+        kind === 'mcp'
+          ? ['id', 'invocation', 'label', 'description', 'tool-name', 'title']
+          : ['id', 'invocation', 'label', 'description'];
       const ef = b.fields(entryMap, path, allowed, `an :${kind} interface`);
       const entry: InterfaceEntry = { invocation: '' };
       const idNode = ef.get('id')?.value;
@@ -692,7 +878,13 @@ function readInterfaces(
       }
       const invocationNode = ef.get('invocation')?.value;
       if (!invocationNode) {
-        b.missing(entryMap, path, 'invocation', `an :${kind} interface`, `name the invocation it runs, e.g. :invocation :${invocationNames[0] ?? 'default'}`);
+        b.missing(
+          entryMap,
+          path,
+          'invocation',
+          `an :${kind} interface`,
+          `name the invocation it runs, e.g. :invocation :${invocationNames[0] ?? 'default'}`,
+        );
       } else {
         const invocation = b.identifier(invocationNode, [...path, ':invocation'], ':invocation');
         if (invocation && !invocationNames.includes(invocation)) {
@@ -714,7 +906,13 @@ function readInterfaces(
       const labelNode = ef.get('label')?.value;
       if (labelNode) entry.label = b.text(labelNode, [...path, ':label'], ':label', MODEL_LIMITS.labelLength);
       const descNode = ef.get('description')?.value;
-      if (descNode) entry.description = b.text(descNode, [...path, ':description'], ':description', MODEL_LIMITS.toolDescriptionLength);
+      if (descNode)
+        entry.description = b.text(
+          descNode,
+          [...path, ':description'],
+          ':description',
+          MODEL_LIMITS.toolDescriptionLength,
+        );
       if (kind !== 'mcp') {
         out[kind].push(entry);
         return;
@@ -723,7 +921,8 @@ function readInterfaces(
       const titleNode = ef.get('title')?.value;
       if (titleNode) mcp.title = b.text(titleNode, [...path, ':title'], ':title', MODEL_LIMITS.labelLength);
       const toolNode = ef.get('tool-name')?.value;
-      if (!toolNode) b.missing(entryMap, path, 'tool-name', 'an :mcp interface', 'e.g. :tool-name "enrich_company"');
+      if (!toolNode)
+        b.missing(entryMap, path, 'tool-name', 'an :mcp interface', 'e.g. :tool-name "enrich_company"');
       else if (toolNode.kind !== 'string' || !TOOL_NAME_PATTERN.test(toolNode.value)) {
         r.error(
           'invalid_tool_name',

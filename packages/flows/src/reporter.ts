@@ -1,4 +1,4 @@
-import { type Diagnostic, type DiagnosticCode, clip, diagnostic, joinPath } from './diagnostics.js';
+import { clip, type Diagnostic, type DiagnosticCode, diagnostic, joinPath } from './diagnostics.js';
 import type { EdnNode } from './edn/types.js';
 import { compact } from './edn/writer.js';
 
@@ -29,52 +29,92 @@ export function describeNode(node: EdnNode): string {
   }
 }
 
-/** Collects diagnostics positioned at tree nodes. */
+/**
+ * Collects diagnostics positioned at tree nodes. At most `MAX_COLLECTED` are kept (a hostile definition can hold
+ * thousands of problems); errors are counted even past the cap, so validity never depends on what was kept.
+ */
 export class Reporter {
+  static readonly MAX_COLLECTED = 200;
   readonly diagnostics: Diagnostic[] = [];
+  errors = 0;
 
-  error(code: DiagnosticCode, at: EdnNode | undefined, path: readonly string[], message: string, hint: string): void {
-    this.diagnostics.push(diagnostic('error', code, message, joinPath(path), at?.loc ?? null, hint));
+  /** True once no further diagnostic will be kept: callers can skip costly work such as suggestions. */
+  get full(): boolean {
+    return this.diagnostics.length >= Reporter.MAX_COLLECTED;
   }
 
-  warn(code: DiagnosticCode, at: EdnNode | undefined, path: readonly string[], message: string, hint: string): void {
-    this.diagnostics.push(diagnostic('warning', code, message, joinPath(path), at?.loc ?? null, hint));
+  error(
+    code: DiagnosticCode,
+    at: EdnNode | undefined,
+    path: readonly string[],
+    message: string,
+    hint: string,
+  ): void {
+    this.errors++;
+    if (!this.full)
+      this.diagnostics.push(diagnostic('error', code, message, joinPath(path), at?.loc ?? null, hint));
+  }
+
+  warn(
+    code: DiagnosticCode,
+    at: EdnNode | undefined,
+    path: readonly string[],
+    message: string,
+    hint: string,
+  ): void {
+    if (!this.full)
+      this.diagnostics.push(diagnostic('warning', code, message, joinPath(path), at?.loc ?? null, hint));
   }
 }
 
-/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions. */
-function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
+/**
+ * Optimal string alignment distance (edits and adjacent transpositions), with three rolling rows. Gives up with
+ * `max + 1` as soon as a whole row exceeds `max`, since only small distances make suggestions.
+ */
+function distance(a: string, b: string, max: number): number {
+  let before = new Uint16Array(b.length + 1);
+  let prev = new Uint16Array(b.length + 1);
+  let row = new Uint16Array(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const row = d[i] as number[];
-    const prev = d[i - 1] as number[];
+    row[0] = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      let best = Math.min(
+        (prev[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (prev[j - 1] as number) + cost,
+      );
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, ((d[i - 2] as number[])[j - 2] as number) + 1);
+        best = Math.min(best, (before[j - 2] as number) + 1);
       }
       row[j] = best;
     }
+    if (Math.min(...row) > max) return max + 1;
+    [before, prev, row] = [prev, row, before];
   }
-  return (d[a.length] as number[])[b.length] as number;
+  return prev[b.length] as number;
 }
+
+const MAX_CANDIDATES = 300;
 
 /**
  * The closest candidate for a "did you mean" hint: within 1 edit for short names and 2 for longer ones (never as
  * many edits as the name is long), else a candidate that extends the name (`duration` → `duration-ms`).
  */
 export function closest(name: string, candidates: Iterable<string>): string | undefined {
-  if (name.length > 128) return undefined;
-  const list = [...candidates];
+  if (name.length > 32) return undefined; // long names are not typos worth a suggestion, and cost more
+  const list: string[] = [];
+  for (const candidate of candidates) {
+    list.push(candidate);
+    if (list.length >= MAX_CANDIDATES) break;
+  }
   const limit = Math.min(name.length <= 4 ? 1 : 2, name.length - 1);
   let best: string | undefined;
   let bestDistance = limit + 1;
   for (const candidate of list) {
     if (Math.abs(candidate.length - name.length) >= bestDistance) continue;
-    const d = distance(name, candidate);
+    const d = distance(name, candidate, bestDistance - 1);
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;

@@ -1,4 +1,4 @@
-import { type FlowModel, type InvocationInput, type InvocationInputType, findInvocation } from './model.js';
+import { type FlowModel, findInvocation, type InvocationInput, type InvocationInputType } from './model.js';
 
 /**
  * Invocation inputs → the JSON Schema of a tool input (spec 7.1). Flow-authored text (labels, descriptions,

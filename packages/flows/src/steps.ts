@@ -111,7 +111,12 @@ const HTTP: StepReference = {
       type: 'string (absolute http/https URL)',
       required: false,
       description: 'Absolute URL for public endpoints that need no credentials. Use this or :connection.',
-      check: { kind: 'string', pattern: '^https?://[^\\s]+$', patternHint: 'an absolute http:// or https:// URL', maxLength: 2048 },
+      check: {
+        kind: 'string',
+        pattern: '^https?://[^\\s]+$',
+        patternHint: 'an absolute http:// or https:// URL',
+        maxLength: 2048,
+      },
     },
     {
       name: 'method',
@@ -119,7 +124,11 @@ const HTTP: StepReference = {
       required: false,
       default: ':get',
       description: 'HTTP method.',
-      check: { kind: 'enum', values: ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'], literal: false },
+      check: {
+        kind: 'enum',
+        values: ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'],
+        literal: false,
+      },
     },
     {
       name: 'path',
@@ -128,10 +137,34 @@ const HTTP: StepReference = {
       description: 'Path appended to the connection base URL (or to :url); starts with "/".',
       check: { kind: 'string', pattern: '^/', patternHint: 'a path starting with "/"', maxLength: 2048 },
     },
-    { name: 'query', type: 'map', required: false, description: 'Query parameters; values are sent as strings.', check: { kind: 'map' } },
-    { name: 'headers', type: 'map of string → string', required: false, description: 'Extra request headers.', check: { kind: 'map' } },
-    { name: 'json', type: 'any', required: false, description: 'Request body sent as JSON (sets Content-Type). Use this or :body.', check: { kind: 'any' } },
-    { name: 'body', type: 'string', required: false, description: 'Raw request body. Use this or :json.', check: { kind: 'string' } },
+    {
+      name: 'query',
+      type: 'map',
+      required: false,
+      description: 'Query parameters; values are sent as strings.',
+      check: { kind: 'map' },
+    },
+    {
+      name: 'headers',
+      type: 'map of string → string',
+      required: false,
+      description: 'Extra request headers.',
+      check: { kind: 'map' },
+    },
+    {
+      name: 'json',
+      type: 'any',
+      required: false,
+      description: 'Request body sent as JSON (sets Content-Type). Use this or :body.',
+      check: { kind: 'any' },
+    },
+    {
+      name: 'body',
+      type: 'string',
+      required: false,
+      description: 'Raw request body. Use this or :json.',
+      check: { kind: 'string' },
+    },
     {
       name: 'response-as',
       type: 'keyword',
@@ -152,7 +185,8 @@ const HTTP: StepReference = {
       name: 'retry',
       type: 'map {:max-attempts int :backoff-ms int}',
       required: false,
-      description: 'Retries on network errors, 429 and 5xx responses, with exponential backoff starting at :backoff-ms.',
+      description:
+        'Retries on network errors, 429 and 5xx responses, with exponential backoff starting at :backoff-ms.',
       check: {
         kind: 'map',
         fields: [
@@ -211,24 +245,34 @@ const HTTP: StepReference = {
     },
   ],
   limits: [
-    { name: 'timeout-ms', value: L.http.timeoutMsMax, description: 'Maximum per-attempt timeout (default 10000).' },
+    {
+      name: 'timeout-ms',
+      value: L.http.timeoutMsMax,
+      description: 'Maximum per-attempt timeout (default 10000).',
+    },
     { name: 'retry.max-attempts', value: L.http.maxAttemptsMax, description: 'Maximum attempts per step.' },
     { name: 'retry.backoff-ms', value: L.http.backoffMsMax, description: 'Maximum initial backoff.' },
-    { name: 'response-bytes', value: L.http.responseBytesMax, description: 'Larger responses fail the step.' },
+    {
+      name: 'response-bytes',
+      value: L.http.responseBytesMax,
+      description: 'Larger responses fail the step.',
+    },
   ],
 };
 
 const FUNCTION: StepReference = {
   type: 'function',
   title: 'Function',
-  summary: 'Runs a pure function over data: shaping, filtering and mapping belong here, not in the flow body.',
+  summary:
+    'Runs a pure function over data: shaping, filtering and mapping belong here, not in the flow body.',
   usage: '(flow/step :function :step-id {:code (fn [x] …) :input value})',
   fields: [
     {
       name: 'code',
       type: 'fn form (fn [x] …)',
       required: false,
-      description: 'Inline function of at most one parameter, which receives :input. It sees only its parameter. Use this or :ref.',
+      description:
+        'Inline function of at most one parameter, which receives :input. It sees only its parameter. Use this or :ref.',
       check: { kind: 'fn', maxParams: 1 },
     },
     {
@@ -238,7 +282,14 @@ const FUNCTION: StepReference = {
       description: 'A function declared in the top-level :functions vector. Use this or :code.',
       check: { kind: 'function-ref' },
     },
-    { name: 'input', type: 'any', required: false, default: 'nil', description: 'The value passed to the function.', check: { kind: 'any' } },
+    {
+      name: 'input',
+      type: 'any',
+      required: false,
+      default: 'nil',
+      description: 'The value passed to the function.',
+      check: { kind: 'any' },
+    },
   ],
   rules: [{ kind: 'exactly-one', fields: ['code', 'ref'] }],
   result: 'The function’s return value.',
@@ -265,7 +316,11 @@ const FUNCTION: StepReference = {
     },
   ],
   limits: [
-    { name: 'evaluation', value: 'bounded', description: 'Evaluation steps, recursion depth and collection sizes are capped per run.' },
+    {
+      name: 'evaluation',
+      value: 'bounded',
+      description: 'Evaluation steps, recursion depth and collection sizes are capped per run.',
+    },
   ],
 };
 
@@ -282,8 +337,20 @@ const LLM: StepReference = {
       description: 'Slot bound to an OpenAI-compatible provider (base URL and API key).',
       check: { kind: 'slot' },
     },
-    { name: 'model', type: 'string', required: false, description: 'Model name; the connection default when absent.', check: { kind: 'string', maxLength: 200 } },
-    { name: 'prompt', type: 'string', required: false, description: 'The user message. Use this or :messages.', check: { kind: 'string' } },
+    {
+      name: 'model',
+      type: 'string',
+      required: false,
+      description: 'Model name; the connection default when absent.',
+      check: { kind: 'string', maxLength: 200 },
+    },
+    {
+      name: 'prompt',
+      type: 'string',
+      required: false,
+      description: 'The user message. Use this or :messages.',
+      check: { kind: 'string' },
+    },
     {
       name: 'messages',
       type: 'vector of {:role "user"|"assistant"|"system" :content "…"}',
@@ -291,7 +358,13 @@ const LLM: StepReference = {
       description: 'The full conversation. Use this or :prompt.',
       check: { kind: 'vector' },
     },
-    { name: 'system', type: 'string', required: false, description: 'System instruction.', check: { kind: 'string' } },
+    {
+      name: 'system',
+      type: 'string',
+      required: false,
+      description: 'System instruction.',
+      check: { kind: 'string' },
+    },
     {
       name: 'response-format',
       type: 'keyword',
@@ -300,7 +373,13 @@ const LLM: StepReference = {
       description: ':json asks for a JSON object and parses it into :json of the result.',
       check: { kind: 'enum', values: ['text', 'json'], literal: true },
     },
-    { name: 'temperature', type: 'number', required: false, description: 'Sampling temperature.', check: { kind: 'number', min: 0, max: 2 } },
+    {
+      name: 'temperature',
+      type: 'number',
+      required: false,
+      description: 'Sampling temperature.',
+      check: { kind: 'number', min: 0, max: 2 },
+    },
     {
       name: 'max-tokens',
       type: 'integer',
@@ -382,7 +461,13 @@ const KV: StepReference = {
       description: 'The key; shared by all flows of the workspace.',
       check: { kind: 'string', maxLength: L.kv.keyLengthMax },
     },
-    { name: 'value', type: 'any (JSON-compatible)', required: false, description: 'Value to store (:put only).', check: { kind: 'any' } },
+    {
+      name: 'value',
+      type: 'any (JSON-compatible)',
+      required: false,
+      description: 'Value to store (:put only).',
+      check: { kind: 'any' },
+    },
     {
       name: 'ttl-s',
       type: 'integer',
@@ -396,8 +481,11 @@ const KV: StepReference = {
     { kind: 'only-when', field: 'value', when: { field: 'operation', values: ['put'] } },
     { kind: 'only-when', field: 'ttl-s', when: { field: 'operation', values: ['put'] } },
   ],
-  result: '{:value …} — the stored value for :get (nil when absent), the written value for :put, nil for :delete.',
-  notes: ['Keys are scoped to the workspace, not to the flow: prefix them with the flow slug to avoid collisions.'],
+  result:
+    '{:value …} — the stored value for :get (nil when absent), the written value for :put, nil for :delete.',
+  notes: [
+    'Keys are scoped to the workspace, not to the flow: prefix them with the flow slug to avoid collisions.',
+  ],
   examples: [
     {
       title: 'Remember the last run time',

@@ -1,6 +1,6 @@
-import { type Diagnostic, diagnostic, hasErrors } from './diagnostics.js';
+import { type Diagnostic, diagnostic } from './diagnostics.js';
 import { readEdn } from './edn/reader.js';
-import { type FlowModel, buildModel, flowModelSchema } from './model.js';
+import { buildModel, type FlowModel, flowModelSchema } from './model.js';
 import { Reporter } from './reporter.js';
 
 export interface ValidationResult {
@@ -39,7 +39,16 @@ export function validateFlow(text: string): ValidationResult {
     if (typeof text !== 'string') {
       return {
         valid: false,
-        diagnostics: [diagnostic('error', 'edn_syntax_invalid', 'the definition must be EDN text', '', null, 'send the definition as a string')],
+        diagnostics: [
+          diagnostic(
+            'error',
+            'edn_syntax_invalid',
+            'the definition must be EDN text',
+            '',
+            null,
+            'send the definition as a string',
+          ),
+        ],
       };
     }
     const read = readEdn(text);
@@ -47,7 +56,7 @@ export function validateFlow(text: string): ValidationResult {
     const reporter = new Reporter();
     const model = buildModel(read.value, reporter);
     const diagnostics = [...reporter.diagnostics].sort(byPosition).slice(0, MAX_VALIDATION_DIAGNOSTICS);
-    if (!model || hasErrors(reporter.diagnostics)) return { valid: false, diagnostics };
+    if (!model || reporter.errors > 0) return { valid: false, diagnostics };
     const parsed = flowModelSchema.safeParse(model);
     if (!parsed.success) return { valid: false, diagnostics: [...diagnostics, internalProblem()] };
     return { valid: true, model: parsed.data, diagnostics };

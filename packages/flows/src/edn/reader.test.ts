@@ -5,7 +5,8 @@ import { type EdnNode, stripLoc } from './types.js';
 
 function read(text: string): EdnNode {
   const result = readEdn(text);
-  if (!result.ok) throw new Error(`expected ${JSON.stringify(text)} to read: ${JSON.stringify(result.diagnostics)}`);
+  if (!result.ok)
+    throw new Error(`expected ${JSON.stringify(text)} to read: ${JSON.stringify(result.diagnostics)}`);
   return result.value;
 }
 
@@ -17,7 +18,9 @@ const str = (value: string): EdnNode => ({ kind: 'string', value });
 describe('readEdn: values', () => {
   it('reads every kind of value into the tree', () => {
     const tree = stripLoc(
-      read('{:k "s" :n [1 -2 +3 1.5 -0.25 1e3 2.5E-2] :b #{true false nil} :l (f x/y :a/b) :c [\\a \\newline \\space \\tab \\return \\u0041 \\(]}'),
+      read(
+        '{:k "s" :n [1 -2 +3 1.5 -0.25 1e3 2.5E-2] :b #{true false nil} :l (f x/y :a/b) :c [\\a \\newline \\space \\tab \\return \\u0041 \\(]}',
+      ),
     );
     expect(tree).toEqual({
       kind: 'map',
@@ -27,12 +30,23 @@ describe('readEdn: values', () => {
           key: kw('n'),
           value: {
             kind: 'vector',
-            items: [int(1), int(-2), int(3), { kind: 'float', value: 1.5 }, { kind: 'float', value: -0.25 }, { kind: 'float', value: 1000 }, { kind: 'float', value: 0.025 }],
+            items: [
+              int(1),
+              int(-2),
+              int(3),
+              { kind: 'float', value: 1.5 },
+              { kind: 'float', value: -0.25 },
+              { kind: 'float', value: 1000 },
+              { kind: 'float', value: 0.025 },
+            ],
           },
         },
         {
           key: kw('b'),
-          value: { kind: 'set', items: [{ kind: 'boolean', value: true }, { kind: 'boolean', value: false }, { kind: 'nil' }] },
+          value: {
+            kind: 'set',
+            items: [{ kind: 'boolean', value: true }, { kind: 'boolean', value: false }, { kind: 'nil' }],
+          },
         },
         { key: kw('l'), value: { kind: 'list', items: [sym('f'), sym('x/y'), kw('a/b')] } },
         {
@@ -49,7 +63,14 @@ describe('readEdn: values', () => {
   it('reads N and M suffixes as exact numbers and -0 as 0', () => {
     expect(stripLoc(read('[42N -7N 1.25M 3M -0 -0.0]'))).toEqual({
       kind: 'vector',
-      items: [int(42), int(-7), { kind: 'float', value: 1.25 }, { kind: 'float', value: 3 }, int(0), { kind: 'float', value: -0 }],
+      items: [
+        int(42),
+        int(-7),
+        { kind: 'float', value: 1.25 },
+        { kind: 'float', value: 3 },
+        int(0),
+        { kind: 'float', value: -0 },
+      ],
     });
   });
 
@@ -67,7 +88,13 @@ describe('readEdn: values', () => {
   });
 
   it('reads #inst, #uuid and namespaced keywords', () => {
-    expect(stripLoc(read('[#inst "2026-01-31T12:00:00.123Z" #uuid "3b8e2f52-8a1d-4d3c-9f7e-2a6b1c0d4e5f" :flowgate.viewer/kind]'))).toEqual({
+    expect(
+      stripLoc(
+        read(
+          '[#inst "2026-01-31T12:00:00.123Z" #uuid "3b8e2f52-8a1d-4d3c-9f7e-2a6b1c0d4e5f" :flowgate.viewer/kind]',
+        ),
+      ),
+    ).toEqual({
       kind: 'vector',
       items: [
         { kind: 'tagged', tag: 'inst', value: str('2026-01-31T12:00:00.123Z') },
@@ -78,9 +105,29 @@ describe('readEdn: values', () => {
   });
 
   it('reads the symbols of the orchestration language', () => {
-    const names = ['/', '+', '-', '*', '<=', 'not=', 'nil?', 'clojure.string/join', 'json/parse', 'flow/step', '_', '&', '->x', '.x', 'a.b', 'x#', 'k:v'];
+    const names = [
+      '/',
+      '+',
+      '-',
+      '*',
+      '<=',
+      'not=',
+      'nil?',
+      'clojure.string/join',
+      'json/parse',
+      'flow/step',
+      '_',
+      '&',
+      '->x',
+      '.x',
+      'a.b',
+      'x#',
+      'k:v',
+    ];
     const tree = read(`(${names.join(' ')})`);
-    expect(tree.kind === 'list' && tree.items.map((n) => (n.kind === 'symbol' ? n.name : n.kind))).toEqual(names);
+    expect(tree.kind === 'list' && tree.items.map((n) => (n.kind === 'symbol' ? n.name : n.kind))).toEqual(
+      names,
+    );
   });
 
   it('skips comments, commas and #_ discards (nested ones included)', () => {
@@ -94,12 +141,18 @@ describe('readEdn: values', () => {
   });
 
   it('accepts a leading byte-order mark', () => {
-    expect(stripLoc(read('\uFEFF{:a 1}'))).toEqual({ kind: 'map', entries: [{ key: kw('a'), value: int(1) }] });
+    expect(stripLoc(read('\uFEFF{:a 1}'))).toEqual({
+      kind: 'map',
+      entries: [{ key: kw('a'), value: int(1) }],
+    });
   });
 
   it('reads a quoted :flow body as the list itself (spec 7.1 compatibility)', () => {
     const tree = read("{:slug :x :flow '(flow/input)}");
-    expect(tree.kind === 'map' && stripLoc(tree.entries[1]?.value as EdnNode)).toEqual({ kind: 'list', items: [sym('flow/input')] });
+    expect(tree.kind === 'map' && stripLoc(tree.entries[1]?.value as EdnNode)).toEqual({
+      kind: 'list',
+      items: [sym('flow/input')],
+    });
   });
 });
 

@@ -1,16 +1,16 @@
 import { parseEDNString } from 'edn-data';
 import { type Diagnostic, type DiagnosticCode, diagnostic, joinPath } from '../diagnostics.js';
+import { keySegment } from './path.js';
 import {
   FLOAT_RE,
   INT_RE,
-  LONE_SURROGATE_RE,
-  NAMED_CHARS,
-  UUID_RE,
   isValidInst,
   isValidKeywordName,
   isValidSymbolName,
+  LONE_SURROGATE_RE,
+  NAMED_CHARS,
+  UUID_RE,
 } from './syntax.js';
-import { keySegment } from './path.js';
 import type { EdnMap, EdnMapEntry, EdnNode, EdnString, Loc } from './types.js';
 import { compact } from './writer.js';
 
@@ -48,7 +48,14 @@ export function readEdn(text: string): ReadResult {
     if (!(error instanceof Fatal)) {
       // A reader bug must not escape as an exception: report it as a syntax problem instead.
       reader.diagnostics.push(
-        diagnostic('error', 'edn_syntax_invalid', 'the definition could not be read', '', null, 'check the EDN syntax'),
+        diagnostic(
+          'error',
+          'edn_syntax_invalid',
+          'the definition could not be read',
+          '',
+          null,
+          'check the EDN syntax',
+        ),
       );
     }
   }
@@ -74,6 +81,15 @@ export function utf8Length(text: string): number {
 }
 
 class Fatal extends Error {}
+
+/** Index of the first C0 control character other than tab, LF and CR (or DEL), or -1. */
+function firstControlCharacter(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 9 && c !== 10 && c !== 13) || c === 0x7f) return i;
+  }
+  return -1;
+}
 
 interface Close {
   marker: 'close';
@@ -104,7 +120,6 @@ const SIMPLE_ESCAPES = new Map([
   ['"', '"'],
 ]);
 const NAMED = new Map(Object.entries(NAMED_CHARS));
-const CONTROL_RE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const PLACEHOLDER: EdnNode = { kind: 'nil' };
 
@@ -135,7 +150,12 @@ class Reader {
     const first = this.readForm(0, false);
     if (isMarker(first)) {
       if (first.marker === 'close') this.unexpectedCloser(first);
-      this.fail('edn_empty_input', 'the definition is empty', null, 'a flow definition is one EDN map: {:slug :my-flow …}');
+      this.fail(
+        'edn_empty_input',
+        'the definition is empty',
+        null,
+        'a flow definition is one EDN map: {:slug :my-flow …}',
+      );
     }
     this.skipWhitespace();
     if (this.pos < src.length) {
@@ -231,13 +251,13 @@ class Reader {
 
   /** NUL, other control characters and lone surrogates are refused anywhere, strings and comments included. */
   private checkCharacters(): void {
-    const control = CONTROL_RE.exec(this.src);
-    if (control) {
-      const code = control[0].charCodeAt(0);
+    const control = firstControlCharacter(this.src);
+    if (control >= 0) {
+      const code = this.src.charCodeAt(control);
       this.fail(
         'edn_invalid_character',
         `control character U+${code.toString(16).toUpperCase().padStart(4, '0')} is not allowed`,
-        this.locAt(control.index),
+        this.locAt(control),
         'remove the character; inside strings write escapes such as \\n or \\t',
       );
     }
@@ -312,7 +332,9 @@ class Reader {
             'edn_unsupported_syntax',
             `\`${ch}\` (a Clojure reader macro) is not EDN`,
             loc,
-            ch === '^' ? 'metadata is not supported; remove it' : 'write the form out in full, e.g. (quote x) or a plain value',
+            ch === '^'
+              ? 'metadata is not supported; remove it'
+              : 'write the form out in full, e.g. (quote x) or a plain value',
           );
           break;
         case '#': {
@@ -323,7 +345,12 @@ class Reader {
             this.advance();
             const discarded = this.readForm(depth + 1, false);
             if (isMarker(discarded)) {
-              this.fail('edn_syntax_invalid', '`#_` must be followed by a form to discard', loc, 'remove the `#_`');
+              this.fail(
+                'edn_syntax_invalid',
+                '`#_` must be followed by a form to discard',
+                loc,
+                'remove the `#_`',
+              );
             }
             continue;
           }
@@ -336,7 +363,12 @@ class Reader {
     }
   }
 
-  private readCollection(kind: 'list' | 'vector' | 'map' | 'set', open: string, depth: number, loc: Loc): EdnNode {
+  private readCollection(
+    kind: 'list' | 'vector' | 'map' | 'set',
+    open: string,
+    depth: number,
+    loc: Loc,
+  ): EdnNode {
     if (depth >= MAX_DEPTH) this.tooDeep(loc);
     for (let i = 0; i < open.length; i++) this.advance();
     const closer = CLOSER[open] as string;
@@ -476,7 +508,8 @@ class Reader {
     if (code >= 0xdc00 && code <= 0xdfff) badEscape(`\`\\u${hex}\` is an unpaired low surrogate`);
     if (code >= 0xd800 && code <= 0xdbff) {
       const low = src.slice(this.pos, this.pos + 6);
-      if (!/^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(low)) badEscape(`\`\\u${hex}\` is an unpaired high surrogate`);
+      if (!/^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(low))
+        badEscape(`\`\\u${hex}\` is an unpaired high surrogate`);
       for (let i = 0; i < 6; i++) this.advance();
     }
   }
@@ -487,7 +520,12 @@ class Reader {
     this.advance();
     const first = src[this.pos];
     if (first === undefined || WHITESPACE.has(first)) {
-      this.fail('edn_invalid_token', 'a backslash must be followed by a character', loc, 'write a character like \\a or \\newline, or use a string');
+      this.fail(
+        'edn_invalid_token',
+        'a backslash must be followed by a character',
+        loc,
+        'write a character like \\a or \\newline, or use a string',
+      );
     }
     const start = this.pos;
     this.advance(); // the first character is taken as is, so \( and \" are characters
@@ -499,7 +537,8 @@ class Reader {
     const unicode = /^u([0-9a-fA-F]{4})$/.exec(text);
     if (unicode) {
       const code = Number.parseInt(unicode[1] as string, 16);
-      if (code !== 0 && (code < 0xd800 || code > 0xdfff)) return { kind: 'char', value: String.fromCharCode(code), loc };
+      if (code !== 0 && (code < 0xd800 || code > 0xdfff))
+        return { kind: 'char', value: String.fromCharCode(code), loc };
     }
     this.report(
       'edn_invalid_token',
@@ -532,7 +571,12 @@ class Reader {
       this.fail('edn_syntax_invalid', 'a quote must be followed by a form', loc, "remove the lone `'`");
     }
     if (quoteOk && form.kind !== 'list') {
-      this.report('edn_quote_not_allowed', 'only a list may be quoted as the :flow body', loc, "remove the `'`");
+      this.report(
+        'edn_quote_not_allowed',
+        'only a list may be quoted as the :flow body',
+        loc,
+        "remove the `'`",
+      );
     }
     return form;
   }
@@ -559,22 +603,28 @@ class Reader {
         'edn_unknown_tag',
         `unknown tag #${tag}`,
         loc,
-        tag.startsWith('#') ? '##Inf, ##-Inf and ##NaN are not JSON numbers; use a string or nil' : 'only #inst and #uuid tags are readable',
+        tag.startsWith('#')
+          ? '##Inf, ##-Inf and ##NaN are not JSON numbers; use a string or nil'
+          : 'only #inst and #uuid tags are readable',
       );
       if (!tag.startsWith('#')) {
         const dropped = this.readForm(depth + 1, false);
-        if (isMarker(dropped)) this.fail('edn_syntax_invalid', `#${tag} must be followed by a value`, loc, 'remove the tag');
+        if (isMarker(dropped))
+          this.fail('edn_syntax_invalid', `#${tag} must be followed by a value`, loc, 'remove the tag');
       }
       return PLACEHOLDER;
     }
     const value = this.readForm(depth + 1, false);
-    if (isMarker(value)) this.fail('edn_syntax_invalid', `#${tag} must be followed by a string`, loc, `write #${tag} "…"`);
+    if (isMarker(value))
+      this.fail('edn_syntax_invalid', `#${tag} must be followed by a string`, loc, `write #${tag} "…"`);
     if (value.kind !== 'string' || !(tag === 'inst' ? isValidInst(value.value) : UUID_RE.test(value.value))) {
       this.report(
         'edn_invalid_tag_value',
         tag === 'inst' ? '#inst needs an RFC 3339 timestamp string' : '#uuid needs a canonical UUID string',
         value.loc ?? loc,
-        tag === 'inst' ? 'e.g. #inst "2026-01-31T12:00:00Z"' : 'e.g. #uuid "3b8e2f52-8a1d-4d3c-9f7e-2a6b1c0d4e5f"',
+        tag === 'inst'
+          ? 'e.g. #inst "2026-01-31T12:00:00Z"'
+          : 'e.g. #uuid "3b8e2f52-8a1d-4d3c-9f7e-2a6b1c0d4e5f"',
       );
       return PLACEHOLDER;
     }
@@ -597,7 +647,9 @@ class Reader {
         'edn_invalid_token',
         `\`${text}\` is not a valid keyword`,
         loc,
-        name.startsWith(':') ? 'auto-resolved keywords (::k) are not EDN; write :k or :ns/k' : 'keywords look like :name or :ns/name',
+        name.startsWith(':')
+          ? 'auto-resolved keywords (::k) are not EDN; write :k or :ns/k'
+          : 'keywords look like :name or :ns/name',
       );
       return PLACEHOLDER;
     }
@@ -608,7 +660,7 @@ class Reader {
       'edn_invalid_token',
       `\`${text.length > 40 ? `${text.slice(0, 39)}…` : text}\` is not a valid symbol`,
       loc,
-      "symbols contain letters, digits and * + ! - _ ? $ % & = < > . : # / ; quotes, @, ~ and ^ are not EDN",
+      'symbols contain letters, digits and * + ! - _ ? $ % & = < > . : # / ; quotes, @, ~ and ^ are not EDN',
     );
     return PLACEHOLDER;
   }
@@ -619,7 +671,12 @@ class Reader {
       const sign = int[1] ?? '';
       const digits = int[2] ?? '';
       if (digits.length > 16 || (digits.length === 16 && BigInt(digits) > MAX_SAFE)) {
-        this.report('edn_number_out_of_range', `integer ${text} is outside ±(2^53−1)`, loc, OUT_OF_RANGE_HINT);
+        this.report(
+          'edn_number_out_of_range',
+          `integer ${text} is outside ±(2^53−1)`,
+          loc,
+          OUT_OF_RANGE_HINT,
+        );
         return PLACEHOLDER;
       }
       const value = Number(`${sign}${digits}`);
@@ -641,17 +698,30 @@ class Reader {
         return PLACEHOLDER;
       }
       if (!Number.isFinite(value) || (value === 0 && significant.length > 0)) {
-        this.report('edn_number_out_of_range', `number ${text} is outside the range of a double`, loc, OUT_OF_RANGE_HINT);
+        this.report(
+          'edn_number_out_of_range',
+          `number ${text} is outside the range of a double`,
+          loc,
+          OUT_OF_RANGE_HINT,
+        );
         return PLACEHOLDER;
       }
       return { kind: 'float', value, loc };
     }
     let hint = 'numbers look like 42, -7, 3.14, 1e-3';
     if (text.includes('/')) hint = 'ratios are not supported; write a decimal such as 0.5';
-    else if (/^[+-]?0[xX]/.test(text)) hint = 'hexadecimal literals are not supported; write a decimal integer';
-    else if (/^[+-]?0[0-9]/.test(text)) hint = 'leading zeros are not allowed; write 7, not 007, or use a string';
-    else if (/^[+-]?[0-9]+[rR]/.test(text)) hint = 'radix literals are not supported; write a decimal integer';
-    this.report('edn_invalid_number', `\`${text.length > 40 ? `${text.slice(0, 39)}…` : text}\` is not a valid number`, loc, hint);
+    else if (/^[+-]?0[xX]/.test(text))
+      hint = 'hexadecimal literals are not supported; write a decimal integer';
+    else if (/^[+-]?0[0-9]/.test(text))
+      hint = 'leading zeros are not allowed; write 7, not 007, or use a string';
+    else if (/^[+-]?[0-9]+[rR]/.test(text))
+      hint = 'radix literals are not supported; write a decimal integer';
+    this.report(
+      'edn_invalid_number',
+      `\`${text.length > 40 ? `${text.slice(0, 39)}…` : text}\` is not a valid number`,
+      loc,
+      hint,
+    );
     return PLACEHOLDER;
   }
 }

@@ -9,8 +9,8 @@ const SIGN_NEXT = String.raw`[\p{L}*+!\-_?$%&=<>.:#]`;
 const SYMBOL_PART = String.raw`(?:[\p{L}*!_?$%&=<>]${REST}*|[-+.](?:${SIGN_NEXT}${REST}*)?)`;
 const KEYWORD_PART = String.raw`(?:[\p{L}\p{N}*!_?$%&=<>]${REST}*|[-+.](?:${SIGN_NEXT}${REST}*)?)`;
 
-const SYMBOL_RE = new RegExp(String.raw`^(?:/|${SYMBOL_PART}(?:/${SYMBOL_PART})?)$`, 'u');
-const KEYWORD_RE = new RegExp(String.raw`^${KEYWORD_PART}(?:/${SYMBOL_PART})?$`, 'u');
+const SYMBOL_RE = new RegExp(`^(?:/|${SYMBOL_PART}(?:/${SYMBOL_PART})?)$`, 'u');
+const KEYWORD_RE = new RegExp(`^${KEYWORD_PART}(?:/${SYMBOL_PART})?$`, 'u');
 
 const RESERVED = new Set(['nil', 'true', 'false']);
 

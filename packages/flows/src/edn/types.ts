@@ -115,7 +115,10 @@ export function stripLoc(node: EdnNode): EdnNode {
     case 'set':
       return { kind: node.kind, items: node.items.map(stripLoc) };
     case 'map':
-      return { kind: 'map', entries: node.entries.map((e) => ({ key: stripLoc(e.key), value: stripLoc(e.value) })) };
+      return {
+        kind: 'map',
+        entries: node.entries.map((e) => ({ key: stripLoc(e.key), value: stripLoc(e.value) })),
+      };
     case 'tagged':
       return { kind: 'tagged', tag: node.tag, value: { kind: 'string', value: node.value.value } };
     case 'nil':

@@ -8,13 +8,28 @@ import { compact, writeEdn } from './writer.js';
 
 function reread(text: string): EdnNode {
   const result = readEdn(text);
-  if (!result.ok) throw new Error(`written text did not read back: ${text}\n${JSON.stringify(result.diagnostics)}`);
+  if (!result.ok)
+    throw new Error(`written text did not read back: ${text}\n${JSON.stringify(result.diagnostics)}`);
   return stripLoc(result.value);
 }
 
 const keywordName = fc.stringMatching(/^[a-z][a-z0-9?!*-]{0,8}(\/[a-z][a-z0-9-]{0,5})?$/);
 const symbolName = fc.oneof(
-  fc.constantFrom('x', '+', '-', '/', '<=', 'not=', 'nil?', 'clojure.string/join', 'flow/step', '_', '&', 'a.b', '->x'),
+  fc.constantFrom(
+    'x',
+    '+',
+    '-',
+    '/',
+    '<=',
+    'not=',
+    'nil?',
+    'clojure.string/join',
+    'flow/step',
+    '_',
+    '&',
+    'a.b',
+    '->x',
+  ),
   fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/).filter((s) => !['nil', 'true', 'false'].includes(s)),
 );
 const text = fc.string({ unit: 'binary', maxLength: 12 }).filter((s) => !s.includes('\u0000'));
@@ -35,7 +50,11 @@ function tree(withFloatsAndChars: boolean): fc.Arbitrary<EdnNode> {
       oneChar.map((value): EdnNode => ({ kind: 'char', value })),
       fc.constantFrom<EdnNode>(
         { kind: 'tagged', tag: 'inst', value: { kind: 'string', value: '2026-01-31T12:00:00Z' } },
-        { kind: 'tagged', tag: 'uuid', value: { kind: 'string', value: '3b8e2f52-8a1d-4d3c-9f7e-2a6b1c0d4e5f' } },
+        {
+          kind: 'tagged',
+          tag: 'uuid',
+          value: { kind: 'string', value: '3b8e2f52-8a1d-4d3c-9f7e-2a6b1c0d4e5f' },
+        },
       ),
     );
   }
@@ -45,7 +64,9 @@ function tree(withFloatsAndChars: boolean): fc.Arbitrary<EdnNode> {
       ...atoms,
       fc.array(tie('node'), { maxLength: 4 }).map((items): EdnNode => ({ kind: 'list', items })),
       fc.array(tie('node'), { maxLength: 4 }).map((items): EdnNode => ({ kind: 'vector', items })),
-      fc.uniqueArray(tie('node'), { maxLength: 4, selector: compact }).map((items): EdnNode => ({ kind: 'set', items })),
+      fc
+        .uniqueArray(tie('node'), { maxLength: 4, selector: compact })
+        .map((items): EdnNode => ({ kind: 'set', items })),
       fc
         .uniqueArray(fc.tuple(tie('node'), tie('node')), { maxLength: 4, selector: ([k]) => compact(k) })
         .map((pairs): EdnNode => ({ kind: 'map', entries: pairs.map(([key, value]) => ({ key, value })) })),
@@ -101,9 +122,12 @@ describe('writeEdn', () => {
   });
 
   it('is canonical: the written form of a read tree is a fixed point', () => {
-    const text = '{:a [1 2.0 -0.0 1e21 \\space "x\\ty"] , :b #{:c} :d (f #_ skipped x) :e #inst "2026-01-31T12:00:00Z"}';
+    const text =
+      '{:a [1 2.0 -0.0 1e21 \\space "x\\ty"] , :b #{:c} :d (f #_ skipped x) :e #inst "2026-01-31T12:00:00Z"}';
     const once = writeEdn(reread(text));
-    expect(once).toBe('{:a [1 2.0 -0.0 1e+21 \\space "x\\ty"] :b #{:c} :d (f x) :e #inst "2026-01-31T12:00:00Z"}');
+    expect(once).toBe(
+      '{:a [1 2.0 -0.0 1e+21 \\space "x\\ty"] :b #{:c} :d (f x) :e #inst "2026-01-31T12:00:00Z"}',
+    );
     expect(writeEdn(reread(once))).toBe(once);
   });
 

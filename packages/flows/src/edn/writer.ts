@@ -1,6 +1,6 @@
 import { AppError } from '@flowgate/core';
 import { toEDNString } from 'edn-data';
-import { LONE_SURROGATE_RE, isValidKeywordName, isValidSymbolName } from './syntax.js';
+import { isValidKeywordName, isValidSymbolName, LONE_SURROGATE_RE } from './syntax.js';
 import type { EdnMap, EdnNode } from './types.js';
 
 /**
@@ -40,7 +40,12 @@ function writeFloat(value: number): string {
   return /[.eE]/.test(text) ? text : `${text}.0`;
 }
 
-const CHAR_NAMES: Readonly<Record<string, string>> = { '\n': 'newline', '\r': 'return', ' ': 'space', '\t': 'tab' };
+const CHAR_NAMES: Readonly<Record<string, string>> = {
+  '\n': 'newline',
+  '\r': 'return',
+  ' ': 'space',
+  '\t': 'tab',
+};
 
 function writeChar(value: string): string {
   const points = [...value];

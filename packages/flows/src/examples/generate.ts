@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,7 +11,9 @@ export const EXAMPLES_DIR = dirname(fileURLToPath(import.meta.url));
 
 export function readExampleFiles(dir: string = EXAMPLES_DIR): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.edn')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.edn'))
+    .sort()) {
     out[file.slice(0, -'.edn'.length)] = readFileSync(join(dir, file), 'utf8');
   }
   return out;
