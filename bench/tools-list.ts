@@ -4,11 +4,12 @@
  * Variants: API key and ES256 JWT, both warm (the authenticator's cache is what production relies on).
  * Then memory: RSS of the gateway before and after `rssRequests` more tools/list calls.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
+import type { MemoryFigures } from './lib/control.js';
 import {
   type GatewayChild,
   mcpCall,
@@ -26,8 +27,8 @@ import {
   summaryOf,
 } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
-import { type ChildHandle, readRssKb, spawnTsx } from './lib/proc.js';
-import { newestProfile, summariseProfile } from './lib/profile.js';
+import { type ChildHandle, ROOT, readRssKb, spawnTsx } from './lib/proc.js';
+import { summariseProfile } from './lib/profile.js';
 import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
 
 const WORKSPACE = 'ws-bench';
@@ -64,9 +65,10 @@ async function jwtSetup(): Promise<{ env: Record<string, string>; sign: () => Pr
   };
 }
 
-async function startSeededGateway(label: string, nodeArgs: string[] = []): Promise<Setup> {
+async function startSeededGateway(label: string): Promise<Setup> {
   const jwt = await jwtSetup();
-  const gw = await startGatewayChild({ label, env: jwt.env, nodeArgs });
+  // --expose-gc only lets the memory check force a collection before reading heap figures.
+  const gw = await startGatewayChild({ label, env: jwt.env, nodeArgs: ['--expose-gc'] });
   try {
     return { gw, apiKey: await seedWorkspace(gw, WORKSPACE, CAPABILITIES), jwt: await jwt.sign() };
   } catch (err) {
@@ -103,22 +105,22 @@ function spec(url: string, token: string, options: BenchOptions, extra: Partial<
   };
 }
 
-async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt'): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'flowgate-prof-'));
-  const setup = await startSeededGateway(`gateway:prof:${variant}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt', dir: string): Promise<void> {
+  const setup = await startSeededGateway(`gateway:prof:${variant}`);
   try {
     const url = mcpUrl(setup.gw, WORKSPACE);
     const token = variant === 'api-key' ? setup.apiKey : setup.jwt;
     await probe(url, token, `profile ${variant}`);
-    await runLoad(spec(url, token, options, { durationS: 2 }));
+    await runLoad(spec(url, token, options, { durationS: options.warmupS }));
+    await setup.gw.child.call('profile-start');
     const r = await runLoad(
       spec(url, token, options, { durationS: options.profileDurationS }),
       setup.gw.child.pid,
     );
-    await setup.gw.child.stop();
-    const s = summariseProfile(newestProfile(dir));
+    const { file } = await setup.gw.child.call<{ file: string }>('profile-stop', { dir });
+    const s = summariseProfile(file);
     heading(
-      `tools-list: CPU profile, ${variant} (${fmt(r.rps)} req/s under --cpu-prof, ${fmt(s.totalMs)} ms sampled)`,
+      `tools-list: CPU profile, ${variant} (${fmt(r.rps)} req/s while profiling, ${fmt(s.totalMs)} ms sampled)`,
     );
     log('  self time by area:');
     for (const a of s.areas) log(`    ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.frame}`);
@@ -126,7 +128,7 @@ async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt')
     for (const f of s.self) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
     log('  top frames by inclusive time:');
     for (const f of s.inclusive) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
-    log(`  profile: ${newestProfile(dir)}`);
+    log(`  profile (open in Chrome DevTools or speedscope): ${file}`);
   } finally {
     await setup.gw.stop();
   }
@@ -188,12 +190,29 @@ async function run(options: BenchOptions): Promise<Check[]> {
 
     heading(`tools-list: gateway RSS over ${options.rssRequests.toLocaleString('en-US')} requests (API key)`);
     const gwPid = setup.gw.child.pid;
+    // Heap figures need a forced GC; a short load after it lets the heap regrow to its working size, so the
+    // GC does not make the RSS "before" look smaller than it is.
+    const heapBefore = await setup.gw.child.call<MemoryFigures>('memory', { gc: true });
+    await runLoad(spec(url, setup.apiKey, options, { durationS: options.warmupS }));
     const before = readRssKb(gwPid);
-    const r = await runLoad(spec(url, setup.apiKey, options, { amount: options.rssRequests }), gwPid);
+    const series: number[] = [];
+    const sampler = setInterval(() => series.push(readRssKb(gwPid)), 500);
+    const r = await runLoad(spec(url, setup.apiKey, options, { amount: options.rssRequests }), gwPid).finally(
+      () => clearInterval(sampler),
+    );
     const after = readRssKb(gwPid);
+    const heapAfter = await setup.gw.child.call<MemoryFigures>('memory', { gc: true });
     const change = ((after - before) / before) * 100;
+    const mb = (kb: number) => fmt(kb / 1024, 1);
+    const at = (q: number) => series[Math.min(series.length - 1, Math.floor(q * series.length))] ?? after;
     log(
-      `  RSS after warm-up ${fmt(before / 1024, 1)} MB, after ${r.ok.toLocaleString('en-US')} more requests ${fmt(after / 1024, 1)} MB: ${change >= 0 ? '+' : ''}${change.toFixed(1)}%  (${fmt(r.rps)} req/s, ${fmt(r.durationS, 1)} s)`,
+      `  RSS after warm-up ${mb(before)} MB, after ${r.ok.toLocaleString('en-US')} more requests ${mb(after)} MB: ${change >= 0 ? '+' : ''}${change.toFixed(1)}%  (${fmt(r.rps)} req/s, ${fmt(r.durationS, 1)} s)`,
+    );
+    log(
+      `  RSS during the run: 25% ${mb(at(0.25))} MB, 50% ${mb(at(0.5))} MB, 75% ${mb(at(0.75))} MB, peak ${mb(Math.max(...series, after))} MB`,
+    );
+    log(
+      `  V8 heap used after a full GC: ${fmt(heapBefore.heapUsed / 2 ** 20, 1)} MB → ${fmt(heapAfter.heapUsed / 2 ** 20, 1)} MB; external ${fmt(heapBefore.external / 2 ** 20, 1)} → ${fmt(heapAfter.external / 2 ** 20, 1)} MB`,
     );
 
     const checks: Check[] = [
@@ -223,8 +242,11 @@ async function run(options: BenchOptions): Promise<Check[]> {
     baseline = undefined;
     await setup.gw.stop();
     if (options.profile) {
-      await profileVariant(options, 'api-key');
-      await profileVariant(options, 'jwt');
+      // Kept for inspection; .tmp/ is git-ignored.
+      const dir = join(ROOT, '.tmp', 'bench', 'profiles');
+      mkdirSync(dir, { recursive: true });
+      await profileVariant(options, 'api-key', dir);
+      await profileVariant(options, 'jwt', dir);
     }
     return checks;
   } finally {

@@ -10,7 +10,7 @@ export interface BenchOptions {
   connections: number;
   /** Requests for the memory-flatness run. */
   rssRequests: number;
-  /** Also profile the candidate with `--cpu-prof` and print its top frames. */
+  /** Also take a CPU profile of the candidate under load (load window only) and print its top frames. */
   profile: boolean;
   profileDurationS: number;
 }

@@ -15,6 +15,8 @@ export interface ChildHandle {
   pid: number;
   /** The JSON the child printed with its READY line. */
   ready: Record<string, unknown>;
+  /** Sends a command over the IPC channel to the child's `serveControl` and resolves with its answer. */
+  call<T = unknown>(cmd: string, args?: Record<string, unknown>, timeoutMs?: number): Promise<T>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code (null when killed by a signal). */
   stop(graceMs?: number): Promise<number | null>;
 }
@@ -25,9 +27,16 @@ export interface SpawnOptions {
   script: string;
   args?: string[];
   env?: Record<string, string>;
-  /** Extra Node flags, e.g. `--cpu-prof`. */
+  /** Extra Node flags, e.g. `--expose-gc`. */
   nodeArgs?: string[];
   readyTimeoutMs?: number;
+}
+
+interface Reply {
+  id: number;
+  ok: boolean;
+  result?: unknown;
+  error?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -50,17 +59,19 @@ function installExitHooks(): void {
 
 /**
  * Starts `node --import tsx <script>` directly (not through the tsx CLI, which would add a wrapper process),
- * so `pid` is the process doing the work — what RSS and CPU sampling need. Other stdout/stderr lines are
- * forwarded to our stderr with the label.
+ * so `pid` is the process doing the work — what RSS and CPU sampling need. An IPC channel carries control
+ * commands (memory figures, profiling); other stdout/stderr lines are forwarded to our stderr with the label.
  */
 export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
   installExitHooks();
   const child = spawn(
     process.execPath,
     [...(options.nodeArgs ?? []), '--import', 'tsx', resolve(ROOT, options.script), ...(options.args ?? [])],
-    { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
   );
   live.add(child);
+  // The channel must not keep the benchmark alive on its own.
+  child.channel?.unref();
   const exited = new Promise<number | null>((res) => {
     child.once('exit', (code) => {
       live.delete(child);
@@ -68,27 +79,64 @@ export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
     });
   });
   const forward = (line: string) => process.stderr.write(`  [${options.label}] ${line}\n`);
-  createInterface({ input: child.stderr! }).on('line', forward);
+  if (child.stderr) createInterface({ input: child.stderr }).on('line', forward);
+
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  child.on('message', (raw) => {
+    const reply = raw as Reply;
+    const p = pending.get(reply.id);
+    if (!p) return;
+    pending.delete(reply.id);
+    if (reply.ok) p.resolve(reply.result);
+    else p.reject(new Error(`${options.label}: ${reply.error ?? 'command failed'}`));
+  });
+  void exited.then(() => {
+    for (const p of pending.values()) p.reject(new Error(`${options.label}: exited`));
+    pending.clear();
+  });
 
   return new Promise<ChildHandle>((resolveReady, reject) => {
     let settled = false;
+    const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
     const timer = setTimeout(() => {
       if (settled) return;
       settled = true;
       child.kill('SIGKILL');
-      reject(new Error(`${options.label}: not ready within ${options.readyTimeoutMs ?? 60_000} ms`));
-    }, options.readyTimeoutMs ?? 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+      reject(new Error(`${options.label}: not ready within ${readyTimeoutMs} ms`));
+    }, readyTimeoutMs);
+    if (!child.stdout) throw new Error('child has no stdout');
+    createInterface({ input: child.stdout }).on('line', (line) => {
       if (settled || !line.startsWith(READY_PREFIX)) {
         forward(line);
         return;
       }
       settled = true;
       clearTimeout(timer);
-      const handle: ChildHandle = {
+      resolveReady({
         label: options.label,
-        pid: child.pid!,
+        pid: child.pid ?? -1,
         ready: JSON.parse(line.slice(READY_PREFIX.length)) as Record<string, unknown>,
+        call<T>(cmd: string, args: Record<string, unknown> = {}, timeoutMs = 60_000) {
+          return new Promise<T>((res, rej) => {
+            const id = nextId++;
+            const t = setTimeout(() => {
+              pending.delete(id);
+              rej(new Error(`${options.label}: "${cmd}" got no answer within ${timeoutMs} ms`));
+            }, timeoutMs);
+            pending.set(id, {
+              resolve: (v) => {
+                clearTimeout(t);
+                res(v as T);
+              },
+              reject: (e) => {
+                clearTimeout(t);
+                rej(e);
+              },
+            });
+            child.send({ id, cmd, args });
+          });
+        },
         async stop(graceMs = 10_000) {
           if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
           child.kill('SIGTERM');
@@ -97,8 +145,7 @@ export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
           clearTimeout(t);
           return code;
         },
-      };
-      resolveReady(handle);
+      });
     });
     void exited.then((code) => {
       if (settled) return;

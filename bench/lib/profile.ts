@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ROOT } from './proc.js';
 
@@ -94,12 +93,4 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     ),
     areas: rank(areas),
   };
-}
-
-export function newestProfile(dir: string): string {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .sort();
-  if (!files.length) throw new Error(`no .cpuprofile in ${dir}`);
-  return join(dir, files[files.length - 1]!);
 }

@@ -34,7 +34,7 @@ function table(rows: string[][]): void {
 export function printSummaries(summaries: Summary[], baseline: string): void {
   const base = summaries.find((s) => s.name === baseline);
   const rows = [
-    ['contender', 'req/s (median)', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'ratio vs baseline'],
+    ['contender', 'req/s (median)', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'req/s ratio', 'CPU-cost ratio'],
   ];
   for (const s of summaries) {
     rows.push([

@@ -1,0 +1,80 @@
+/**
+ * Child side of the benchmark's IPC channel: memory figures (optionally after a full GC), CPU profiles of a
+ * chosen window (so start-up and migrations stay out of them) and heap snapshots.
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
+import { z } from 'zod';
+
+const messageSchema = z.object({
+  id: z.number(),
+  cmd: z.string(),
+  args: z.record(z.string(), z.unknown()).default({}),
+});
+
+export interface MemoryFigures {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  gcRan: boolean;
+}
+
+export function serveControl(): void {
+  if (!process.send) return;
+  let session: Session | undefined;
+  const handlers: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
+    async memory(args) {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      const gcRan = args.gc === true && typeof gc === 'function';
+      if (gcRan) gc?.();
+      return { ...process.memoryUsage(), gcRan } satisfies MemoryFigures;
+    },
+    async 'profile-start'(args) {
+      session ??= new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', {
+        interval: z.number().int().positive().default(200).parse(args.intervalUs),
+      });
+      await session.post('Profiler.start');
+      return {};
+    },
+    async 'profile-stop'(args) {
+      if (!session) throw new Error('no profile running');
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      session = undefined;
+      const file = join(z.string().parse(args.dir), `gateway-${process.pid}-${Date.now()}.cpuprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      return { file };
+    },
+    async 'heap-snapshot'(args) {
+      return {
+        file: writeHeapSnapshot(
+          join(z.string().parse(args.dir), `gateway-${process.pid}-${Date.now()}.heapsnapshot`),
+        ),
+      };
+    },
+  };
+  process.on('message', (raw) => {
+    const parsed = messageSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const { id, cmd, args } = parsed.data;
+    const handler = handlers[cmd];
+    const reply = (body: Record<string, unknown>) => process.send?.({ id, ...body });
+    if (!handler) {
+      reply({ ok: false, error: `unknown command ${cmd}` });
+      return;
+    }
+    handler(args).then(
+      (result) => reply({ ok: true, result }),
+      (err: unknown) => reply({ ok: false, error: err instanceof Error ? err.message : String(err) }),
+    );
+  });
+  // The channel must not keep the process alive after a graceful close.
+  process.channel?.unref();
+}
