@@ -137,10 +137,12 @@ class Reader {
 
   readDocument(): EdnNode | undefined {
     const src = this.src;
-    if (src.length > MAX_DEFINITION_BYTES || utf8Length(src) > MAX_DEFINITION_BYTES) {
+    // UTF-16 length ≤ UTF-8 length, so a long string is refused without measuring all of it.
+    const bytes = src.length > 4 * MAX_DEFINITION_BYTES ? undefined : utf8Length(src);
+    if (bytes === undefined || bytes > MAX_DEFINITION_BYTES) {
       this.fail(
         'definition_too_large',
-        `the definition is ${utf8Length(src)} bytes; the limit is ${MAX_DEFINITION_BYTES} bytes (150 KB)`,
+        `the definition is ${bytes ?? `more than ${4 * MAX_DEFINITION_BYTES}`} bytes; the limit is ${MAX_DEFINITION_BYTES} bytes (150 KB)`,
         null,
         'split large data out of the definition (fetch it with an :http step) or shorten it',
       );
