@@ -13,6 +13,7 @@ import { asRpc, mcpPost, type RpcAnswer, rpc } from './support/mcp.js';
 const WS = 'ws-conn';
 const PAGED_WS = 'ws-conn-paged';
 const GUARDED_WS = 'ws-conn-guarded';
+const URLS_WS = 'ws-conn-urls';
 
 const SECRETS = {
   ok: 'ok-bearer-secret-6c1f0e9a8b7d',
@@ -65,6 +66,7 @@ beforeAll(async () => {
   gw = await startTestGateway({ FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true' });
   await gw.createWorkspace(WS);
   await gw.createWorkspace(PAGED_WS);
+  await gw.createWorkspace(URLS_WS);
   key = await gw.mintKey(WS, ['connections.read']);
   const base = upstream.base;
   const create = async (label: string, body: Record<string, unknown>) => {
@@ -311,6 +313,36 @@ describe('check_connections paging', () => {
     expect(r.structured.checks).toEqual([]);
     expect(r.structured.unknownConnectionIds).toEqual([ids.ok]);
     expect(upstream.seen.length).toBe(before);
+  });
+});
+
+describe('credentials inside base URLs', () => {
+  it('list_connections strips user-info and redacts secret-named query parameters', async () => {
+    const urlsKey = await gw.mintKey(URLS_WS, ['connections.read']);
+    const querySecret = 'query-secret-5b7d9f1a3c';
+    const userSecret = 'userinfo-secret-8e6c4a2b0d';
+    await gw.createConnection(URLS_WS, {
+      name: 'query',
+      type: 'http-api',
+      baseUrl: `https://api.example.test/v1?api_key=${querySecret}&region=eu`,
+      auth: { type: 'none' },
+    });
+    await gw.createConnection(URLS_WS, {
+      name: 'userinfo',
+      type: 'http-api',
+      baseUrl: `https://svc:${userSecret}@api.example.test/v2`,
+      auth: { type: 'none' },
+    });
+    const r = await tool(gw, URLS_WS, urlsKey.apiKey, 'list_connections', {});
+    expect(r.text).not.toContain(querySecret);
+    expect(r.text).not.toContain(userSecret);
+    const byName = Object.fromEntries(
+      (r.structured.connections as Array<{ name: string; baseUrl: string }>).map((c) => [c.name, c.baseUrl]),
+    );
+    expect(byName).toEqual({
+      query: 'https://api.example.test/v1?api_key=[redacted]&region=eu',
+      userinfo: 'https://api.example.test/v2',
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { redactString } from '@flowgate/secrets';
+import { isSecretKey, REDACTED, redactString } from '@flowgate/secrets';
 
 /** Base URLs may carry credentials in their user-info or query; strip and redact before they leave. */
 export function safeBaseUrl(value: string | null): string | null {
@@ -9,7 +9,15 @@ export function safeBaseUrl(value: string | null): string | null {
       url.username = '';
       url.password = '';
     }
-    return redactString(url.toString());
+    // `?api_key=…`, `?token=…` and the like: the value is a credential whatever its shape.
+    let redactedParams = false;
+    for (const name of [...new Set(url.searchParams.keys())]) {
+      if (!isSecretKey(name)) continue;
+      url.searchParams.set(name, REDACTED);
+      redactedParams = true;
+    }
+    const text = url.toString();
+    return redactString(redactedParams ? text.replaceAll(encodeURIComponent(REDACTED), REDACTED) : text);
   } catch {
     return redactString(value);
   }
