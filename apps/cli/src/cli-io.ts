@@ -6,6 +6,8 @@ export interface CliIo {
   cwd: string;
   /** Whole standard input as text (used only by `--secret-stdin`). */
   readStdin(): Promise<string>;
+  /** Standard input as a stream (the `mcp stdio` bridge reads it line by line). */
+  stdin?: AsyncIterable<Uint8Array | string>;
   fetch?: typeof fetch;
 }
 
@@ -18,5 +20,15 @@ export class CliError extends Error {
     super(message);
     this.name = 'CliError';
     this.code = code;
+  }
+}
+
+/** Ends a command with this exit status; the command has already reported what went wrong. */
+export class CliExit extends Error {
+  readonly status: number;
+  constructor(status: number) {
+    super(`exit ${status}`);
+    this.name = 'CliExit';
+    this.status = status;
   }
 }

@@ -13,6 +13,7 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   readStdin,
+  stdin: process.stdin,
 });
 // Explicit exit: a closed gateway may leave timers or database handles that would keep the process alive.
 process.exit(code);

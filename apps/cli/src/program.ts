@@ -8,11 +8,12 @@ import {
   type McpPolicyInput,
   type ServiceAccountPatch,
 } from './admin-client.js';
-import { CliError, type CliIo, DEFAULT_API_URL } from './cli-io.js';
+import { CliError, CliExit, type CliIo, DEFAULT_API_URL } from './cli-io.js';
 import { readDevSecrets, resolveDataDir } from './data-dir.js';
+import { registerMcpCommands } from './mcp/command.js';
 import { renderJson, renderSummary, renderTable } from './output.js';
 
-export { CliError, type CliIo, DEFAULT_API_URL } from './cli-io.js';
+export { CliError, CliExit, type CliIo, DEFAULT_API_URL } from './cli-io.js';
 
 interface GlobalOptions {
   apiUrl?: string;
@@ -27,6 +28,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (error) {
+    if (error instanceof CliExit) return error.status;
     if (error instanceof CommanderError) {
       // Commander already printed usage errors; help and version are successful exits.
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version'
@@ -348,6 +350,8 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
         return page.nextCursor ? `${table}next page: --cursor ${page.nextCursor}\n` : table;
       });
     });
+
+  registerMcpCommands(program, io);
 
   return program;
 }

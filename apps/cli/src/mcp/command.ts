@@ -1,0 +1,206 @@
+/**
+ * `flowgate mcp stdio|config|doctor`. Registration stays cheap: the catalog, serialisers and HTTP code load
+ * only when one of these commands runs, so other commands (and a client spawning the bridge) start fast.
+ */
+import { workspaceIdSchema } from '@flowgate/core';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { CliError, CliExit, type CliIo, DEFAULT_API_URL } from '../cli-io.js';
+import { renderJson } from '../output.js';
+import { PROVIDERS, type Provider, TRANSPORTS, type Transport } from './providers.js';
+
+const DEFAULT_STDIO_TIMEOUT_MS = 60_000;
+const DEFAULT_DOCTOR_TIMEOUT_MS = 10_000;
+
+interface NarrowingOptions {
+  readOnly?: boolean;
+  toolsets?: string[];
+  tools?: string[];
+  excludeTools?: string[];
+}
+
+/** `--toolsets a,b --toolsets c` → ['a', 'b', 'c']; trimmed, empties and repeats dropped. */
+export function collectList(value: string, previous: string[] | undefined): string[] {
+  const out = [...(previous ?? [])];
+  for (const part of value.split(',')) {
+    const t = part.trim();
+    if (t && !out.includes(t)) out.push(t);
+  }
+  return out;
+}
+
+function addNarrowingOptions(cmd: Command): Command {
+  return cmd
+    .option('--read-only', 'hide tools that run flows, write drafts or release (X-MCP-Readonly)')
+    .option('--toolsets <list>', 'comma list of toolsets to keep, or all (X-MCP-Toolsets)', collectList)
+    .option(
+      '--tools <list>',
+      'comma list of tools; alone only these, with --toolsets added (X-MCP-Tools)',
+      collectList,
+    )
+    .option(
+      '--exclude-tools <list>',
+      'comma list of tools to hide; wins over everything (X-MCP-Exclude-Tools)',
+      collectList,
+    );
+}
+
+function parseWorkspaceId(value: string): string {
+  const parsed = workspaceIdSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError('workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
+  return parsed.data;
+}
+
+function parseTimeout(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 100 || n > 3_600_000) {
+    throw new InvalidArgumentError('expected milliseconds between 100 and 3600000');
+  }
+  return n;
+}
+
+/** The global --api-url, else FLOWGATE_API_URL, else the local default — as the admin commands resolve it. */
+function resolveApiUrl(cmd: Command, io: CliIo): string {
+  const globals = cmd.optsWithGlobals<{ apiUrl?: string }>();
+  const value = globals.apiUrl ?? (io.env.FLOWGATE_API_URL || DEFAULT_API_URL);
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // reported below
+  }
+  throw new CliError('invalid_request', 'FLOWGATE_API_URL: expected an http(s) URL');
+}
+
+export function registerMcpCommands(program: Command, io: CliIo): void {
+  const mcp = program
+    .command('mcp')
+    .description('connect MCP clients: a stdio bridge, client configs and a setup check');
+
+  addNarrowingOptions(
+    mcp
+      .command('stdio')
+      .description(
+        'bridge newline-delimited JSON-RPC on stdin/stdout to the workspace MCP endpoint (for clients without HTTP MCP)',
+      )
+      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
+      .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
+  )
+    .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, DEFAULT_STDIO_TIMEOUT_MS)
+    .action(
+      async (
+        opts: NarrowingOptions & { workspaceId: string; tokenEnvVar: string; timeout: number },
+        cmd: Command,
+      ) => {
+        const apiUrl = resolveApiUrl(cmd, io);
+        const { runStdio } = await import('./stdio.js');
+        const status = await runStdio(
+          {
+            workspaceId: opts.workspaceId,
+            tokenEnvVar: opts.tokenEnvVar,
+            apiUrl,
+            timeoutMs: opts.timeout,
+            narrowing: opts,
+          },
+          io,
+        );
+        if (status !== 0) throw new CliExit(status);
+      },
+    );
+
+  addNarrowingOptions(
+    mcp
+      .command('config')
+      .description("print a paste-ready server entry for an MCP client, in that client's own format")
+      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
+      .addOption(new Option('--provider <client>', 'the MCP client').choices(PROVIDERS).makeOptionMandatory())
+      .addOption(
+        new Option('--transport <kind>', 'http (direct) or stdio (via `flowgate mcp stdio`)')
+          .choices(TRANSPORTS)
+          .default('http'),
+      )
+      .option(
+        '--name <name>',
+        'server name in the client (default flowgate-<workspace>; reduced to [A-Za-z0-9_-])',
+      )
+      .option('--token-env-var <VAR>', 'environment variable the client reads the key from', 'FLOWGATE_TOKEN')
+      .option('--command <path>', 'executable that stdio entries start', 'flowgate'),
+  ).action(
+    async (
+      opts: NarrowingOptions & {
+        workspaceId: string;
+        provider: Provider;
+        transport: Transport;
+        name?: string;
+        tokenEnvVar: string;
+        command: string;
+      },
+      cmd: Command,
+    ) => {
+      const apiUrl = resolveApiUrl(cmd, io);
+      const [{ renderConfig }, { checkNarrowing }, { isEnvVarName }] = await Promise.all([
+        import('./config.js'),
+        import('./narrowing-flags.js'),
+        import('./credentials.js'),
+      ]);
+      if (!isEnvVarName(opts.tokenEnvVar)) {
+        throw new CliError(
+          'invalid_request',
+          '--token-env-var must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
+        );
+      }
+      if (opts.command.trim() === '' || /[\r\n\0]/.test(opts.command)) {
+        throw new CliError('invalid_request', '--command must be a single executable name or path');
+      }
+      const narrowing = checkNarrowing(opts);
+      if (!narrowing.ok)
+        throw new CliError('invalid_request', `unknown narrowing names:\n${narrowing.message}`);
+      const rendered = renderConfig({
+        provider: opts.provider,
+        transport: opts.transport,
+        workspaceId: opts.workspaceId,
+        apiUrl,
+        name: opts.name,
+        tokenEnvVar: opts.tokenEnvVar,
+        narrowing: narrowing.flags,
+        command: opts.command,
+      });
+      if (cmd.optsWithGlobals<{ json?: boolean }>().json) {
+        io.stdout(renderJson(rendered));
+        return;
+      }
+      // stdout carries the config alone so it can be piped into a file or a parser; the rest goes to stderr.
+      io.stdout(rendered.content);
+      io.stderr(`# file: ${rendered.file}\n${rendered.notes.map((n) => `# ${n}\n`).join('')}`);
+    },
+  );
+
+  addNarrowingOptions(
+    mcp
+      .command('doctor')
+      .description('check a setup: initialize and tools/list under the given narrowing (never calls a tool)')
+      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
+      .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
+  )
+    .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, DEFAULT_DOCTOR_TIMEOUT_MS)
+    .action(
+      async (
+        opts: NarrowingOptions & { workspaceId: string; tokenEnvVar: string; timeout: number },
+        cmd: Command,
+      ) => {
+        const apiUrl = resolveApiUrl(cmd, io);
+        const { runDoctor, renderDoctorReport } = await import('./doctor.js');
+        const report = await runDoctor({
+          apiUrl,
+          workspaceId: opts.workspaceId,
+          tokenEnvVar: opts.tokenEnvVar,
+          env: io.env,
+          narrowing: opts,
+          timeoutMs: opts.timeout,
+          fetch: io.fetch ?? fetch,
+        });
+        const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
+        io.stdout(json ? renderJson(report) : renderDoctorReport(report));
+        if (!report.ok) throw new CliExit(1);
+      },
+    );
+}

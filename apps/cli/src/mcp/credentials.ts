@@ -1,0 +1,73 @@
+import { looksLikeJwt, parseApiKey } from '@flowgate/auth';
+
+/** Names a shell can export and every client's env syntax can reference; anything else could inject config. */
+const ENV_VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export const DEFAULT_TOKEN_ENV_VAR = 'FLOWGATE_TOKEN';
+
+export function isEnvVarName(value: string): boolean {
+  return ENV_VAR_NAME.test(value);
+}
+
+export type TokenCheck =
+  | { ok: true; token: string; kind: 'api-key' | 'jwt'; keyId: string | null }
+  | { ok: false; message: string };
+
+/**
+ * Reads the bearer token from the named variable and checks its shape before anything touches the network.
+ * Messages describe what is wrong without ever repeating the value.
+ */
+export function readToken(env: Record<string, string | undefined>, varName: string): TokenCheck {
+  if (!isEnvVarName(varName)) {
+    return {
+      ok: false,
+      message: `--token-env-var must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)`,
+    };
+  }
+  const value = env[varName];
+  if (value === undefined || value === '') {
+    return {
+      ok: false,
+      message: `$${varName} is not set or empty: export the workspace API key (fgk_…) or a JWT in it`,
+    };
+  }
+  if (value.trim() !== value) {
+    return { ok: false, message: `$${varName} has leading or trailing whitespace; store only the key` };
+  }
+  if (/^bearer\s/i.test(value)) {
+    return {
+      ok: false,
+      message: `$${varName} starts with "Bearer "; store only the key, the bridge adds the scheme`,
+    };
+  }
+  const apiKey = parseApiKey(value);
+  if (apiKey) return { ok: true, token: value, kind: 'api-key', keyId: apiKey.keyId };
+  // An empty signature segment passes the gateway's shape check only so that jose can refuse `alg: none`.
+  if (looksLikeJwt(value) && !value.endsWith('.'))
+    return { ok: true, token: value, kind: 'jwt', keyId: null };
+  return {
+    ok: false,
+    message: `$${varName} does not hold a Flowgate API key (fgk_<16 characters>_<43 characters>) or a JWT; check that it was copied whole`,
+  };
+}
+
+/** `<api-url>/api/workspaces/<ws>/mcp`; the base keeps its path (a prefix behind a proxy) but not query or fragment. */
+export function mcpEndpoint(apiUrl: string, workspaceId: string): string {
+  return `${apiBase(apiUrl)}/api/workspaces/${encodeURIComponent(workspaceId)}/mcp`;
+}
+
+/** Origin plus path without trailing slashes; query, fragment and credentials are dropped. */
+export function apiBase(apiUrl: string): string {
+  const url = new URL(apiUrl);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError('expected an http(s) URL');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** Replaces every occurrence of the secret (and of its secret half, for API keys) in text meant for output. */
+export function scrub(text: string, token: string | undefined): string {
+  if (!token) return text;
+  let out = text.split(token).join('[redacted]');
+  const secret = parseApiKey(token)?.secret;
+  if (secret) out = out.split(secret).join('[redacted]');
+  return out;
+}
