@@ -58,12 +58,17 @@ function startUpstream(): Promise<{ server: Server; base: string; seen: Seen[] }
 
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
 let gw: TestGateway;
+let guarded: TestGateway;
 let key: ServiceAccountKey;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  upstream = await startUpstream();
-  gw = await startTestGateway({ FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true' });
+  // The guarded gateway (private networks refused, the default) boots alongside the main one.
+  [upstream, gw, guarded] = await Promise.all([
+    startUpstream(),
+    startTestGateway({ FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true' }),
+    startTestGateway(),
+  ]);
   await gw.createWorkspace(WS);
   await gw.createWorkspace(PAGED_WS);
   await gw.createWorkspace(URLS_WS);
@@ -102,7 +107,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await gw?.close();
+  await Promise.all([gw?.close(), guarded?.close()]);
   if (upstream) {
     upstream.server.closeAllConnections();
     await new Promise((r) => upstream.server.close(r));
@@ -347,14 +352,7 @@ describe('credentials inside base URLs', () => {
 });
 
 describe('private network guard', () => {
-  let guarded: TestGateway;
-
-  afterAll(async () => {
-    await guarded?.close();
-  });
-
   it('without FLOWGATE_ALLOW_PRIVATE_NETWORK a loopback connection is refused before any request', async () => {
-    guarded = await startTestGateway();
     await guarded.createWorkspace(GUARDED_WS);
     const guardedKey = await guarded.mintKey(GUARDED_WS, ['connections.read']);
     const port = new URL(upstream.base).port;

@@ -9,6 +9,17 @@ import {
 } from '@flowgate/workspace-mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ALL_CAPABILITIES,
+  ALL_TOOLS,
+  allowedBy,
+  inCatalogOrder,
+  inToolsets,
+  missingFor,
+  readOnlyKept,
+  SPEC_TOOL_NAMES,
+  without,
+} from './support/catalog.js';
+import {
   CLIENT_FLAVOURS,
   type ConnectOptions,
   connectClient,
@@ -23,18 +34,7 @@ import { type ServiceAccountKey, startTestGateway, type TestGateway } from './su
  */
 
 const WS = 'ws-clients';
-const ALL_CAPS = [
-  'flows.read',
-  'flows.run',
-  'flows.manage',
-  'runs.read',
-  'resources.read',
-  'installations.read',
-  'connections.read',
-  'steps.read',
-  'feedback.send',
-];
-
+const FEEDBACK_CAPS = ['feedback.send'];
 let gw: TestGateway;
 let full: ServiceAccountKey;
 let feedbackOnly: ServiceAccountKey;
@@ -78,15 +78,21 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
 
   it('lists exactly the tools the key allows', async () => {
     const s = await open({ token: full.apiKey });
-    expect((await s.listTools()).map((t) => t.name)).toEqual([...TOOL_NAMES]);
-    expect((await s.listTools()).map((t) => t.name)).toEqual([
-      'get_workspace_context',
-      'list_connections',
-      'check_connections',
-      'send_feedback',
-    ]);
+    const names = (await s.listTools()).map((t) => t.name);
+    expect(names).toEqual([...TOOL_NAMES]);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'get_workspace_context',
+        'list_connections',
+        'check_connections',
+        'send_feedback',
+      ]),
+    );
     const narrow = await open({ token: feedbackOnly.apiKey });
-    expect((await narrow.listTools()).map((t) => t.name)).toEqual(['get_workspace_context', 'send_feedback']);
+    const narrowNames = (await narrow.listTools()).map((t) => t.name);
+    expect(narrowNames).toEqual(allowedBy(FEEDBACK_CAPS));
+    expect(narrowNames).toEqual(expect.arrayContaining(['get_workspace_context', 'send_feedback']));
+    expect(narrowNames).not.toContain('list_connections');
   });
 
   it('get_workspace_context describes the workspace, principal, capabilities and visible tools', async () => {
@@ -96,7 +102,7 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
     const ctx = result.structuredContent as Record<string, unknown>;
     expect(ctx.workspace).toEqual({ id: WS, name: 'Clients Inc' });
     expect(ctx.principal).toEqual({ kind: 'service_account', id: full.serviceAccountId, name: 'full-agent' });
-    expect([...(ctx.capabilities as string[])].sort()).toEqual([...ALL_CAPS].sort());
+    expect([...(ctx.capabilities as string[])].sort()).toEqual([...ALL_CAPABILITIES].sort());
     expect(ctx.tools).toEqual({ visible: [...TOOL_NAMES], hidden: [] });
     expect(ctx.protocol).toMatchObject({ version: LATEST_PROTOCOL_VERSION });
     expect(ctx.narrowing).toEqual({ toolsets: null, tools: null, excludeTools: [], readOnly: false });
@@ -111,23 +117,22 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
       unknown
     >;
     expect(lctx.capabilities).toEqual(['feedback.send']);
+    const visible = allowedBy(FEEDBACK_CAPS);
     expect(lctx.tools).toEqual({
-      visible: ['get_workspace_context', 'send_feedback'],
-      hidden: [
-        {
-          tool: 'list_connections',
-          blockers: [
-            { reason: 'missing_service_account_capabilities', missingCapabilities: ['connections.read'] },
-          ],
-        },
-        {
-          tool: 'check_connections',
-          blockers: [
-            { reason: 'missing_service_account_capabilities', missingCapabilities: ['connections.read'] },
-          ],
-        },
-      ],
+      visible,
+      hidden: without(ALL_TOOLS, ...visible).map((tool) => ({
+        tool,
+        blockers: [
+          {
+            reason: 'missing_service_account_capabilities',
+            missingCapabilities: missingFor(tool, FEEDBACK_CAPS),
+          },
+        ],
+      })),
     });
+    expect((lctx.tools as { hidden: Array<{ tool: string }> }).hidden.map((h) => h.tool)).toContain(
+      'list_connections',
+    );
   });
 
   it('send_feedback stores a row in the workspace', async () => {
@@ -164,7 +169,9 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
     const s = await open({ token: feedbackOnly.apiKey });
     const resources = await s.listResources();
     expect(resources.map((r) => r.uri)).toEqual(
-      DIRECT_RESOURCES.map((r) => r.uriPattern.replace('{workspace_id}', WS)),
+      DIRECT_RESOURCES.filter((r) => r.capabilities.every((c) => FEEDBACK_CAPS.includes(c))).map((r) =>
+        r.uriPattern.replace('{workspace_id}', WS),
+      ),
     );
     expect(resources.map((r) => r.uri)).toContain('flowgate://mcp-docs/overview');
     const overview = resources.find((r) => r.uri === 'flowgate://mcp-docs/overview');
@@ -186,7 +193,11 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
     expect(JSON.parse(ctx[0]?.text ?? '{}')).toMatchObject({ workspace: { id: WS } });
 
     const templates = await s.listResourceTemplates();
-    expect(templates.map((t) => t.uriTemplate)).toEqual(RESOURCE_TEMPLATES.map((t) => t.uriTemplate));
+    expect(templates.map((t) => t.uriTemplate)).toEqual(
+      RESOURCE_TEMPLATES.filter((t) => t.capabilities.every((c) => FEEDBACK_CAPS.includes(c))).map(
+        (t) => t.uriTemplate,
+      ),
+    );
     expect(templates.map((t) => t.uriTemplate)).toContain('flowgate://mcp-docs/{doc_id}');
     const viaTemplate = await s.readResource('flowgate://mcp-docs/tool-safety');
     expect(viaTemplate[0]?.text).toMatch(/^# /m);
@@ -236,9 +247,10 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
 
   it('an unknown tool surfaces JSON-RPC -32602', async () => {
     const s = await open({ token: full.apiKey });
-    await expectProtocolError(s.callTool('no_such_tool', {}), -32602);
-    // A spec tool that is not served yet is as unknown as a made-up name.
-    await expectProtocolError(s.callTool('call_flow_tool', {}), -32602);
+    await expectProtocolError(s.callTool('no_such_tool', {}), -32602); // A spec tool that is not served yet is as unknown as a made-up name.
+    for (const name of SPEC_TOOL_NAMES.filter((n) => !ALL_TOOLS.includes(n))) {
+      await expectProtocolError(s.callTool(name, {}), -32602);
+    }
   });
 
   describe('narrowing headers (spec 4)', () => {
@@ -246,36 +258,38 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
       (await (await open({ token, headers })).listTools()).map((t) => t.name);
 
     it('X-MCP-Toolsets keeps tools in any listed toolset', async () => {
-      expect(await listed({ 'X-MCP-Toolsets': 'feedback' })).toEqual(['send_feedback']);
-      expect(await listed({ 'X-MCP-Toolsets': 'context' })).toEqual(['get_workspace_context']);
-      expect(await listed({ 'X-MCP-Toolsets': ' setup , feedback ' })).toEqual([
-        'list_connections',
-        'check_connections',
-        'send_feedback',
-      ]);
+      expect(await listed({ 'X-MCP-Toolsets': 'feedback' })).toEqual(inToolsets('feedback'));
+      expect(inToolsets('feedback')).toEqual(['send_feedback']);
+      expect(await listed({ 'X-MCP-Toolsets': 'context' })).toEqual(inToolsets('context'));
+      expect(inToolsets('context')).toContain('get_workspace_context');
+      expect(await listed({ 'X-MCP-Toolsets': ' setup , feedback ' })).toEqual(
+        inToolsets('setup', 'feedback'),
+      );
+      expect(inToolsets('setup', 'feedback')).toEqual(
+        expect.arrayContaining(['list_connections', 'check_connections', 'send_feedback']),
+      );
       expect(await listed({ 'X-MCP-Toolsets': 'all' })).toEqual([...TOOL_NAMES]);
     });
 
     it('X-MCP-Tools alone keeps only those; with X-MCP-Toolsets it adds them', async () => {
       expect(await listed({ 'X-MCP-Tools': 'check_connections' })).toEqual(['check_connections']);
-      expect(await listed({ 'X-MCP-Toolsets': 'context', 'X-MCP-Tools': 'send_feedback' })).toEqual([
-        'get_workspace_context',
-        'send_feedback',
-      ]);
+      expect(await listed({ 'X-MCP-Toolsets': 'context', 'X-MCP-Tools': 'send_feedback' })).toEqual(
+        inCatalogOrder([...inToolsets('context'), 'send_feedback']),
+      );
     });
 
     it('X-MCP-Exclude-Tools hides and wins over everything', async () => {
-      expect(await listed({ 'X-MCP-Exclude-Tools': 'list_connections,send_feedback' })).toEqual([
-        'get_workspace_context',
-        'check_connections',
-      ]);
+      expect(await listed({ 'X-MCP-Exclude-Tools': 'list_connections,send_feedback' })).toEqual(
+        without(ALL_TOOLS, 'list_connections', 'send_feedback'),
+      );
       expect(
         await listed({ 'X-MCP-Tools': 'list_connections', 'X-MCP-Exclude-Tools': 'list_connections' }),
       ).toEqual([]);
     });
-
-    it('X-MCP-Readonly keeps send_feedback (no other served tool changes state)', async () => {
-      expect(await listed({ 'X-MCP-Readonly': 'true' })).toEqual([...TOOL_NAMES]);
+    it('X-MCP-Readonly hides tools that change state and keeps send_feedback', async () => {
+      const kept = await listed({ 'X-MCP-Readonly': 'true' });
+      expect(kept).toEqual(readOnlyKept());
+      expect(kept).toEqual(expect.arrayContaining(['get_workspace_context', 'send_feedback']));
       const s = await open({ token: full.apiKey, headers: { 'X-MCP-Readonly': 'yes' } });
       const ctx = (await s.callTool('get_workspace_context', {})).structuredContent as Record<
         string,
@@ -285,10 +299,9 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
     });
 
     it('headers never widen what the capabilities allow', async () => {
-      expect(await listed({ 'X-MCP-Toolsets': 'all' }, feedbackOnly.apiKey)).toEqual([
-        'get_workspace_context',
-        'send_feedback',
-      ]);
+      expect(await listed({ 'X-MCP-Toolsets': 'all' }, feedbackOnly.apiKey)).toEqual(
+        allowedBy(FEEDBACK_CAPS),
+      );
       expect(await listed({ 'X-MCP-Tools': 'list_connections' }, feedbackOnly.apiKey)).toEqual([]);
     });
 

@@ -1,5 +1,6 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, TOOL_NAMES } from '@flowgate/workspace-mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inToolsets, without } from './support/catalog.js';
 import {
   type HttpAnswer,
   type ServiceAccountKey,
@@ -303,6 +304,38 @@ describe('JSON-RPC errors', () => {
   });
 });
 
+describe('hostile input never yields a stack trace', () => {
+  it.each([
+    ['params as an array', { ...rpc('tools/list', undefined, 'h1'), params: [1, 2] }, -32602],
+    ['a numeric tool name', rpc('tools/call', { name: 42 }, 'h2'), -32602],
+    ['arguments as a string', rpc('tools/call', { name: 'send_feedback', arguments: 'x' }, 'h3'), 'isError'],
+    ['a numeric resource uri', rpc('resources/read', { uri: 7 }, 'h4'), -32602],
+    ['a prompt without a name', rpc('prompts/get', {}, 'h5'), -32602],
+  ] as const)('%s is answered without a stack trace', async (_label, message, expected) => {
+    const a = await post({ body: message });
+    expect(a.status).toBe(200);
+    const body = asRpc(a);
+    expect(body.id).toBe(message.id);
+    if (expected === 'isError') expect(body.result?.isError).toBe(true);
+    else expect(body.error?.code).toBe(expected);
+  });
+
+  it('deeply nested arguments are refused as invalid arguments', async () => {
+    let nested: unknown = 'leaf';
+    for (let i = 0; i < 2000; i++) nested = { n: nested };
+    const a = await post({
+      body: rpc('tools/call', {
+        name: 'send_feedback',
+        arguments: { summary: 's', details: 'd', area: 'mcp', context: nested },
+      }),
+    });
+    expect(a.status).toBe(200);
+    const result = asRpc(a).result as { isError: boolean; structuredContent: { error: { code: string } } };
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent.error.code).toBe('invalid_arguments');
+  });
+});
+
 describe('authentication, tenancy and origin', () => {
   it('no token is 401 with the Bearer challenge', async () => {
     const a = await post({ body: rpc('ping', undefined, 1), token: null });
@@ -404,9 +437,14 @@ describe('narrowing headers', () => {
       expect(a.status).toBe(200);
       return toolNamesOf(asRpc(a).result);
     };
-    expect(await names({})).toEqual(['list_connections', 'check_connections']);
-    expect(await names({ excludeTools: ['check_connections'] })).toEqual(['list_connections']);
-    expect(await names({ toolsets: ['feedback', 'context'] })).toEqual([]);
-    expect(await names({ toolsets: 'all' })).toEqual(['list_connections', 'check_connections']);
+    const setup = inToolsets('setup');
+    expect(setup).toEqual(expect.arrayContaining(['list_connections', 'check_connections']));
+    expect(await names({})).toEqual(setup);
+    expect(await names({ excludeTools: ['check_connections'] })).toEqual(without(setup, 'check_connections'));
+    const feedbackOrContext = inToolsets('feedback', 'context');
+    expect(await names({ toolsets: ['feedback', 'context'] })).toEqual(
+      setup.filter((n) => feedbackOrContext.includes(n)),
+    );
+    expect(await names({ toolsets: 'all' })).toEqual(setup);
   });
 });

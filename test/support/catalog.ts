@@ -1,0 +1,72 @@
+import { CATALOG, type Toolset } from '@flowgate/workspace-mcp';
+
+/**
+ * Expected tool sets computed from the catalog's metadata with spec 4's rules, independently of the policy
+ * code, so these tests keep holding as tools join the catalog.
+ */
+
+export const ALL_CAPABILITIES = [
+  'flows.read',
+  'flows.run',
+  'flows.manage',
+  'runs.read',
+  'resources.read',
+  'installations.read',
+  'connections.read',
+  'steps.read',
+  'feedback.send',
+] as const;
+
+/** The spec's 16 tools (section 5); the served ones are the catalog. */
+export const SPEC_TOOL_NAMES = [
+  'get_workspace_context',
+  'search_flows',
+  'search_flow_tools',
+  'list_connections',
+  'check_connections',
+  'inspect_flow_tool',
+  'call_flow_tool',
+  'get_run_status',
+  'inspect_run_step',
+  'check_flow_readiness',
+  'get_step_reference',
+  'send_feedback',
+  'validate_flow_definition',
+  'get_flow_definition',
+  'create_flow_draft',
+  'release_flow',
+] as const;
+
+export const ALL_TOOLS: string[] = CATALOG.map((t) => t.name);
+
+/** Catalog order, restricted to `names`. */
+export function inCatalogOrder(names: Iterable<string>): string[] {
+  const set = new Set(names);
+  return ALL_TOOLS.filter((n) => set.has(n));
+}
+
+/** Tools in any of these toolsets. */
+export function inToolsets(...toolsets: Toolset[]): string[] {
+  return CATALOG.filter((t) => t.toolsets.some((ts) => toolsets.includes(ts))).map((t) => t.name);
+}
+
+/** Tools whose capability gate these capabilities satisfy. */
+export function allowedBy(capabilities: readonly string[]): string[] {
+  return CATALOG.filter((t) => t.capabilities.every((c) => capabilities.includes(c))).map((t) => t.name);
+}
+
+/** The capabilities a tool needs that are not in `capabilities`. */
+export function missingFor(tool: string, capabilities: readonly string[]): string[] {
+  const def = CATALOG.find((t) => t.name === tool);
+  if (!def) throw new Error(`not in the catalog: ${tool}`);
+  return def.capabilities.filter((c) => !capabilities.includes(c));
+}
+
+/** What X-MCP-Readonly keeps: tools that change nothing, plus send_feedback. */
+export function readOnlyKept(): string[] {
+  return CATALOG.filter((t) => !t.mutating || t.readOnlyExempt).map((t) => t.name);
+}
+
+export function without(names: readonly string[], ...drop: string[]): string[] {
+  return names.filter((n) => !drop.includes(n));
+}
