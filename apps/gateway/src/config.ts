@@ -46,6 +46,8 @@ export interface GatewayConfig {
   port: number;
   /** Externally visible base URL (links, server card); defaults to http://host:port. */
   publicUrl: string;
+  /** False when publicUrl was derived from host and port (then the real port replaces a `0` at listen time). */
+  publicUrlConfigured: boolean;
   databaseUrl: string | undefined;
   dataDir: string;
   adminToken: string | undefined;
@@ -59,6 +61,10 @@ export interface GatewayConfig {
   worker: boolean;
   /** Let outbound calls (health checks, HTTP steps) reach loopback and private addresses: dev and tests only. */
   allowPrivateNetwork: boolean;
+}
+
+export function hostForUrl(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /** Reads and validates the environment; a bad value stops the start with a message naming each variable. */
@@ -102,7 +108,8 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
   return {
     host: e.FLOWGATE_HOST,
     port: e.FLOWGATE_PORT,
-    publicUrl: (e.FLOWGATE_PUBLIC_URL ?? `http://${e.FLOWGATE_HOST}:${e.FLOWGATE_PORT}`).replace(/\/+$/, ''),
+    publicUrl: (e.FLOWGATE_PUBLIC_URL ?? `http://${hostForUrl(e.FLOWGATE_HOST)}:${e.FLOWGATE_PORT}`).replace(/\/+$/, ''),
+    publicUrlConfigured: e.FLOWGATE_PUBLIC_URL !== undefined,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.FLOWGATE_DATA_DIR,
     adminToken: e.FLOWGATE_ADMIN_TOKEN,

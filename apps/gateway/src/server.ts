@@ -8,7 +8,7 @@ import pino, { type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
 import { createAuditQueue } from './audit/queue.js';
 import { createKeyUsageTracker } from './audit/key-usage.js';
-import type { GatewayConfig } from './config.js';
+import { type GatewayConfig, hostForUrl } from './config.js';
 import { createWorkspaceCache } from './workspace-cache.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
 
@@ -96,12 +96,19 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
 /** Starts the gateway on Node. `close()` stops accepting, lets in-flight requests finish, flushes, then closes the database. */
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   const deps = await buildDeps(options);
-  const app = createApp(deps, options.installers ?? DEFAULT_INSTALLERS);
+  // The app is built once the port is known, so a `FLOWGATE_PORT=0` deployment links to its real address.
+  let fetchHandler: ((request: Request, env: unknown) => Response | Promise<Response>) | null = null;
   let listening: { server: ServerType; port: number };
   try {
     listening = await new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: options.config.host, port: options.config.port }, (info) =>
-        resolve({ server: s, port: info.port }),
+      const s = serve(
+        {
+          fetch: (request, env) =>
+            fetchHandler ? fetchHandler(request, env) : new Response('starting', { status: 503, headers: { 'retry-after': '1' } }),
+          hostname: options.config.host,
+          port: options.config.port,
+        },
+        (info) => resolve({ server: s, port: info.port }),
       );
       s.once('error', reject);
     });
@@ -111,8 +118,10 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     throw err;
   }
   const { server, port } = listening;
-  const host = options.config.host.includes(':') ? `[${options.config.host}]` : options.config.host;
-  const url = `http://${host}:${port}`;
+  const url = `http://${hostForUrl(options.config.host)}:${port}`;
+  if (!options.config.publicUrlConfigured) deps.config = { ...deps.config, publicUrl: url };
+  const app = createApp(deps, options.installers ?? DEFAULT_INSTALLERS);
+  fetchHandler = (request, env) => app.fetch(request, env);
   deps.logger.info({ url, driver: deps.db.driver }, 'flowgate gateway listening');
   let closing: Promise<void> | null = null;
   return {

@@ -44,6 +44,18 @@ describe('redaction', () => {
     expect(redactString('the value hunter22 leaked', { knownSecrets: ['hunter22'] })).toBe(`the value ${REDACTED} leaked`);
   });
 
+  it('redacts credentials inside URLs but keeps the URL readable', () => {
+    expect(redactString('see https://bob:hunter2@db.example.test/x?a=1')).toBe(`see https://${REDACTED}@db.example.test/x?a=1`);
+    expect(redactString('https://api.test/v1?api_key=abc123&page=2&access_token=zz')).toBe(
+      `https://api.test/v1?api_key=${REDACTED}&page=2&access_token=${REDACTED}`,
+    );
+    expect(redactString('https://api.test/v1?page=2&q=tokenizer')).toBe('https://api.test/v1?page=2&q=tokenizer');
+  });
+
+  it('keeps the shape of an auth object while removing its secret', () => {
+    expect(redact({ auth: { type: 'bearer', secret: 'x' } })).toEqual({ auth: { type: 'bearer', secret: REDACTED } });
+  });
+
   it('leaves ordinary data alone and bounds depth', () => {
     expect(redact({ name: 'acme', prompt_tokens: 3, maxTokens: 9, clientSecret: 'x', access_token: 'y' })).toEqual({
       name: 'acme',

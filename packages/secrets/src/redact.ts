@@ -7,7 +7,7 @@ export const REDACTED = '[redacted]';
 
 // Matched per word of the key (`clientSecret` → client, secret), so `prompt_tokens` or `max_tokens` stay visible.
 const SECRET_WORDS = new Set(['password', 'passwd', 'pass', 'secret', 'secrets', 'token', 'authorization', 'authorisation',
-  'apikey', 'credential', 'credentials', 'cookie', 'pwd', 'privatekey', 'sessionid', 'auth']);
+  'apikey', 'credential', 'credentials', 'cookie', 'pwd', 'privatekey', 'sessionid']);
 const SECRET_PAIRS = new Set(['api key', 'private key', 'session id', 'access key', 'signing key']);
 
 const PATTERNS: RegExp[] = [
@@ -22,6 +22,11 @@ const PATTERNS: RegExp[] = [
   /\bAKIA[0-9A-Z]{16}\b/g,
 ];
 
+// `https://user:pass@host` and `?api_key=…` inside free text: keep the URL readable, drop the credential.
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi;
+const QUERY_CREDENTIAL =
+  /([?&;](?:[a-z0-9_.-]*(?:token|secret|password|passwd|pwd|api[-_]?key|apikey|signature|sig|auth|credential|session)[a-z0-9_.-]*))=([^&#\s"'<>]+)/gi;
+
 export interface RedactOptions {
   /** Exact secret values to remove wherever they occur (shorter than 6 chars are ignored as too generic). */
   knownSecrets?: readonly string[];
@@ -35,6 +40,8 @@ export function redactString(value: string, options: RedactOptions = {}): string
     if (secret.length >= 6 && out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
   for (const pattern of PATTERNS) out = out.replace(pattern, REDACTED);
+  out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
+  out = out.replace(QUERY_CREDENTIAL, `$1=${REDACTED}`);
   return out;
 }
 
