@@ -211,8 +211,9 @@ async function run(options: BenchOptions): Promise<Check[]> {
     log(
       `  RSS during the run: 25% ${mb(at(0.25))} MB, 50% ${mb(at(0.5))} MB, 75% ${mb(at(0.75))} MB, peak ${mb(Math.max(...series, after))} MB`,
     );
+    const m = (n: number) => fmt(n / 2 ** 20, 1);
     log(
-      `  V8 heap used after a full GC: ${fmt(heapBefore.heapUsed / 2 ** 20, 1)} MB → ${fmt(heapAfter.heapUsed / 2 ** 20, 1)} MB; external ${fmt(heapBefore.external / 2 ** 20, 1)} → ${fmt(heapAfter.external / 2 ** 20, 1)} MB`,
+      `  after a full GC — V8 heap used ${m(heapBefore.heapUsed)} → ${m(heapAfter.heapUsed)} MB, heap reserved ${m(heapBefore.heapTotal)} → ${m(heapAfter.heapTotal)} MB, external ${m(heapBefore.external)} → ${m(heapAfter.external)} MB, RSS ${m(heapBefore.rss)} → ${m(heapAfter.rss)} MB`,
     );
 
     const checks: Check[] = [

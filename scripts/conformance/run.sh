@@ -77,10 +77,14 @@ URL="$(node -e 'process.stdout.write(JSON.parse(process.argv[1].slice(6)).url)' 
 GATEWAY_URL="$(node -e 'process.stdout.write(JSON.parse(process.argv[1].slice(6)).gatewayUrl)' "$READY_LINE")"
 echo "conformance: gateway MCP endpoint $GATEWAY_URL, suite talks to the proxy at $URL"
 
+# Logs are kept (under the git-ignored cache) so a CI failure or a suspicious pass can be read afterwards.
+RESULTS="$CACHE/results"
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
 declare -A RESULT
 FAILED=0
 for scenario in "${SCENARIOS[@]}"; do
-  log="$WORK/$scenario.log"
+  log="$RESULTS/$scenario.log"
   if NO_COLOR=1 "$NODE_BIN" "$SUITE_JS" server --url "$URL" --scenario "$scenario" --verbose >"$log" 2>&1; then
     RESULT[$scenario]=PASS
   else
@@ -95,8 +99,10 @@ done
 echo
 echo "conformance summary (suite $SUITE_VERSION, $URL):"
 for scenario in "${SCENARIOS[@]}"; do
-  printf '  %-28s %s\n' "$scenario" "${RESULT[$scenario]}"
+  checks="$(grep -m1 -o 'Passed: .*' "$RESULTS/$scenario.log" || echo 'no result line')"
+  printf '  %-28s %s  (%s)\n' "$scenario" "${RESULT[$scenario]}" "$checks"
 done
+echo "  logs: $RESULTS"
 if [ -s "$WORK/stack.err" ]; then
   echo "gateway stderr:"
   sed 's/^/  /' "$WORK/stack.err" | tail -n 40
