@@ -198,10 +198,6 @@ export function renderConfig(input: ConfigInput): RenderedConfig {
       notes.push(
         `Cline does not expand environment variables: replace the placeholder with the key. The key is then stored in plain text in ${FILES.cline.split(' ')[0]}; keep that file private.`,
       );
-      if (http)
-        notes.push(
-          'Prefer --transport stdio if you would rather keep narrowing in arguments and the endpoint out of the client.',
-        );
       break;
     case 'roo':
       doc = {
@@ -304,7 +300,8 @@ export function renderConfig(input: ConfigInput): RenderedConfig {
   if (format === 'toml') content = `# ${file}\n${toToml(doc as Record<string, unknown>)}\n`;
   else if (format === 'yaml') content = `# ${file}\n${YAML.stringify(doc, { lineWidth: 0 })}`;
   else content = `${JSON.stringify(doc, null, 2)}\n`;
-  if (provider !== 'continue') notes.unshift(`Merge this entry into ${file}; keep the other servers there.`);
+  if (provider !== 'continue')
+    notes.unshift('Merge this entry into that file; keep the entries already there.');
   if (!http)
     notes.push(
       `The stdio entry runs \`${command}\`; it must be on the client's PATH (or pass --command with a full path).`,

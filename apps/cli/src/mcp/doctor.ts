@@ -10,6 +10,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   OPEN_WORKSPACE_POLICY,
   parseNarrowingHeaders,
+  TOOLSETS,
 } from '@flowgate/workspace-mcp';
 import { mcpEndpoint, readToken } from './credentials.js';
 import {
@@ -337,7 +338,11 @@ function derivePolicy(
       hiddenByKeyOrWorkspace.push({ tool: tool.name, needs: [...tool.capabilities] });
     }
   }
-  return { activeToolsets: [...activeToolsets], hiddenByNarrowing, hiddenByKeyOrWorkspace };
+  return {
+    activeToolsets: TOOLSETS.filter((ts) => activeToolsets.has(ts)),
+    hiddenByNarrowing,
+    hiddenByKeyOrWorkspace,
+  };
 }
 
 function emptyListHint(policy: NonNullable<DoctorReport['policy']>, flags: NarrowingFlags): string {
