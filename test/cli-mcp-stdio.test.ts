@@ -11,7 +11,13 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
-import { bridgeCommand, leakedSecrets, MCP_REMOTE_PROXY, ROOT } from './support/stdio-bridge.js';
+import {
+  bridgeCommand,
+  launcherCommand,
+  leakedSecrets,
+  MCP_REMOTE_PROXY,
+  ROOT,
+} from './support/stdio-bridge.js';
 
 /**
  * Real stdio clients against the real gateway: the MCP SDKs' StdioClientTransport spawning
@@ -120,7 +126,8 @@ describe('SDK v2 StdioClientTransport → flowgate mcp stdio → gateway', () =>
 
 describe('SDK v1 StdioClientTransport → flowgate mcp stdio with narrowing flags', () => {
   it('the flags narrow the list and the same rules block a call, exactly as the headers would', async () => {
-    const { command, args } = bridgeCommand(gw.url, [
+    // started through the checkout launcher, as the README's stdio entries do
+    const { command, args } = launcherCommand(gw.url, [
       '--workspace-id',
       WS,
       '--token-env-var',

@@ -17,6 +17,14 @@ export function bridgeCommand(apiUrl: string, args: string[]): { command: string
   };
 }
 
+/** The checkout launcher (`apps/cli/bin/flowgate.mjs`) that the README tells stdio entries to start. */
+export function launcherCommand(apiUrl: string, args: string[]): { command: string; args: string[] } {
+  return {
+    command: process.execPath,
+    args: [join(ROOT, 'apps', 'cli', 'bin', 'flowgate.mjs'), '--api-url', apiUrl, 'mcp', 'stdio', ...args],
+  };
+}
+
 /** A key-shaped value no server has issued, for processes that must refuse before any request. */
 export function unusedKey(): string {
   return `fgk_${'u'.repeat(16)}_${'n'.repeat(43)}`;

@@ -332,6 +332,24 @@ describe('mcp config: every provider × transport parses back with a real parser
     }
   });
 
+  it('credentials, query and fragment of --api-url never reach a config', async () => {
+    const r = await run([
+      '--api-url',
+      'https://user:hunter2@flows.example.com/gw/?token=abc#frag',
+      'mcp',
+      'config',
+      '--workspace-id',
+      WS,
+      '--provider',
+      'claude',
+    ]);
+    expect(at(JSON.parse(r.stdout) as Doc, 'mcpServers', 'flowgate-ws-acme').url).toBe(
+      `https://flows.example.com/gw/api/workspaces/${WS}/mcp`,
+    );
+    expect(r.stdout).not.toContain('hunter2');
+    expect(r.stdout).not.toContain('token=abc');
+  });
+
   it('--command changes what stdio entries start', async () => {
     const r = await run([
       'mcp',
