@@ -52,13 +52,18 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   // Public documents first, so the workspace guard below never runs for them.
   installDiscovery(app, deps);
 
-  app.use(
-    '/api/*',
-    bodyLimit({
-      maxSize: deps.config.maxBodyBytes,
-      onError: (c) => errorResponse(c, new AppError('payload_too_large', `request body exceeds ${deps.config.maxBodyBytes} bytes`)),
-    }),
-  );
+  const tooLarge = () => new AppError('payload_too_large', `request body exceeds ${deps.config.maxBodyBytes} bytes`);
+  const streamingLimit = bodyLimit({ maxSize: deps.config.maxBodyBytes, onError: (c) => errorResponse(c, tooLarge()) });
+  // Hono's bodyLimit reads `c.req.raw.body`, which makes @hono/node-server build a full web Request and stream
+  // the body through it; with a Content-Length the header alone decides, and the route's `c.req.text()` keeps
+  // node-server's direct read. Everything else (chunked bodies, or requests built in-process without a
+  // Content-Length) goes through the streaming limit.
+  app.use('/api/*', async (c, next) => {
+    const length = c.req.header('content-length');
+    if (length === undefined || c.req.header('transfer-encoding') !== undefined) return streamingLimit(c, next);
+    if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes) return errorResponse(c, tooLarge());
+    return next();
+  });
   app.use(
     '/api/workspaces/:ws/*',
     workspaceGuard({

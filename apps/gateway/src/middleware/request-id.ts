@@ -1,4 +1,4 @@
-import { randomBase62 } from '@flowgate/core';
+import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { AppEnv } from '../context.js';
@@ -9,11 +9,15 @@ const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const incoming = c.req.header('x-request-id');
-    const requestId = incoming && SAFE_ID.test(incoming) ? incoming : `req_${randomBase62(16)}`;
+    const requestId = incoming && SAFE_ID.test(incoming) ? incoming : `req_${randomUUID().replaceAll('-', '')}`;
     c.set('requestId', requestId);
     const started = performance.now();
-    await next();
+    // Set before the handler runs: Hono merges it into the response as it is built. Setting it afterwards
+    // re-creates the Response, which makes @hono/node-server stream the body instead of writing it at once.
     c.header('X-Request-Id', requestId);
+    await next();
+    // A handler that returned its own Response skipped the prepared headers.
+    if (!c.res.headers.has('x-request-id')) c.header('X-Request-Id', requestId);
     // Path only: query strings may carry things we refuse but must not log.
     logger.info(
       {
