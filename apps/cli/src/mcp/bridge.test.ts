@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BRIDGE_ERRORS, StdioBridge } from './bridge.js';
 import { type FakeUpstream, sendJson, startUpstream } from './test-upstream.js';
 
@@ -15,6 +15,11 @@ interface RpcLine {
 }
 
 let up: FakeUpstream;
+/** Everything any bridge in this file wrote, scanned for the key once all tests ran. */
+const printed: string[] = [];
+afterAll(() => {
+  expectNoSecret(...printed);
+});
 beforeEach(async () => {
   up = await startUpstream();
 });
@@ -38,7 +43,17 @@ function bridgeFor(
       timeoutMs: options.timeoutMs ?? 5_000,
       fetch,
     },
-    { input, writeLine: (l) => lines.push(l), log: (t) => logs.push(t) },
+    {
+      input,
+      writeLine: (l) => {
+        lines.push(l);
+        printed.push(l);
+      },
+      log: (t) => {
+        logs.push(t);
+        printed.push(t);
+      },
+    },
     options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {},
   );
   const done = bridge.run();
@@ -448,7 +463,14 @@ describe('stdio bridge: upstream failures become JSON-RPC errors with the reques
         timeoutMs: 5_000,
         fetch,
       },
-      { input, writeLine: (l) => lines.push(l), log: () => undefined },
+      {
+        input,
+        writeLine: (l) => {
+          lines.push(l);
+          printed.push(l);
+        },
+        log: (t) => printed.push(t),
+      },
     );
     const done = bridge.run();
     input.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
