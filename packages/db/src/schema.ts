@@ -96,9 +96,18 @@ export const flows = pgTable('flows', {
   isPublic: boolean('is_public').notNull().default(false),
   /** Workspace admin opt-in: show this flow's authored text to models. */
   trustMetadata: boolean('trust_metadata').notNull().default(false),
+  /** Lowercased slug, name, description and tags of the draft: what `searchFlows` matches. */
+  searchText: text('search_text').notNull().default(''),
   createdAt: createdAt(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [uniqueIndex('flows_ws_slug_uq').on(t.workspaceId, t.slug), index('flows_public_idx').on(t.isPublic).where(sql`${t.isPublic}`)]);
+}, (t) => [
+  uniqueIndex('flows_ws_slug_uq').on(t.workspaceId, t.slug),
+  index('flows_public_idx').on(t.isPublic).where(sql`${t.isPublic}`),
+  // Search walks flows in byte order of the slug (stable across database collations) and falls back to a trigram
+  // index for rare terms; see repos/search.ts.
+  index('flows_ws_slug_c_idx').on(t.workspaceId, sql`("slug" collate "C")`),
+  index('flows_search_idx').using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops')).with({ fastupdate: false }),
+]);
 
 export const flowVersions = pgTable('flow_versions', {
   workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
@@ -107,6 +116,8 @@ export const flowVersions = pgTable('flow_versions', {
   literal: text('literal').notNull(),
   model: jsonb('model').notNull(),
   releaseNote: text('release_note'),
+  /** The version's own `:discover {:public}`: another workspace may run a version only when it was released public. */
+  isPublic: boolean('is_public').notNull().default(false),
   createdAt: createdAt(),
 }, (t) => [primaryKey({ columns: [t.flowId, t.version] }), index('flow_versions_ws_idx').on(t.workspaceId, t.flowId)]);
 
@@ -120,10 +131,41 @@ export const flowTools = pgTable('flow_tools', {
   toolName: text('tool_name').notNull(),
   invocation: text('invocation').notNull(),
   searchText: text('search_text').notNull(),
+  /** The version a `live` row describes; null for `draft`. */
+  version: integer('version'),
+  /** Flow-authored text, kept for descriptors; untrusted (spec 7.5). */
+  title: text('title'),
+  description: text('description'),
+  flowName: text('flow_name'),
 }, (t) => [
   primaryKey({ columns: [t.flowId, t.source, t.toolName] }),
   index('flow_tools_ws_name_idx').on(t.workspaceId, t.toolName),
+  // Search order: lowercased tool name, then slug, source and name, all in byte order (see repos/search.ts).
+  index('flow_tools_ws_key_idx').on(
+    t.workspaceId,
+    sql`(lower("tool_name") collate "C")`,
+    sql`("flow_slug" collate "C")`,
+    t.source,
+    sql`("tool_name" collate "C")`,
+  ),
+  index('flow_tools_search_idx').using('gin', t.workspaceId, t.source, t.searchText.op('gin_trgm_ops')).with({ fastupdate: false }),
 ]);
+
+/**
+ * The MCP interfaces of each released version, written once with the version and never changed: what an
+ * installation pinned to that version (or tracking the source's live version) exposes.
+ */
+export const flowVersionTools = pgTable('flow_version_tools', {
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  flowId: text('flow_id').notNull().references(() => flows.id, { onDelete: 'cascade' }),
+  version: integer('version').notNull(),
+  toolName: text('tool_name').notNull(),
+  invocation: text('invocation').notNull(),
+  searchText: text('search_text').notNull(),
+  title: text('title'),
+  description: text('description'),
+  flowName: text('flow_name'),
+}, (t) => [primaryKey({ columns: [t.flowId, t.version, t.toolName] })]);
 
 export const bindings = pgTable('bindings', {
   workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),

@@ -7,3 +7,6 @@ export * from './audit.js';
 export * from './feedback.js';
 export * from './runs.js';
 export * from './bindings.js';
+export * from './flows.js';
+export * from './installations.js';
+export * from './search.js';
