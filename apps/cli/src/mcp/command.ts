@@ -74,7 +74,9 @@ function resolveApiUrl(cmd: Command, io: CliIo): string {
 export function registerMcpCommands(program: Command, io: CliIo): void {
   const mcp = program
     .command('mcp')
-    .description('connect MCP clients: a stdio bridge, client configs and a setup check');
+    .description('connect MCP clients: a stdio bridge, client configs and a setup check')
+    // --api-url and --json are global options; show them in these commands' help too.
+    .configureHelp({ showGlobalOptions: true });
 
   addNarrowingOptions(
     mcp
