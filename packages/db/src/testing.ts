@@ -15,8 +15,20 @@ export async function createTestDb(): Promise<DbHandle> {
   }
   const name = `fg_test_${randomBase62(10).toLowerCase()}`;
   const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
+  try {
+    // Two files creating databases at the same instant contend for template1 (55006): retry with backoff.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.unsafe(`create database ${name}`);
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55006' || attempt >= 20) throw err;
+        await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   const handle = await createDb({ url: url.toString(), maxConnections: 4 });
