@@ -8,6 +8,7 @@ import type { AppEnv } from '../context.js';
 import { operatorGuard, requireWorkspaceAdmin } from '../middleware/authenticate.js';
 import type { WorkspaceCache } from '../workspace-cache.js';
 import { readJson } from './body.js';
+import { flowRoutes } from './flows.js';
 import { runRoutes } from './runs.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import {
@@ -127,6 +128,7 @@ export function adminRoutes(deps: AdminDeps) {
   // --- workspace admin ------------------------------------------------------------------------------
   const ws = new Hono<AppEnv>();
   ws.route('/', runRoutes(db));
+  ws.route('/', flowRoutes({ db, audit: deps.audit }));
   // Per-route guard, not `use('*')`: mounted under /api/workspaces/:ws it would also catch sibling routes.
   const admin = requireWorkspaceAdmin;
 
