@@ -26,9 +26,18 @@ describe('catalog', () => {
   it('serves exactly the tools whose behaviour exists, in a fixed order', () => {
     expect(TOOL_NAMES).toEqual([
       'get_workspace_context',
+      'search_flows',
+      'search_flow_tools',
       'list_connections',
       'check_connections',
+      'inspect_flow_tool',
+      'check_flow_readiness',
+      'get_step_reference',
       'send_feedback',
+      'validate_flow_definition',
+      'get_flow_definition',
+      'create_flow_draft',
+      'release_flow',
     ]);
     for (const name of TOOL_NAMES) expect(SPEC_TOOL_NAMES).toContain(name);
   });
@@ -131,6 +140,27 @@ describe('catalog', () => {
       list_connections: { toolsets: ['read', 'setup'], caps: ['connections.read'], mutating: false },
       check_connections: { toolsets: ['read', 'setup'], caps: ['connections.read'], mutating: false },
       send_feedback: { toolsets: ['feedback'], caps: ['feedback.send'], mutating: true },
+      search_flows: { toolsets: ['read', 'search'], caps: ['flows.read'], mutating: false },
+      search_flow_tools: { toolsets: ['read', 'search', 'run'], caps: ['flows.read'], mutating: false },
+      inspect_flow_tool: {
+        toolsets: ['read', 'search', 'run', 'authoring'],
+        caps: ['flows.read'],
+        mutating: false,
+      },
+      check_flow_readiness: {
+        toolsets: ['read', 'setup', 'authoring'],
+        caps: ['flows.read'],
+        mutating: false,
+      },
+      get_step_reference: { toolsets: ['read', 'authoring'], caps: ['steps.read'], mutating: false },
+      validate_flow_definition: { toolsets: ['read', 'authoring'], caps: ['flows.read'], mutating: false },
+      get_flow_definition: {
+        toolsets: ['read', 'authoring', 'debug'],
+        caps: ['flows.read'],
+        mutating: false,
+      },
+      create_flow_draft: { toolsets: ['authoring'], caps: ['flows.manage'], mutating: true },
+      release_flow: { toolsets: ['release'], caps: ['flows.manage'], mutating: true },
     });
     expect(CATALOG.filter((t) => t.readOnlyExempt).map((t) => t.name)).toEqual(['send_feedback']);
   });
@@ -147,12 +177,38 @@ describe('catalog', () => {
       'debug',
       'feedback',
     ]);
-    expect(TOOLS_BY_TOOLSET.read).toEqual(['get_workspace_context', 'list_connections', 'check_connections']);
-    expect(TOOLS_BY_TOOLSET.run).toEqual([]);
+    expect(TOOLS_BY_TOOLSET.read).toEqual([
+      'get_workspace_context',
+      'search_flows',
+      'search_flow_tools',
+      'list_connections',
+      'check_connections',
+      'inspect_flow_tool',
+      'check_flow_readiness',
+      'get_step_reference',
+      'validate_flow_definition',
+      'get_flow_definition',
+    ]);
+    expect(TOOLS_BY_TOOLSET.run).toEqual(['search_flow_tools', 'inspect_flow_tool']);
+    expect(TOOLS_BY_TOOLSET.release).toEqual(['release_flow']);
+  });
+
+  it('marks the writers for hosts to confirm: mutating, destructive (they replace a draft or what runs live)', () => {
+    const writers = CATALOG.filter((t) => t.mutating && !t.readOnlyExempt).map((t) => [
+      t.name,
+      t.annotations.destructiveHint,
+      t.annotations.idempotentHint,
+    ]);
+    expect(writers).toEqual([
+      ['create_flow_draft', true, true],
+      ['release_flow', true, false],
+    ]);
   });
 
   it('treats spec tools that are not served yet as unknown', () => {
     expect(getTool('call_flow_tool')).toBeUndefined();
+    expect(getTool('get_run_status')).toBeUndefined();
+    expect(getTool('inspect_run_step')).toBeUndefined();
     expect(getTool('list_connections')?.name).toBe('list_connections');
   });
 });

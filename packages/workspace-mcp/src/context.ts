@@ -3,6 +3,7 @@
  * implements. This package never touches the database or HTTP itself.
  */
 import type { Capability, WorkspaceAccess } from '@flowgate/auth';
+import type { FlowModel } from '@flowgate/flows';
 import type { ConnectionCheck, ConnectionSummary, FEEDBACK_AREAS } from './catalog.js';
 import type { CursorCodec } from './cursor.js';
 import type { Narrowing } from './narrowing.js';
@@ -48,6 +49,88 @@ export interface FeedbackInput {
   context: Record<string, string | number | boolean | null> | null;
 }
 
+/** Stored definitions an agent can name (spec 7.3); an explicit version is the other way to pick one. */
+export const FLOW_SOURCES = ['draft', 'latest', 'live', 'active'] as const;
+export type FlowSource = (typeof FLOW_SOURCES)[number];
+export type FlowSelector = { source: FlowSource } | { version: number };
+
+/** An installation of another workspace's public flow into this one (spec 7.4). */
+export interface FlowInstallationRecord {
+  id: string;
+  sourceWorkspaceId: string;
+  versionPolicy: 'pinned' | 'track-latest';
+  pinnedVersion: number | null;
+  /** The released version this installation runs now, resolved from its policy (null when none exists). */
+  activeVersion: number | null;
+  enabled: boolean;
+  /** The installer's opt-in to show the source flow's authored text to models. */
+  trustMetadata: boolean;
+  /** `:requires` slot → a connection id of this workspace. */
+  slotBindings: Record<string, string>;
+}
+
+/**
+ * A flow this workspace can see: its own, or an installed public flow (`installation` set). Authored text
+ * (name, description, tags) is raw here; this package decides what reaches a model (spec 7.5).
+ */
+export interface FlowRecord {
+  slug: string;
+  installation: FlowInstallationRecord | null;
+  name: string | null;
+  description: string | null;
+  tags: string[];
+  hasDraft: boolean;
+  draftUpdatedAt: string | null;
+  latestVersion: number | null;
+  liveVersion: number | null;
+  isPublic: boolean;
+  /**
+   * The owning workspace admin's opt-in for its own flow. Never a trust source for an installation: only the
+   * installer decides there (`installation.trustMetadata`), so a source author cannot vouch for itself.
+   */
+  ownerTrustMetadata: boolean;
+  /** Tool names of the `:mcp` interfaces of the definition flow tools use (live, else the draft). */
+  mcpToolNames: string[];
+}
+
+/** One stored definition: the draft, or a released version (`version` set). */
+export interface FlowDefinitionRecord {
+  slug: string;
+  installationId: string | null;
+  /** `null` for the draft. */
+  version: number | null;
+  literal: string;
+  model: FlowModel;
+  updatedAt: string;
+  releaseNote: string | null;
+}
+
+/** A callable `:mcp` interface as search finds it. Authored title/description are raw; the package shapes them. */
+export interface FlowToolHit {
+  flowSlug: string;
+  toolName: string;
+  installationId: string | null;
+  /** Which definition declares it: the live version (or an installation's active one), or only the draft. */
+  source: 'live' | 'draft';
+  title: string | null;
+  description: string | null;
+  /** Owner admin opt-in (own flows) or installer opt-in (installations), as in FlowRecord/FlowInstallationRecord. */
+  trustMetadata: boolean;
+}
+
+/** A `:requires` slot binding with what is known about the bound connection (no live check, never secrets). */
+export interface SlotBindingRecord {
+  slot: string;
+  connection: {
+    id: string;
+    name: string;
+    type: 'http-api' | 'llm-provider' | 'secret';
+    status: 'active' | 'disabled';
+    /** Last stored health check, if any. */
+    health: { ok: boolean; checkedAt: string } | null;
+  } | null;
+}
+
 /**
  * Workspace-scoped data access, implemented by the gateway on top of the database. Every method acts in the
  * request's workspace only. `after`/`nextAfter` are raw positions (e.g. the last id of the page); this package
@@ -71,6 +154,73 @@ export interface WorkspaceServices {
     after: string | null;
   }): Promise<{ items: ConnectionCheck[]; unknownConnectionIds: string[]; nextAfter: string | null }>;
   sendFeedback(input: FeedbackInput): Promise<{ feedbackId: string; createdAt: string }>;
+
+  /**
+   * Flows ranked by relevance to `query` (matching may use authored text), or browsed by slug when `query` is
+   * null. Installed public flows are included only when `includeInstalled` (the caller holds installations.read).
+   */
+  searchFlows(input: {
+    query: string | null;
+    includeInstalled: boolean;
+    limit: number;
+    after: string | null;
+  }): Promise<{ items: FlowRecord[]; nextAfter: string | null }>;
+  /**
+   * Callable `:mcp` interfaces: exact `toolName` lookup, text `query` (ranked; may match authored text), or
+   * browse when both are null. Own flows contribute their live interfaces, and their draft interfaces too when
+   * `includeDraft` (the caller holds flows.manage, which running a draft needs). Same installation rule as
+   * searchFlows.
+   */
+  searchFlowTools(input: {
+    query: string | null;
+    toolName: string | null;
+    includeDraft: boolean;
+    includeInstalled: boolean;
+    limit: number;
+    after: string | null;
+  }): Promise<{ items: FlowToolHit[]; nextAfter: string | null }>;
+  /**
+   * One flow by slug: the workspace's own, or with `installationId` that installation (only when
+   * `includeInstalled`). Without `installationId`, an own flow wins; otherwise the oldest installation of a
+   * public flow with that slug, if `includeInstalled`. `null` when nothing visible matches.
+   */
+  getFlow(input: {
+    slug: string;
+    installationId: string | null;
+    includeInstalled: boolean;
+  }): Promise<FlowRecord | null>;
+  /**
+   * One definition of a flow `getFlow` resolves. For installations only released versions the installation may
+   * run are reachable (`active`/`live`/`latest` resolve to its active version); never the source's draft.
+   */
+  getFlowDefinition(input: {
+    slug: string;
+    installationId: string | null;
+    includeInstalled: boolean;
+    selector: FlowSelector;
+  }): Promise<FlowDefinitionRecord | null>;
+  /** Creates or replaces the draft of an own flow from an already validated definition. */
+  saveFlowDraft(input: { slug: string; literal: string; model: FlowModel }): Promise<{
+    created: boolean;
+    flow: FlowRecord;
+  }>;
+  /**
+   * Releases an own flow: with `version` null the draft becomes the next immutable version; with a version,
+   * that existing version becomes live. Throws `not_found` for unknown flows/versions.
+   */
+  releaseFlow(input: { slug: string; version: number | null; releaseNote: string | null }): Promise<{
+    version: number;
+    /** False when an existing version went live (a rollback, or a draft identical to the latest version). */
+    created: boolean;
+    previousLiveVersion: number | null;
+    releasedAt: string;
+  }>;
+  /** The bindings of every slot bound for an own flow's target, or for an installation. */
+  flowSlotBindings(input: {
+    slug: string;
+    installationId: string | null;
+    target: 'live' | 'draft';
+  }): Promise<SlotBindingRecord[]>;
 }
 
 /** One audited operation: every tools/call, resources/read and prompts/get (spec 9). */

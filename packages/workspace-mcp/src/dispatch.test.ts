@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AppError } from '@flowgate/core';
 import { REDACTED } from '@flowgate/secrets';
 import { describe, expect, it } from 'vitest';
-import { CATALOG } from './catalog.js';
+import { CATALOG, TOOL_NAMES } from './catalog.js';
 import { DEFAULT_SERVER_VERSION } from './context.js';
 import { handleMcpMessage, MAX_BATCH_SIZE, SUPPORTED_METHODS, toolsListCacheSize } from './dispatch.js';
 import { parseNarrowingHeaders } from './narrowing.js';
@@ -350,7 +350,10 @@ describe('tools/list', () => {
 
   it('narrows further with params and rejects unknown names there with -32602', async () => {
     const ok = await rpc(makeCtx(), 'tools/list', { toolsets: ['setup'], excludeTools: 'check_connections' });
-    expect(ok.body.result.tools.map((t: { name: string }) => t.name)).toEqual(['list_connections']);
+    expect(ok.body.result.tools.map((t: { name: string }) => t.name)).toEqual([
+      'list_connections',
+      'check_flow_readiness',
+    ]);
     const bad = await rpc(makeCtx(), 'tools/list', { tools: ['call_flow_tool'] });
     expect(bad.status).toBe(200);
     expect(bad.body.error).toEqual({
@@ -358,7 +361,7 @@ describe('tools/list', () => {
       message: expect.stringContaining('tools: unknown "call_flow_tool"'),
       data: {
         unknown: ['call_flow_tool'],
-        valid: ['get_workspace_context', 'list_connections', 'check_connections', 'send_feedback'],
+        valid: [...TOOL_NAMES],
       },
     });
   });

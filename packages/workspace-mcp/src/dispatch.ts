@@ -45,7 +45,7 @@ import {
 } from './protocol.js';
 import { listResources, listResourceTemplates, readResource } from './resources.js';
 import type { Blocker, ToolErrorContent } from './schemas.js';
-import { InvalidArguments, TOOL_HANDLERS, type ToolHandler } from './tools/index.js';
+import { InvalidArguments, TOOL_HANDLERS, ToolFailure, type ToolHandler } from './tools/index.js';
 
 /** Batches larger than this are refused as a whole (bounded work per HTTP request). */
 export const MAX_BATCH_SIZE = 32;
@@ -461,6 +461,16 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
         durationMs: elapsed(start),
       });
       return invalidArgumentsResult(tool.name, error.issues);
+    }
+    if (error instanceof ToolFailure) {
+      audit(scope, {
+        ...base,
+        outcome: 'error',
+        errorCode: error.code,
+        blockers: null,
+        durationMs: elapsed(start),
+      });
+      return toolError({ error: { code: error.code, message: error.message }, details: error.details });
     }
     if (isAppError(error)) {
       audit(scope, {

@@ -16,31 +16,48 @@ export {
   CAPABILITY_GROUPS,
   CATALOG,
   checkConnectionsTool,
+  checkFlowReadinessTool,
   connectionCheckSchema,
   connectionSummarySchema,
+  createFlowDraftTool,
   defineTool,
   FEEDBACK_AREAS,
+  getFlowDefinitionTool,
+  getStepReferenceTool,
   getTool,
   getWorkspaceContextTool,
+  inspectFlowToolTool,
   isToolName,
   listConnectionsTool,
+  releaseFlowTool,
+  searchFlowsTool,
+  searchFlowToolsTool,
   sendFeedbackTool,
   TOOL_NAMES,
   TOOLS_BY_TOOLSET,
+  validateFlowDefinitionTool,
 } from './catalog.js';
 export type {
   ClientInfo,
   FeedbackArea,
   FeedbackInput,
+  FlowDefinitionRecord,
+  FlowInstallationRecord,
+  FlowRecord,
+  FlowSelector,
+  FlowSource,
+  FlowToolHit,
   McpAuditEntry,
   McpPrincipal,
   McpRequestContext,
+  SlotBindingRecord,
   ToolContext,
   WorkspaceServices,
 } from './context.js';
 export {
   DEFAULT_PUBLIC_BASE_URL,
   DEFAULT_SERVER_VERSION,
+  FLOW_SOURCES,
   principalFromAccess,
   SERVER_NAME,
   SERVER_TITLE,
@@ -50,6 +67,25 @@ export { createCursorCodec } from './cursor.js';
 export { handleMcpMessage, MAX_BATCH_SIZE, SUPPORTED_METHODS } from './dispatch.js';
 export type { DocId, DocMeta, DocRenderOptions } from './docs/index.js';
 export { DOC_IDS, DOCS_LAST_MODIFIED, DOCS_META, docUri, renderAllDocs, renderDoc } from './docs/index.js';
+export type {
+  FlowAuthoredMetadata,
+  FlowDefinitionOutput,
+  FlowEntry,
+  FlowToolDescriptor,
+  FlowToolEntry,
+  MetadataSafety,
+  ReadinessReport,
+  TemplateEntry,
+} from './flow-schemas.js';
+export { CONTENT_TRUST, FLOW_AUTHORED_METADATA, READINESS_CHECKS } from './flow-schemas.js';
+export {
+  flowDefinitionUri,
+  flowToolUri,
+  flowUri,
+  flowVersionUri,
+  metadataSafety,
+  trustDecision,
+} from './flow-views.js';
 export type { Limits } from './limits.js';
 export { LIMITS } from './limits.js';
 export type {
@@ -101,4 +137,4 @@ export {
   serializeServerCard,
 } from './server-card.js';
 export type { ToolHandler, ToolOutcome } from './tools/index.js';
-export { InvalidArguments } from './tools/index.js';
+export { InvalidArguments, ToolFailure } from './tools/index.js';

@@ -18,6 +18,16 @@ export const LIMITS = Object.freeze({
   resourceUriMaxChars: 2048,
   reasonMaxChars: 500,
   listPageSize: 50,
+  searchFlowsDefaultLimit: 10,
+  searchFlowsMaxLimit: 50,
+  searchFlowToolsDefaultLimit: 20,
+  searchFlowToolsMaxLimit: 50,
+  searchQueryMaxChars: 200,
+  installationIdMaxChars: 128,
+  /** A definition is at most 150 KB (spec 7.1); counted in characters here, in bytes by the validator. */
+  flowLiteralMaxChars: 153_600,
+  releaseNoteMaxChars: 1000,
+  flowVersionMax: 1_000_000,
 });
 
 export type Limits = typeof LIMITS;

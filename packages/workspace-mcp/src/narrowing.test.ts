@@ -87,16 +87,25 @@ describe('parseNarrowingHeaders', () => {
   it('treats spec tools that are not served yet as unknown tool names', () => {
     const r = parseNarrowingHeaders({
       tools: 'list_connections,call_flow_tool',
-      excludeTools: 'release_flow',
+      excludeTools: 'get_run_status',
     });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.error.unknown).toEqual(['call_flow_tool', 'release_flow']);
+    expect(r.error.unknown).toEqual(['call_flow_tool', 'get_run_status']);
     expect(r.error.valid).toEqual([
       'get_workspace_context',
+      'search_flows',
+      'search_flow_tools',
       'list_connections',
       'check_connections',
+      'inspect_flow_tool',
+      'check_flow_readiness',
+      'get_step_reference',
       'send_feedback',
+      'validate_flow_definition',
+      'get_flow_definition',
+      'create_flow_draft',
+      'release_flow',
     ]);
     expect(r.error.problems.map((p) => p.source)).toEqual(['X-MCP-Tools', 'X-MCP-Exclude-Tools']);
   });

@@ -56,6 +56,7 @@ describe('evaluateTool: the header table of spec 4', () => {
     expect(visibleTools(c).map((t) => t.name)).toEqual([
       'list_connections',
       'check_connections',
+      'check_flow_readiness',
       'send_feedback',
     ]);
     expect(evaluateTool(tool('get_workspace_context'), c).blockers).toEqual([
@@ -84,17 +85,19 @@ describe('evaluateTool: the header table of spec 4', () => {
       ALL_CAPABILITIES,
       narrowing({ toolsets: 'all', tools: 'send_feedback', excludeTools: 'send_feedback' }),
     );
-    expect(visibleTools(c).map((t) => t.name)).toEqual([
-      'get_workspace_context',
-      'list_connections',
-      'check_connections',
-    ]);
+    expect(visibleTools(c).map((t) => t.name)).toEqual(TOOL_NAMES.filter((n) => n !== 'send_feedback'));
     expect(evaluateTool(tool('send_feedback'), c).blockers).toEqual([{ reason: 'exclude_tools_policy' }]);
   });
 
-  it('read-only keeps send_feedback (the only mutating tool served so far)', () => {
+  it('read-only hides the draft and release writers and keeps send_feedback', () => {
     const c = ctx(ALL_CAPABILITIES, narrowing({ readOnly: 'true' }), { readOnly: true, disabledTools: [] });
-    expect(visibleTools(c).map((t) => t.name)).toEqual([...TOOL_NAMES]);
+    expect(visibleTools(c).map((t) => t.name)).toEqual(
+      TOOL_NAMES.filter((n) => n !== 'create_flow_draft' && n !== 'release_flow'),
+    );
+    expect(evaluateTool(tool('release_flow'), c).blockers).toEqual([
+      { reason: 'read_only_policy' },
+      { reason: 'workspace_read_only_policy' },
+    ]);
   });
 
   it('read-only hides a mutating tool, from the header and from workspace policy separately', () => {

@@ -2,9 +2,8 @@
  * Which resources and resource templates exist, with their capability gates (spec 6). Readers live in
  * resources.ts; this module has metadata only so the docs and the server card can list it without cycles.
  *
- * Templates are added one entry each when their data is served: flows (`flowgate://flows/{slug}`,
- * `.../definition/{source}`, `.../versions/{version}/definition`, `.../mcp-tools/{tool_name}`, gate
- * flows.read) and runs (`flowgate://runs/{run_id}`, `.../result`, `.../events`, gate runs.read).
+ * Templates are added one entry each when their data is served; the run templates (`flowgate://runs/{run_id}`,
+ * `.../result`, `.../events`, gate runs.read) join with the run engine.
  */
 import type { Capability } from '@flowgate/auth';
 import { type Audience, DOCS_LAST_MODIFIED, DOCS_META, type DocMeta } from './docs/meta.js';
@@ -34,6 +33,11 @@ export interface ResourceTemplateMeta {
   capabilities: readonly Capability[];
   audience: readonly Audience[];
   priority: number;
+  /**
+   * Query parameters a read may add to a URI of this template (not part of the listed template, which stays the
+   * spec's; e.g. `?installation_id=` to address an installed flow whose slug an own flow also uses).
+   */
+  queryParams?: readonly string[];
 }
 
 export const WORKSPACE_RESOURCE_PATTERN = 'flowgate://workspaces/{workspace_id}/mcp';
@@ -82,6 +86,54 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     audience: ['assistant', 'user'],
     priority: 0.6,
   },
+  {
+    uriTemplate: 'flowgate://flows/{slug}',
+    name: 'flow',
+    title: 'Flow',
+    description:
+      'Metadata of a workspace flow or an installed public flow (append ?installation_id=… to pick an installation): versions, MCP tools with their URIs, installation state and metadataSafety; flow-authored text only when trusted.',
+    mimeType: 'application/json',
+    capabilities: ['flows.read'],
+    audience: ['assistant'],
+    priority: 0.6,
+    queryParams: ['installation_id'],
+  },
+  {
+    uriTemplate: 'flowgate://flows/{slug}/definition/{source}',
+    name: 'flow-definition',
+    title: 'Flow definition by source',
+    description:
+      'Full EDN source as top-level flowLiteral for source draft, latest, live or active (same as get_flow_definition); marked contentTrust "flow_authored_untrusted".',
+    mimeType: 'application/json',
+    capabilities: ['flows.read'],
+    audience: ['assistant'],
+    priority: 0.5,
+    queryParams: ['installation_id'],
+  },
+  {
+    uriTemplate: 'flowgate://flows/{slug}/versions/{version}/definition',
+    name: 'flow-version-definition',
+    title: 'Flow definition of a released version',
+    description:
+      'Full EDN source of one immutable released version as top-level flowLiteral; marked contentTrust "flow_authored_untrusted".',
+    mimeType: 'application/json',
+    capabilities: ['flows.read'],
+    audience: ['assistant'],
+    priority: 0.5,
+    queryParams: ['installation_id'],
+  },
+  {
+    uriTemplate: 'flowgate://flows/{slug}/mcp-tools/{tool_name}',
+    name: 'flow-mcp-tool',
+    title: 'Flow MCP tool',
+    description:
+      'One flow MCP interface descriptor (same as inspect_flow_tool): input JSON Schema, target, readiness and metadataSafety.',
+    mimeType: 'application/json',
+    capabilities: ['flows.read'],
+    audience: ['assistant'],
+    priority: 0.7,
+    queryParams: ['installation_id'],
+  },
 ]);
 
 export function hasCapabilities(granted: ReadonlySet<Capability>, required: readonly Capability[]): boolean {
@@ -89,8 +141,14 @@ export function hasCapabilities(granted: ReadonlySet<Capability>, required: read
   return true;
 }
 
-/** Compiles `a/{x}/b` into a matcher returning the decoded variables (a variable never spans a `/`). */
-export function compileUriTemplate(template: string): (uri: string) => Record<string, string> | null {
+/**
+ * Compiles `a/{x}/b` into a matcher returning the decoded variables (a variable never spans a `/`). A query
+ * string is accepted only when `queryParams` names each of its keys (once each); their values join the variables.
+ */
+export function compileUriTemplate(
+  template: string,
+  queryParams: readonly string[] = [],
+): (uri: string) => Record<string, string> | null {
   const names: string[] = [];
   const source = template
     .split(/(\{[a-z_]+\})/)
@@ -105,7 +163,9 @@ export function compileUriTemplate(template: string): (uri: string) => Record<st
     .join('');
   const re = new RegExp(`^${source}$`);
   return (uri) => {
-    const m = re.exec(uri);
+    const q = uri.indexOf('?');
+    const path = q === -1 ? uri : uri.slice(0, q);
+    const m = re.exec(path);
     if (!m) return null;
     const out: Record<string, string> = {};
     try {
@@ -114,6 +174,16 @@ export function compileUriTemplate(template: string): (uri: string) => Record<st
       });
     } catch {
       return null;
+    }
+    if (q !== -1) {
+      const query = uri.slice(q + 1);
+      if (query.includes('#')) return null;
+      const params = new URLSearchParams(query);
+      for (const key of new Set(params.keys())) {
+        const values = params.getAll(key);
+        if (!queryParams.includes(key) || names.includes(key) || values.length !== 1) return null;
+        out[key] = values[0] as string;
+      }
     }
     return out;
   };

@@ -65,20 +65,51 @@ describe('resources/list', () => {
 });
 
 describe('resources/templates/list', () => {
-  it('lists only the docs template for now', async () => {
+  it('lists the docs template and the flow templates for a flows.read caller', async () => {
     const { body } = await rpc(makeCtx(), 'resources/templates/list');
-    expect(body.result).toEqual({
-      resourceTemplates: [
-        {
-          uriTemplate: 'flowgate://mcp-docs/{doc_id}',
-          name: 'mcp-doc',
-          title: 'Flowgate MCP doc',
-          description: 'One curated MCP doc by id: overview, client-setup, flow-authoring, tool-safety.',
-          mimeType: 'text/markdown',
-          annotations: { audience: ['assistant', 'user'], priority: 0.6 },
-        },
-      ],
+    expect(body.result.resourceTemplates[0]).toEqual({
+      uriTemplate: 'flowgate://mcp-docs/{doc_id}',
+      name: 'mcp-doc',
+      title: 'Flowgate MCP doc',
+      description: 'One curated MCP doc by id: overview, client-setup, flow-authoring, tool-safety.',
+      mimeType: 'text/markdown',
+      annotations: { audience: ['assistant', 'user'], priority: 0.6 },
     });
+    expect(
+      body.result.resourceTemplates.map((t: { uriTemplate: string; mimeType: string }) => [
+        t.uriTemplate,
+        t.mimeType,
+      ]),
+    ).toEqual([
+      ['flowgate://mcp-docs/{doc_id}', 'text/markdown'],
+      ['flowgate://flows/{slug}', 'application/json'],
+      ['flowgate://flows/{slug}/definition/{source}', 'application/json'],
+      ['flowgate://flows/{slug}/versions/{version}/definition', 'application/json'],
+      ['flowgate://flows/{slug}/mcp-tools/{tool_name}', 'application/json'],
+    ]);
+  });
+
+  it('hides the flow templates without flows.read', async () => {
+    const { body } = await rpc(
+      makeCtx({ capabilities: new Set(['feedback.send']) }),
+      'resources/templates/list',
+    );
+    expect(body.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate)).toEqual([
+      'flowgate://mcp-docs/{doc_id}',
+    ]);
+  });
+
+  it('accepts only the declared query parameters, once each', () => {
+    const match = compileUriTemplate('flowgate://flows/{slug}', ['installation_id']);
+    expect(match('flowgate://flows/a?installation_id=inst_1')).toEqual({
+      slug: 'a',
+      installation_id: 'inst_1',
+    });
+    expect(match('flowgate://flows/a')).toEqual({ slug: 'a' });
+    expect(match('flowgate://flows/a?other=1')).toBeNull();
+    expect(match('flowgate://flows/a?installation_id=1&installation_id=2')).toBeNull();
+    expect(match('flowgate://flows/a?installation_id=1#x')).toBeNull();
+    expect(compileUriTemplate('flowgate://mcp-docs/{doc_id}')('flowgate://mcp-docs/overview?x=1')).toBeNull();
   });
 
   it('matches variables that never span a slash', () => {
@@ -207,16 +238,44 @@ describe('docs', () => {
     expect(renderDoc('overview', { publicBaseUrl: 'https://x.test', workspaceId: null })).toBe(generic);
   });
 
-  it('say that authoring tools are not served yet', () => {
-    expect(docs['flow-authoring']).toContain('does not serve the authoring and release tools yet');
+  it('name the authoring and release tools this server serves', () => {
+    expect(docs['flow-authoring']).toContain(
+      'Authoring and release tools served here: `inspect_flow_tool`, `check_flow_readiness`, `get_step_reference`, `validate_flow_definition`, `get_flow_definition`, `create_flow_draft`, `release_flow`.',
+    );
+    expect(docs['flow-authoring']).not.toContain('does not serve the authoring and release tools yet');
   });
 });
 
 describe('prompts', () => {
-  it('lists none while the tools they rely on are not served', async () => {
-    expect(AVAILABLE_PROMPTS).toEqual([]);
+  it('lists the flow prompts now that their tools and templates are served, gated by capabilities', async () => {
+    expect(AVAILABLE_PROMPTS.map((p) => p.name)).toEqual([
+      'review_flow_definition',
+      'create_flow_from_goal',
+      'publish_flow_safely',
+    ]);
     const { body } = await rpc(makeCtx(), 'prompts/list');
-    expect(body.result).toEqual({ prompts: [] });
+    expect(body.result.prompts.map((p: { name: string }) => p.name)).toEqual([
+      'review_flow_definition',
+      'create_flow_from_goal',
+      'publish_flow_safely',
+    ]);
+    const reader = await rpc(makeCtx({ capabilities: new Set(['flows.read']) }), 'prompts/list');
+    expect(reader.body.result.prompts.map((p: { name: string }) => p.name)).toEqual([
+      'review_flow_definition',
+    ]);
+    const none = await rpc(makeCtx({ capabilities: new Set(['flows.manage']) }), 'prompts/list');
+    expect(none.body.result).toEqual({ prompts: [] });
+  });
+
+  it('renders a listed prompt with its arguments', async () => {
+    const { body } = await rpc(makeCtx(), 'prompts/get', {
+      name: 'publish_flow_safely',
+      arguments: { flow_slug: 'enrich-company' },
+    });
+    expect(body.result.messages[0].content.text).toContain(
+      'Prepare releasing the Flowgate flow "enrich-company"',
+    );
+    expect(body.result.messages[0].content.text).toContain('release_flow');
   });
 
   it('answers prompts/get for an unlisted prompt with -32602', async () => {
@@ -256,7 +315,8 @@ describe('prompts', () => {
     ]);
     for (const p of PROMPTS) {
       expect(isPromptAvailable(p, allTools, allTemplates)).toBe(true);
-      expect(isPromptAvailable(p)).toBe(false);
+      // Runs are not served yet, so only debug_failed_run is still unavailable in this build.
+      expect(isPromptAvailable(p)).toBe(p.name !== 'debug_failed_run');
       const without = new Set([...allTools].filter((t) => t !== p.usesTools[0]));
       expect(isPromptAvailable(p, without, allTemplates)).toBe(false);
     }

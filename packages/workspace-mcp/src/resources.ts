@@ -3,9 +3,20 @@
  * indistinguishable from one that does not exist: both read as not found (-32602 with `data.uri`, the code
  * SEP-2164 and 2026-07-28 use; clients also accept the older -32002).
  */
-import type { ToolContext } from './context.js';
+import { FLOW_SLUG_PATTERN, isAppError, TOOL_NAME_PATTERN } from '@flowgate/core';
+import { FLOW_SOURCES, type FlowSelector, type FlowSource, type ToolContext } from './context.js';
 import { renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
+import {
+  definitionOutput,
+  flowDefinitionUri,
+  flowEntry,
+  flowToolDescriptor,
+  flowVersionUri,
+  requireDefinition,
+  requireFlow,
+  resolveFlowTool,
+} from './flow-views.js';
 import type { ProtocolVersion } from './protocol.js';
 import {
   compileUriTemplate,
@@ -114,8 +125,92 @@ type TemplateReader = (
   ctx: ToolContext,
 ) => Promise<ResourceContents | null>;
 
+function json(uri: string, value: unknown): ResourceContents {
+  return { uri, mimeType: 'application/json', text: JSON.stringify(value, null, 2) };
+}
+
+const INSTALLATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const VERSION = /^[1-9][0-9]{0,6}$/;
+
+/** Variables of a flow URI, or null when they cannot name anything (read as not found). */
+function flowVars(vars: Record<string, string>): { slug: string; installationId: string | null } | null {
+  const slug = vars.slug ?? '';
+  const installationId = vars.installation_id ?? null;
+  if (!FLOW_SLUG_PATTERN.test(slug)) return null;
+  if (installationId !== null && !INSTALLATION_ID.test(installationId)) return null;
+  return { slug, installationId };
+}
+
+/** A flow resource that does not exist, or that the caller may not see, reads as not found. */
+async function orNotFound(read: () => Promise<ResourceContents>): Promise<ResourceContents | null> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isAppError(error) && (error.code === 'not_found' || error.code === 'invalid_request')) return null;
+    throw error;
+  }
+}
+
+async function readDefinition(
+  uri: string,
+  ctx: ToolContext,
+  ref: { slug: string; installationId: string | null },
+  selector: FlowSelector,
+): Promise<ResourceContents | null> {
+  return orNotFound(async () => {
+    const flow = await requireFlow(ctx, ref.slug, ref.installationId);
+    const def = await requireDefinition(ctx, flow, selector);
+    return json(uri, definitionOutput(def, selector));
+  });
+}
+
 /** One reader per template in RESOURCE_TEMPLATES (checked at load). */
 const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
+  'flowgate://flows/{slug}': async (vars, uri, ctx) => {
+    const ref = flowVars(vars);
+    if (!ref) return null;
+    return orNotFound(async () => {
+      const flow = await requireFlow(ctx, ref.slug, ref.installationId);
+      const entry = flowEntry(flow);
+      const id = entry.installationId;
+      const definitions: string[] = [];
+      if (flow.installation) {
+        if (flow.installation.activeVersion !== null) {
+          definitions.push(flowDefinitionUri(flow.slug, 'active', id));
+          definitions.push(flowVersionUri(flow.slug, flow.installation.activeVersion, id));
+        }
+      } else {
+        if (flow.hasDraft) definitions.push(flowDefinitionUri(flow.slug, 'draft'));
+        if (flow.latestVersion !== null) definitions.push(flowDefinitionUri(flow.slug, 'latest'));
+        if (flow.liveVersion !== null) {
+          definitions.push(flowDefinitionUri(flow.slug, 'live'));
+          definitions.push(flowDefinitionUri(flow.slug, 'active'));
+        }
+      }
+      return json(uri, { ...entry, definitionUris: definitions });
+    });
+  },
+  'flowgate://flows/{slug}/definition/{source}': async (vars, uri, ctx) => {
+    const ref = flowVars(vars);
+    const source = vars.source ?? '';
+    if (!ref || !(FLOW_SOURCES as readonly string[]).includes(source)) return null;
+    return readDefinition(uri, ctx, ref, { source: source as FlowSource });
+  },
+  'flowgate://flows/{slug}/versions/{version}/definition': async (vars, uri, ctx) => {
+    const ref = flowVars(vars);
+    const version = vars.version ?? '';
+    if (!ref || !VERSION.test(version)) return null;
+    return readDefinition(uri, ctx, ref, { version: Number(version) });
+  },
+  'flowgate://flows/{slug}/mcp-tools/{tool_name}': async (vars, uri, ctx) => {
+    const ref = flowVars(vars);
+    const toolName = vars.tool_name ?? '';
+    if (!ref || !TOOL_NAME_PATTERN.test(toolName)) return null;
+    return orNotFound(async () => {
+      const resolved = await resolveFlowTool(ctx, { ...ref, toolName, target: null });
+      return json(uri, await flowToolDescriptor(ctx, resolved));
+    });
+  },
   'flowgate://mcp-docs/{doc_id}': async (vars, uri, ctx) => {
     const id = vars.doc_id ?? '';
     if (!isDocId(id)) return null;
@@ -130,7 +225,7 @@ const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
 const TEMPLATES = RESOURCE_TEMPLATES.map((meta) => {
   const read = TEMPLATE_READERS[meta.uriTemplate];
   if (!read) throw new Error(`no reader for resource template ${meta.uriTemplate}`);
-  return { meta, match: compileUriTemplate(meta.uriTemplate), read };
+  return { meta, match: compileUriTemplate(meta.uriTemplate, meta.queryParams ?? []), read };
 });
 
 /** Contents of a resource, or `null` when it does not exist or the caller may not see it. */

@@ -71,8 +71,18 @@ describe('server card', () => {
       'flowgate://mcp-docs/tool-safety',
     ]);
     expect(card.resources[0]?.annotations.lastModified).toBeUndefined();
-    expect(card.resourceTemplates.map((t) => t.uriTemplate)).toEqual(['flowgate://mcp-docs/{doc_id}']);
-    expect(card.prompts).toEqual([]);
+    expect(card.resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+      'flowgate://mcp-docs/{doc_id}',
+      'flowgate://flows/{slug}',
+      'flowgate://flows/{slug}/definition/{source}',
+      'flowgate://flows/{slug}/versions/{version}/definition',
+      'flowgate://flows/{slug}/mcp-tools/{tool_name}',
+    ]);
+    expect(card.prompts.map((p) => p.name)).toEqual([
+      'review_flow_definition',
+      'create_flow_from_goal',
+      'publish_flow_safely',
+    ]);
     const text = serializeServerCard(card);
     expect(text).not.toMatch(/workspaces\/(?!\{workspace_id\})/);
     expect(text).not.toMatch(/fgk_|Bearer [A-Za-z0-9]{8,}/);

@@ -59,7 +59,16 @@ describe('get_workspace_context', () => {
     });
     expect(out.workspacePolicy).toEqual({ readOnly: false, disabledTools: ['check_connections'] });
     expect(out.tools).toEqual({
-      visible: ['get_workspace_context', 'send_feedback'],
+      visible: [
+        'get_workspace_context',
+        'search_flows',
+        'search_flow_tools',
+        'inspect_flow_tool',
+        'check_flow_readiness',
+        'send_feedback',
+        'validate_flow_definition',
+        'get_flow_definition',
+      ],
       hidden: [
         {
           tool: 'list_connections',
@@ -72,6 +81,26 @@ describe('get_workspace_context', () => {
           blockers: [
             { reason: 'missing_service_account_capabilities', missingCapabilities: ['connections.read'] },
             { reason: 'workspace_disabled_tool' },
+          ],
+        },
+        {
+          tool: 'get_step_reference',
+          blockers: [{ reason: 'missing_service_account_capabilities', missingCapabilities: ['steps.read'] }],
+        },
+        {
+          tool: 'create_flow_draft',
+          blockers: [
+            { reason: 'missing_service_account_capabilities', missingCapabilities: ['flows.manage'] },
+            { reason: 'read_only_policy' },
+            { reason: 'toolset_policy', toolToolsets: ['authoring'], activeToolsets: ['read', 'feedback'] },
+          ],
+        },
+        {
+          tool: 'release_flow',
+          blockers: [
+            { reason: 'missing_service_account_capabilities', missingCapabilities: ['flows.manage'] },
+            { reason: 'read_only_policy' },
+            { reason: 'toolset_policy', toolToolsets: ['release'], activeToolsets: ['read', 'feedback'] },
           ],
         },
       ],

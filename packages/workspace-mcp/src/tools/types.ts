@@ -31,6 +31,21 @@ export class InvalidArguments extends Error {
   }
 }
 
+/**
+ * An expected failure that carries structured details for the agent (e.g. the diagnostics of a definition that
+ * was not saved); answered as an `isError` result with `structuredContent.error` and `details`.
+ */
+export class ToolFailure extends Error {
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+  constructor(code: string, message: string, details: Record<string, unknown>) {
+    super(message);
+    this.name = 'ToolFailure';
+    this.code = code;
+    this.details = details;
+  }
+}
+
 export function openToolCursor(ctx: ToolContext, tool: string, cursor: string | undefined): string | null {
   if (cursor === undefined) return null;
   const pos = ctx.cursors.open(`tool:${tool}`, cursor);
@@ -44,4 +59,47 @@ export function openToolCursor(ctx: ToolContext, tool: string, cursor: string | 
 
 export function sealToolCursor(ctx: ToolContext, tool: string, after: string | null): string | null {
   return after === null ? null : ctx.cursors.seal(`tool:${tool}`, after);
+}
+
+/**
+ * A cursor bound to the request it continues (e.g. the search query): the position is sealed together with
+ * `binding`, and a cursor issued for another binding is refused like a forged one.
+ */
+export function openBoundCursor(
+  ctx: ToolContext,
+  tool: string,
+  cursor: string | undefined,
+  binding: string,
+): string | null {
+  const raw = openToolCursor(ctx, tool, cursor);
+  if (raw === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = null;
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    parsed[0] !== binding ||
+    typeof parsed[1] !== 'string'
+  ) {
+    throw new InvalidArguments([
+      {
+        path: 'cursor',
+        message: 'Cursor belongs to a different query; repeat the same arguments or omit the cursor',
+      },
+    ]);
+  }
+  return parsed[1];
+}
+
+export function sealBoundCursor(
+  ctx: ToolContext,
+  tool: string,
+  after: string | null,
+  binding: string,
+): string | null {
+  return after === null ? null : sealToolCursor(ctx, tool, JSON.stringify([binding, after]));
 }
