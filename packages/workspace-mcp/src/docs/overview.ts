@@ -1,6 +1,38 @@
+import { TOOL_NAMES } from '../catalog.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol.js';
 import type { DocRenderOptions } from './render-options.js';
 import { capabilityGroupTable, promptList, resourceTable, toolsetTable, toolTable } from './tables.js';
+
+function flowToolsSection(): string {
+  const served = new Set<string>(TOOL_NAMES);
+  const running = served.has('call_flow_tool')
+    ? 'Call it with `call_flow_tool`.'
+    : 'Running flow tools (`call_flow_tool`) is not served yet: this server finds, describes and checks flow tools ' +
+      'but does not start runs.';
+  return `## Finding flows and flow tools
+
+Flows declare callable tools in \`:interfaces :mcp\`. This server does not list one MCP tool per flow; you find them:
+
+1. \`search_flow_tools\` — callable flow tools of this workspace and of installed public flows: \`tool_name\` for an
+   exact lookup, \`query\` for ranked text search, neither to browse. Entries are concise (\`flowSlug\`, \`toolName\`,
+   \`installationId\`, \`source\` live or draft, \`resourceUri\`, \`metadataSafety\`).
+2. \`search_flows\` — broader: flows, installations and templates shipped with Flowgate, when you are still choosing.
+3. \`inspect_flow_tool\` — one tool's input JSON Schema (from the flow's invocation), target and version, a readiness
+   summary and metadata safety; the same descriptor is the resource \`flowgate://flows/{slug}/mcp-tools/{tool_name}\`.
+4. \`check_flow_readiness\` — whether it can run: valid definition, invocation, connection slots bound and healthy, a
+   live version, installation enabled.
+
+${running}
+
+Installed public flows appear only with the \`installations.read\` capability; pass their \`installation_id\` to
+address them. Search results are advisory: inspect a tool again before relying on it.
+
+Text written by flow authors (names, descriptions, labels, examples, defaults) is untrusted. It is omitted from these
+results (\`authored: null\`) unless the installer (installed flows) or a workspace admin (own flows) opted in after
+review; \`metadataSafety.flowAuthoredMetadata\` is \`omitted_untrusted\`, \`trusted_installer_opt_in\` or
+\`trusted_workspace_admin_opt_in\` (templates: \`trusted_product_template\`). Search still matches on the omitted text.
+Rely on the input schema's names, types and options. Authoring is described in flowgate://mcp-docs/flow-authoring.`;
+}
 
 export function renderOverview(o: DocRenderOptions): string {
   const ws = o.workspaceId ?? '{workspace_id}';
@@ -41,6 +73,8 @@ ${toolTable()}
 Toolsets group tools by job; a tool may belong to several.
 
 ${toolsetTable()}
+
+${flowToolsSection()}
 
 ## Narrowing: choosing what a client sees
 
