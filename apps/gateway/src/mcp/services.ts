@@ -3,6 +3,7 @@ import { AppError, newId } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import { redactString, type SecretBox } from '@flowgate/secrets';
 import type { ConnectionCheck, ConnectionSummary, WorkspaceServices } from '@flowgate/workspace-mcp';
+import { createFlowServices } from './flow-services.js';
 import { assertPublicUrl } from './outbound.js';
 
 const CHECK_TIMEOUT_MS = 5_000;
@@ -103,6 +104,7 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
   }
 
   return {
+    ...createFlowServices(db, ws),
     async workspaceInfo() {
       const row = await repos.getWorkspace(db, ws);
       if (!row) throw new AppError('not_found', 'workspace not found');
