@@ -180,6 +180,25 @@ describe('search_flows', () => {
     expect(refused.out.error.code).toBe('invalid_arguments');
   });
 
+  it('keeps cursors of the longest multi-byte query within the cursor limit', async () => {
+    const { ctx, store } = world();
+    const query = 'ü'.repeat(200);
+    for (const f of store.flows) {
+      if (f.draft) f.draft.model = { ...f.draft.model, description: query };
+      for (const v of f.versions) v.model = { ...v.model, description: query };
+    }
+    const first = await structured(ctx, 'search_flow_tools', { query, limit: 1 });
+    expect(first.out.tools).toHaveLength(1);
+    expect(first.out.nextCursor.length).toBeLessThan(400);
+    const next = await structured(ctx, 'search_flow_tools', {
+      query,
+      limit: 1,
+      cursor: first.out.nextCursor,
+    });
+    expect(next.out.tools).toHaveLength(1);
+    expect(next.out.tools[0]).not.toEqual(first.out.tools[0]);
+  });
+
   it('bounds its arguments', async () => {
     for (const args of [
       { query: '' },

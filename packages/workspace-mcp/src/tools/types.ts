@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { AnyToolDefinition } from '../catalog.js';
 import type { ToolContext } from '../context.js';
@@ -61,9 +62,14 @@ export function sealToolCursor(ctx: ToolContext, tool: string, after: string | n
   return after === null ? null : ctx.cursors.seal(`tool:${tool}`, after);
 }
 
+/** A short digest of what a cursor continues: a query of 200 multi-byte characters must not outgrow the cursor limit. */
+function bindingDigest(binding: string): string {
+  return createHash('sha256').update(binding).digest('base64url').slice(0, 22);
+}
+
 /**
- * A cursor bound to the request it continues (e.g. the search query): the position is sealed together with
- * `binding`, and a cursor issued for another binding is refused like a forged one.
+ * A cursor bound to the request it continues (e.g. the search query): the position is sealed together with a
+ * digest of `binding`, and a cursor issued for another binding is refused like a forged one.
  */
 export function openBoundCursor(
   ctx: ToolContext,
@@ -82,7 +88,7 @@ export function openBoundCursor(
   if (
     !Array.isArray(parsed) ||
     parsed.length !== 2 ||
-    parsed[0] !== binding ||
+    parsed[0] !== bindingDigest(binding) ||
     typeof parsed[1] !== 'string'
   ) {
     throw new InvalidArguments([
@@ -101,5 +107,5 @@ export function sealBoundCursor(
   after: string | null,
   binding: string,
 ): string | null {
-  return after === null ? null : sealToolCursor(ctx, tool, JSON.stringify([binding, after]));
+  return after === null ? null : sealToolCursor(ctx, tool, JSON.stringify([bindingDigest(binding), after]));
 }
