@@ -62,6 +62,45 @@ const auditPageSchema = z.looseObject({
   items: z.array(z.looseObject({})),
   nextCursor: z.string().nullable().optional(),
 });
+const diagnosticSchema = z.looseObject({
+  severity: z.string(),
+  code: z.string(),
+  message: z.string(),
+  path: z.string(),
+  line: z.number().nullable(),
+  column: z.number().nullable(),
+  hint: z.string(),
+});
+const draftAnswerSchema = z.looseObject({
+  flowSlug: z.string(),
+  valid: z.boolean(),
+  diagnostics: z.array(diagnosticSchema).max(500),
+});
+const releaseAnswerSchema = z.looseObject({ flowSlug: z.string(), version: z.number() });
+const bindingsAnswerSchema = z.looseObject({
+  flowSlug: z.string(),
+  target: z.string(),
+  slots: z.record(z.string(), z.string()),
+});
+const flowSchema = z.looseObject({ flowSlug: z.string() });
+const flowListSchema = z.looseObject({
+  items: z.array(flowSchema),
+  nextCursor: z.string().nullable().optional(),
+});
+const installationSchema = z.looseObject({
+  installationId: z.string(),
+  sourceWorkspaceId: z.string(),
+  flowSlug: z.string(),
+  enabled: z.boolean(),
+});
+const installationListSchema = z.looseObject({
+  items: z.array(installationSchema),
+  nextCursor: z.string().nullable().optional(),
+});
+const connectionListSchema = z.looseObject({
+  items: z.array(z.looseObject({ connectionId: z.string(), name: z.string() })),
+  nextCursor: z.string().nullable().optional(),
+});
 const errorBodySchema = z.object({
   code: z.string(),
   message: z.string(),
@@ -78,6 +117,27 @@ export type KeyInfo = z.infer<typeof keyInfoSchema>;
 export type Connection = z.infer<typeof connectionSchema>;
 export type McpPolicy = z.infer<typeof policySchema>;
 export type AuditPage = z.infer<typeof auditPageSchema>;
+export type FlowDiagnostic = z.infer<typeof diagnosticSchema>;
+export type DraftAnswer = z.infer<typeof draftAnswerSchema>;
+export type ReleaseAnswer = z.infer<typeof releaseAnswerSchema>;
+export type BindingsAnswer = z.infer<typeof bindingsAnswerSchema>;
+export type FlowInfo = z.infer<typeof flowSchema>;
+export type Installation = z.infer<typeof installationSchema>;
+
+export interface InstallationInput {
+  sourceWorkspaceId: string;
+  flowSlug: string;
+  versionPolicy: 'pinned' | 'track-latest';
+  pinnedVersion?: number;
+}
+
+export interface InstallationPatch {
+  enabled?: boolean;
+  trustMetadata?: boolean;
+  slotBindings?: Record<string, string | null>;
+  versionPolicy?: 'pinned' | 'track-latest';
+  pinnedVersion?: number;
+}
 
 export interface ServiceAccountPatch {
   status?: 'active' | 'disabled';
@@ -183,6 +243,121 @@ export class AdminClient {
     return this.#call('GET', `/api/workspaces/${seg(ws)}/audit${qs}`, undefined, auditPageSchema);
   }
 
+  /**
+   * Pushes EDN text as the flow's draft. A 422 (invalid definition, nothing saved) is an answer, not an error:
+   * it carries the diagnostics the caller prints.
+   */
+  async pushDraft(
+    ws: string,
+    slug: string,
+    edn: string,
+  ): Promise<{ status: 200 | 422; answer: DraftAnswer }> {
+    const path = `/api/workspaces/${seg(ws)}/flows/${seg(slug)}/draft`;
+    const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/edn' };
+    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.apiUrl}${path}`, {
+        method: 'PUT',
+        headers,
+        body: edn,
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (error) {
+      throw new AdminApiError('unavailable', `cannot reach ${this.apiUrl} (${transportReason(error)})`, 0);
+    }
+    const text = await response.text();
+    if (response.status !== 200 && response.status !== 422) throw errorFromResponse(response.status, text);
+    let parsed: ReturnType<typeof draftAnswerSchema.safeParse>;
+    try {
+      parsed = draftAnswerSchema.safeParse(JSON.parse(text));
+    } catch {
+      throw new AdminApiError('invalid_response', `PUT ${path} answered ${response.status} without JSON`, 0);
+    }
+    if (!parsed.success)
+      throw new AdminApiError('invalid_response', `PUT ${path} answered an unexpected shape`, 0);
+    return { status: response.status, answer: parsed.data };
+  }
+
+  releaseFlow(
+    ws: string,
+    slug: string,
+    input: { version?: number; releaseNote?: string },
+  ): Promise<ReleaseAnswer> {
+    return this.#call(
+      'POST',
+      `/api/workspaces/${seg(ws)}/flows/${seg(slug)}/release`,
+      input,
+      releaseAnswerSchema,
+    );
+  }
+
+  setFlowBindings(
+    ws: string,
+    slug: string,
+    input: { target?: 'live' | 'draft'; slots: Record<string, string | null> },
+  ): Promise<BindingsAnswer> {
+    return this.#call(
+      'PUT',
+      `/api/workspaces/${seg(ws)}/flows/${seg(slug)}/bindings`,
+      input,
+      bindingsAnswerSchema,
+    );
+  }
+
+  listFlows(
+    ws: string,
+    query: { limit?: number; cursor?: string } = {},
+  ): Promise<{ items: FlowInfo[]; nextCursor?: string | null | undefined }> {
+    return this.#call(
+      'GET',
+      `/api/workspaces/${seg(ws)}/flows${queryString(query)}`,
+      undefined,
+      flowListSchema,
+    );
+  }
+
+  getFlow(ws: string, slug: string): Promise<FlowInfo> {
+    return this.#call('GET', `/api/workspaces/${seg(ws)}/flows/${seg(slug)}`, undefined, flowSchema);
+  }
+
+  listConnections(
+    ws: string,
+    query: { limit?: number; cursor?: string } = {},
+  ): Promise<z.infer<typeof connectionListSchema>> {
+    return this.#call(
+      'GET',
+      `/api/workspaces/${seg(ws)}/connections${queryString(query)}`,
+      undefined,
+      connectionListSchema,
+    );
+  }
+
+  createInstallation(ws: string, input: InstallationInput): Promise<Installation> {
+    return this.#call('POST', `/api/workspaces/${seg(ws)}/installations`, input, installationSchema);
+  }
+
+  updateInstallation(ws: string, id: string, patch: InstallationPatch): Promise<Installation> {
+    return this.#call(
+      'PATCH',
+      `/api/workspaces/${seg(ws)}/installations/${seg(id)}`,
+      patch,
+      installationSchema,
+    );
+  }
+
+  listInstallations(
+    ws: string,
+    query: { limit?: number; cursor?: string } = {},
+  ): Promise<{ items: Installation[]; nextCursor?: string | null | undefined }> {
+    return this.#call(
+      'GET',
+      `/api/workspaces/${seg(ws)}/installations${queryString(query)}`,
+      undefined,
+      installationListSchema,
+    );
+  }
+
   async #call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T>;
   async #call(method: string, path: string, body: unknown, schema: undefined): Promise<undefined>;
   async #call<T>(
@@ -229,6 +404,13 @@ export class AdminClient {
     }
     return parsed.data;
   }
+}
+
+function queryString(query: { limit?: number; cursor?: string }): string {
+  const params = new URLSearchParams();
+  if (query.limit !== undefined) params.set('limit', String(query.limit));
+  if (query.cursor !== undefined) params.set('cursor', query.cursor);
+  return params.size > 0 ? `?${params.toString()}` : '';
 }
 
 function errorFromResponse(status: number, text: string): AdminApiError {

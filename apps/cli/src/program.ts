@@ -10,6 +10,7 @@ import {
 } from './admin-client.js';
 import { CliError, CliExit, type CliIo, DEFAULT_API_URL } from './cli-io.js';
 import { readDevSecrets, resolveDataDir } from './data-dir.js';
+import { registerFlowCommands } from './flows-commands.js';
 import { registerMcpCommands } from './mcp/command.js';
 import { renderJson, renderSummary, renderTable } from './output.js';
 
@@ -351,6 +352,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
       });
     });
 
+  registerFlowCommands(program, { io, client, out });
   registerMcpCommands(program, io);
 
   return program;

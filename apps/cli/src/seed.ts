@@ -1,5 +1,7 @@
 import type { Capability } from '@flowgate/auth';
+import { EXAMPLE_FLOWS, type RequiresSlot, validateFlow } from '@flowgate/flows';
 import { AdminApiError, type AdminClient, type ServiceAccount } from './admin-client.js';
+import { CliError } from './cli-io.js';
 import type { DemoAccount, DemoCredentials } from './data-dir.js';
 
 /**
@@ -39,15 +41,19 @@ export interface SeedResult {
   workspaceCreated: boolean;
   /** Accounts whose key was created in this run: the only time their keys are printed. */
   newKeys: DemoAccount[];
+  /** Slugs of the sample flows in the demo workspace (pushed and released on the first run). */
+  flows: string[];
 }
 
 export async function seedDemo(client: AdminClient, options: SeedOptions): Promise<SeedResult> {
   const workspaceCreated = await ensureWorkspace(client, DEMO_WORKSPACE_ID, DEMO_WORKSPACE_NAME);
   const accounts = await ensureServiceAccounts(client, DEMO_WORKSPACE_ID);
   const { all, created } = await ensureDemoKeys(client, DEMO_WORKSPACE_ID, accounts, options.existing);
+  const flows = await ensureDemoFlows(client, DEMO_WORKSPACE_ID);
   return {
     workspaceCreated,
     newKeys: created,
+    flows,
     credentials: { workspaceId: DEMO_WORKSPACE_ID, mcpUrl: options.mcpUrl, accounts: all },
   };
 }
@@ -110,4 +116,88 @@ async function keyIsUsable(client: AdminClient, ws: string, sa: string, keyId: s
   const key = items.find((k) => k.keyId === keyId);
   if (!key || key.revokedAt) return false;
   return !key.expiresAt || new Date(key.expiresAt).getTime() > Date.now();
+}
+
+/** The secret of every demo connection: a visible placeholder, never a real credential. */
+export const DEMO_SECRET = 'demo-placeholder-not-a-real-secret';
+export const DEMO_CONNECTION_PREFIX = 'demo-';
+
+/**
+ * Pushes and releases each sample flow that the workspace does not have yet, and binds its slots to placeholder
+ * connections. A flow that already exists is left as the user made it (only a missing release or missing bindings
+ * are completed), so re-running `flowgate dev` neither overwrites edits nor makes new versions.
+ */
+export async function ensureDemoFlows(client: AdminClient, ws: string): Promise<string[]> {
+  const samples = Object.values(EXAMPLE_FLOWS).map((edn) => {
+    const result = validateFlow(edn);
+    if (!result.valid || !result.model)
+      throw new CliError('internal_error', 'a bundled sample flow does not validate');
+    return { edn, model: result.model };
+  });
+  const slots = new Map<string, RequiresSlot>();
+  for (const { model } of samples)
+    for (const r of model.requires) if (!slots.has(r.slot)) slots.set(r.slot, r);
+  const connectionIds = await ensureDemoConnections(client, ws, [...slots.values()]);
+
+  const slugs: string[] = [];
+  for (const { edn, model } of samples) {
+    const slug = model.slug;
+    let flow = await client.getFlow(ws, slug).catch((error: unknown) => {
+      if (error instanceof AdminApiError && error.status === 404) return undefined;
+      throw error;
+    });
+    if (!flow) {
+      const pushed = await client.pushDraft(ws, slug, edn);
+      if (pushed.status !== 200)
+        throw new CliError('internal_error', `the sample flow ${slug} was refused by the server`);
+      flow = await client.getFlow(ws, slug);
+    }
+    if (flow.liveVersion === null || flow.liveVersion === undefined) {
+      await client.releaseFlow(ws, slug, { releaseNote: 'sample flow' });
+    }
+    const bound = (flow.bindings as { live?: Record<string, string> } | undefined)?.live ?? {};
+    const missing: Record<string, string> = {};
+    for (const r of model.requires) {
+      const id = connectionIds.get(r.slot);
+      if (!bound[r.slot] && id) missing[r.slot] = id;
+    }
+    if (Object.keys(missing).length > 0)
+      await client.setFlowBindings(ws, slug, { target: 'live', slots: missing });
+    slugs.push(slug);
+  }
+  return slugs;
+}
+
+/** One placeholder connection per slot name (`demo-<slot>`), found again by name on later runs. */
+async function ensureDemoConnections(
+  client: AdminClient,
+  ws: string,
+  slots: RequiresSlot[],
+): Promise<Map<string, string>> {
+  const byName = new Map<string, string>();
+  let cursor: string | undefined;
+  do {
+    const page = await client.listConnections(ws, { limit: 200, ...(cursor ? { cursor } : {}) });
+    for (const c of page.items) byName.set(c.name, c.connectionId);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+
+  const ids = new Map<string, string>();
+  for (const slot of slots) {
+    const name = `${DEMO_CONNECTION_PREFIX}${slot.slot}`;
+    let id = byName.get(name);
+    if (!id) {
+      const base =
+        slot.type === 'llm-provider' ? 'https://api.example.com/v1' : `https://api.example.com/${slot.slot}`;
+      const created = await client.createConnection(ws, {
+        name,
+        type: slot.type,
+        ...(slot.type === 'secret' ? {} : { baseUrl: base }),
+        auth: { type: 'bearer', secret: DEMO_SECRET },
+      });
+      id = created.connectionId;
+    }
+    ids.set(slot.slot, id);
+  }
+  return ids;
 }
