@@ -52,6 +52,37 @@ describe('redaction', () => {
     expect(redactString('https://api.test/v1?page=2&q=tokenizer')).toBe('https://api.test/v1?page=2&q=tokenizer');
   });
 
+  it('stays linear on adversarial input', () => {
+    const inputs = [
+      `?${'token'.repeat(200_000)}`,
+      `-----BEGIN ${'A'.repeat(500_000)}`,
+      `-----BEGIN PRIVATE KEY-----${'x'.repeat(500_000)}`,
+      'Bearer '.repeat(100_000),
+      `https://${'a:'.repeat(200_000)}`,
+      `fgk_${'a'.repeat(500_000)}`,
+    ];
+    for (const input of inputs) {
+      const started = performance.now();
+      redactString(input);
+      // A guard against catastrophic backtracking (minutes when it regresses), not a speed target.
+      expect(performance.now() - started).toBeLessThan(5_000);
+    }
+  });
+
+  it('redacts an unterminated private key to the end and keeps a certificate', () => {
+    expect(redactString('a -----BEGIN RSA PRIVATE KEY-----\nMIIE')).toBe(`a ${REDACTED}`);
+    const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    expect(redactString(cert)).toBe(cert);
+  });
+
+  it('keeps an own __proto__ key as data', () => {
+    const input = JSON.parse('{"__proto__": {"x": 1}, "a": 2}');
+    const out = redact(input) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(['__proto__', 'a']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"__proto__":{"x":1},"a":2}');
+  });
+
   it('keeps the shape of an auth object while removing its secret', () => {
     expect(redact({ auth: { type: 'bearer', secret: 'x' } })).toEqual({ auth: { type: 'bearer', secret: REDACTED } });
   });

@@ -10,8 +10,9 @@ const SECRET_WORDS = new Set(['password', 'passwd', 'pass', 'secret', 'secrets',
   'apikey', 'credential', 'credentials', 'cookie', 'pwd', 'privatekey', 'sessionid']);
 const SECRET_PAIRS = new Set(['api key', 'private key', 'session id', 'access key', 'signing key']);
 
+// Every pattern is linear in the input: no nested or overlapping quantifiers that could backtrack, since
+// redaction runs on caller-supplied text.
 const PATTERNS: RegExp[] = [
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
   /\bfgk_[A-Za-z0-9]+_[A-Za-z0-9_-]{16,}/g,
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,
   /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}/g,
@@ -24,8 +25,30 @@ const PATTERNS: RegExp[] = [
 
 // `https://user:pass@host` and `?api_key=…` inside free text: keep the URL readable, drop the credential.
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi;
-const QUERY_CREDENTIAL =
-  /([?&;](?:[a-z0-9_.-]*(?:token|secret|password|passwd|pwd|api[-_]?key|apikey|signature|sig|auth|credential|session)[a-z0-9_.-]*))=([^&#\s"'<>]+)/gi;
+const QUERY_PARAM = /([?&;])([A-Za-z0-9_.-]{1,64})=([^&#\s"'<>]+)/g;
+const QUERY_SECRET_NAMES = new Set(['sig', 'signature', 'auth', 'key', 'code', 'session']);
+
+function redactPrivateKeys(text: string): string {
+  let out = '';
+  let from = 0;
+  for (;;) {
+    const begin = text.indexOf('-----BEGIN ', from);
+    if (begin < 0) break;
+    const headerEnd = text.indexOf('-----', begin + 11);
+    if (headerEnd < 0 || !text.slice(begin + 11, headerEnd).endsWith('PRIVATE KEY')) {
+      out += text.slice(from, begin + 11);
+      from = begin + 11;
+      continue;
+    }
+    const end = text.indexOf('-----END ', headerEnd + 5);
+    const endClose = end < 0 ? -1 : text.indexOf('-----', end + 9);
+    out += text.slice(from, begin) + REDACTED;
+    // An unterminated key is redacted to the end of the text rather than left half visible.
+    if (endClose < 0) return out;
+    from = endClose + 5;
+  }
+  return out + text.slice(from);
+}
 
 export interface RedactOptions {
   /** Exact secret values to remove wherever they occur (shorter than 6 chars are ignored as too generic). */
@@ -39,9 +62,12 @@ export function redactString(value: string, options: RedactOptions = {}): string
   for (const secret of options.knownSecrets ?? []) {
     if (secret.length >= 6 && out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
+  if (out.includes('-----BEGIN ')) out = redactPrivateKeys(out);
   for (const pattern of PATTERNS) out = out.replace(pattern, REDACTED);
   out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
-  out = out.replace(QUERY_CREDENTIAL, `$1=${REDACTED}`);
+  out = out.replace(QUERY_PARAM, (whole, sep: string, name: string) =>
+    isSecretKey(name) || QUERY_SECRET_NAMES.has(name.toLowerCase()) ? `${sep}${name}=${REDACTED}` : whole,
+  );
   return out;
 }
 
@@ -70,7 +96,9 @@ function walk(value: unknown, options: RedactOptions, depth: number, maxDepth: n
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? REDACTED : walk(v, options, depth + 1, maxDepth);
+      const next = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? REDACTED : walk(v, options, depth + 1, maxDepth);
+      // defineProperty: an own `__proto__` key stays a plain property instead of replacing the prototype.
+      Object.defineProperty(out, k, { value: next, enumerable: true, writable: true, configurable: true });
     }
     return out;
   }
