@@ -25,7 +25,13 @@ const envSchema = z.object({
   FLOWGATE_ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   FLOWGATE_ENCRYPTION_KEY: z.string().min(1).optional(),
   FLOWGATE_ALLOWED_ORIGINS: list.default([]),
-  FLOWGATE_TRUST_PROXY: bool.default(false),
+  FLOWGATE_TRUST_PROXY: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine((v) => /^(true|yes|on|1|false|no|off|0|)$/.test(v) || /^[1-9]$/.test(v), 'expected false, true or a hop count 1-9')
+    .transform((v) => (['false', 'no', 'off', '0', ''].includes(v) ? 0 : ['true', 'yes', 'on'].includes(v) ? 1 : Number(v)))
+    .default(0),
   FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
   FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -53,7 +59,8 @@ export interface GatewayConfig {
   adminToken: string | undefined;
   encryptionKey: string | undefined;
   allowedOrigins: string[];
-  trustProxy: boolean;
+  /** Proxies in front of the gateway that append to X-Forwarded-For (0 = ignore the header). */
+  trustProxy: number;
   maxBodyBytes: number;
   authCacheTtlMs: number;
   logLevel: string;

@@ -182,8 +182,8 @@ describe('origin and IP allowlist', () => {
     await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', { body: { allowedOrigins: [] } });
   });
 
-  it('enforces the workspace IP allowlist (v4, v6, CIDR) using X-Forwarded-For only when trusted', async () => {
-    const proxied = await createHarness({ db: h.db, env: { FLOWGATE_TRUST_PROXY: 'true' } });
+  it('enforces the workspace IP allowlist (v4, v6, CIDR) from the address the trusted proxy appended', async () => {
+    const proxied = await createHarness({ db: h.db, env: { FLOWGATE_TRUST_PROXY: '1' } });
     try {
       await proxied.createWorkspace('ws-ip');
       const k = await proxied.createServiceAccount('ws-ip', ['runs.read']);
@@ -191,13 +191,17 @@ describe('origin and IP allowlist', () => {
         body: { allowedIps: ['10.1.0.0/16', '2001:db8::/32'] },
         headers: { 'x-forwarded-for': '10.1.2.3' },
       });
-      const from = (ip: string) =>
-        proxied.request('GET', '/api/workspaces/ws-ip/runs', { token: k.apiKey, headers: { 'x-forwarded-for': `${ip}, 1.1.1.1` } });
+      const from = (header: string) =>
+        proxied.request('GET', '/api/workspaces/ws-ip/runs', { token: k.apiKey, headers: { 'x-forwarded-for': header } });
       expect((await from('10.1.200.7')).status).toBe(200);
       expect((await from('2001:db8::5')).status).toBe(200);
       const denied = await from('10.2.0.1');
       expect(denied.status).toBe(403);
       expect((await denied.json()).code).toBe('ip_not_allowed');
+      // A forged left-hand entry proves nothing: the proxy appended the real address on the right.
+      expect((await from('10.1.2.3, 203.0.113.9')).status).toBe(403);
+      expect((await from('203.0.113.9, 10.1.2.3')).status).toBe(200);
+      expect((await from('not-an-ip')).status).toBe(403);
       // The untrusting replica ignores the header and has no socket address here: denied.
       const direct = await h.request('GET', '/api/workspaces/ws-ip/runs', { token: k.apiKey, headers: { 'x-forwarded-for': '10.1.2.3' } });
       expect(direct.status).toBe(403);

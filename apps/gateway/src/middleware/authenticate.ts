@@ -1,6 +1,7 @@
 import type { Authenticator } from '@flowgate/auth';
 import { AppError, WORKSPACE_ID_PATTERN } from '@flowgate/core';
 import type { Context, MiddlewareHandler } from 'hono';
+import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { AppEnv } from '../context.js';
 import type { WorkspaceCache } from '../workspace-cache.js';
@@ -49,10 +50,15 @@ export function readBearer(c: Context): { token: string } | { response: Response
   return { token: match[1] as string };
 }
 
-export function clientIp(c: Context, trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const forwarded = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
-    if (forwarded) return forwarded;
+/**
+ * The caller's address. Behind N trusted proxies that each append to X-Forwarded-For, the client is the N-th
+ * entry from the right: everything further left was written by the client and proves nothing.
+ */
+export function clientIp(c: Context, trustedHops: number): string | null {
+  if (trustedHops > 0) {
+    const entries = (c.req.header('x-forwarded-for') ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+    const candidate = entries[entries.length - trustedHops];
+    if (candidate !== undefined) return isIP(candidate) ? candidate : null;
   }
   try {
     return getConnInfo(c).remote.address ?? null;
@@ -66,7 +72,7 @@ export interface WorkspaceGuardOptions {
   workspaces: WorkspaceCache;
   allowedOrigins: readonly string[];
   publicUrl: string;
-  trustProxy: boolean;
+  trustProxy: number;
 }
 
 /**
