@@ -24,6 +24,8 @@ export interface GatewayDeps {
   secretBox: SecretBox;
   audit: AuditSink;
   keyUsage: KeyUsageTracker;
+  /** HMAC key for opaque pagination cursors; the same on every replica of a deployment. */
+  cursorKey: Uint8Array;
   workspaces: WorkspaceCache;
   /** Names of the catalog's tools (what a workspace policy may disable). */
   toolNames: readonly string[];

@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hkdfSync } from 'node:crypto';
 import { join } from 'node:path';
 import { createAuthenticator } from '@flowgate/auth';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
@@ -61,7 +62,10 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
   const db =
     options.db ?? (await createDb(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: join(config.dataDir, 'pgdata') }));
   if (ownsDb) await db.migrate();
-  const secretBox = createSecretBox(resolveEncryptionKey(config));
+  const encryptionKey = resolveEncryptionKey(config);
+  const secretBox = createSecretBox(encryptionKey);
+  // A separate key for signing cursors, derived so the encryption key itself is never used for two jobs.
+  const cursorKey = Buffer.from(hkdfSync('sha256', encryptionKey, Buffer.alloc(0), 'flowgate/cursor-signing/v1', 32));
   const keyUsage = createKeyUsageTracker(db.db, logger);
   const authenticator = createAuthenticator({
     lookupApiKey: (keyId) => repos.lookupApiKey(db.db, keyId),
@@ -79,6 +83,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     secretBox,
     audit,
     keyUsage,
+    cursorKey,
     workspaces: createWorkspaceCache(db.db),
     toolNames: TOOL_NAMES,
     version: VERSION,

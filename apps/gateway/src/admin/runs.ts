@@ -19,6 +19,8 @@ export function requireCapability(capability: Capability): MiddlewareHandler<App
 }
 
 const RUN_ID = /^run_[A-Za-z0-9]{8,40}$/;
+/** A Postgres timestamptz as text, e.g. `2026-11-22 09:10:11.123456+00`. */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)?$/;
 
 function runView(r: repos.RunRow) {
   return redact({
@@ -45,17 +47,16 @@ export function runRoutes(db: Database) {
     const q = pageQuery.safeParse(c.req.query());
     if (!q.success) throw new AppError('invalid_request', 'limit must be 1..200');
     const before = decodeCursor<{ createdAt: string; id: string }>(q.data.cursor, ['createdAt', 'id']);
-    const beforeAt = before ? new Date(before.createdAt) : undefined;
-    if (beforeAt && Number.isNaN(beforeAt.getTime())) throw new AppError('invalid_request', 'invalid cursor');
+    if (before && !TIMESTAMP.test(String(before.createdAt))) throw new AppError('invalid_request', 'invalid cursor');
     const rows = await repos.listRuns(db, c.get('access').workspaceId, {
       limit: q.data.limit + 1,
-      before: before && beforeAt ? { createdAt: beforeAt, id: String(before.id) } : undefined,
+      before: before ? { createdAt: String(before.createdAt), id: String(before.id) } : undefined,
     });
     const page = rows.slice(0, q.data.limit);
     const last = page.at(-1);
     return c.json({
       items: page.map(runView),
-      nextCursor: rows.length > q.data.limit && last ? encodeCursor({ createdAt: last.createdAt.toISOString(), id: last.id }) : null,
+      nextCursor: rows.length > q.data.limit && last ? encodeCursor({ createdAt: last.position, id: last.id }) : null,
     });
   });
   app.get('/runs/:runId', gate, async (c) => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   type ClientInfo,
   handleMcpMessage,
@@ -47,8 +46,8 @@ function clientFromHeaders(c: Context): ClientInfo | null {
  * headers, and hands the parsed body to the transport-independent dispatcher.
  */
 export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
-  // Cursors must open on any replica: derive the key from a deployment secret when there is one.
-  const cursorKey = deps.config.encryptionKey ?? deps.config.adminToken ?? randomBytes(32).toString('hex');
+  // Cursors must open on any replica: the key is derived from the deployment's encryption key.
+  const cursorKey = deps.cursorKey;
   const serviceDeps = { db: deps.db.db, secretBox: deps.secretBox, allowPrivateNetwork: deps.config.allowPrivateNetwork };
   const limits = { maxRequestBodyBytes: deps.config.maxBodyBytes };
 

@@ -24,12 +24,16 @@ export async function listApiKeys(db: Database, workspaceId: string, serviceAcco
 
 /** Marks the key revoked; returns false when no such key belongs to this account and workspace. */
 export async function revokeApiKey(db: Database, workspaceId: string, serviceAccountId: string, keyId: string): Promise<boolean> {
+  const where = and(eq(apiKeys.workspaceId, workspaceId), eq(apiKeys.serviceAccountId, serviceAccountId), eq(apiKeys.id, keyId));
+  // Revoking twice keeps the first revocation time.
   const rows = await db
     .update(apiKeys)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.workspaceId, workspaceId), eq(apiKeys.serviceAccountId, serviceAccountId), eq(apiKeys.id, keyId)))
-    .returning({ id: apiKeys.id, revokedAt: apiKeys.revokedAt });
-  return rows.length > 0;
+    .where(and(where, isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  if (rows.length > 0) return true;
+  const existing = await db.select({ id: apiKeys.id }).from(apiKeys).where(where).limit(1);
+  return existing.length > 0;
 }
 
 export interface KeyLookup {

@@ -31,23 +31,39 @@ export async function getPolicy(db: Database, workspaceId: string): Promise<Work
   };
 }
 
-/** Partial update: fields left undefined keep their stored value. */
+/**
+ * Partial update in one statement: fields left undefined keep their stored value, so two admins changing
+ * different fields at the same time cannot undo each other's change.
+ */
 export async function putPolicy(
   db: Database,
   workspaceId: string,
   patch: Partial<Omit<WorkspacePolicy, 'updatedAt'>>,
 ): Promise<WorkspacePolicy> {
-  const current = await getPolicy(db, workspaceId);
-  const next = {
-    readOnly: patch.readOnly ?? current.readOnly,
-    disabledTools: patch.disabledTools ?? current.disabledTools,
-    allowedOrigins: patch.allowedOrigins ?? current.allowedOrigins,
-    allowedIps: patch.allowedIps ?? current.allowedIps,
-    updatedAt: new Date(),
-  };
-  await db
+  const now = new Date();
+  const set: Partial<typeof workspaceMcpPolicies.$inferInsert> = { updatedAt: now };
+  if (patch.readOnly !== undefined) set.readOnly = patch.readOnly;
+  if (patch.disabledTools !== undefined) set.disabledTools = patch.disabledTools;
+  if (patch.allowedOrigins !== undefined) set.allowedOrigins = patch.allowedOrigins;
+  if (patch.allowedIps !== undefined) set.allowedIps = patch.allowedIps;
+  const rows = await db
     .insert(workspaceMcpPolicies)
-    .values({ workspaceId, ...next })
-    .onConflictDoUpdate({ target: workspaceMcpPolicies.workspaceId, set: next });
-  return next;
+    .values({
+      workspaceId,
+      readOnly: set.readOnly ?? DEFAULT_POLICY.readOnly,
+      disabledTools: set.disabledTools ?? DEFAULT_POLICY.disabledTools,
+      allowedOrigins: set.allowedOrigins ?? DEFAULT_POLICY.allowedOrigins,
+      allowedIps: set.allowedIps ?? DEFAULT_POLICY.allowedIps,
+      updatedAt: now,
+    })
+    .onConflictDoUpdate({ target: workspaceMcpPolicies.workspaceId, set })
+    .returning();
+  const row = rows[0] as typeof workspaceMcpPolicies.$inferSelect;
+  return {
+    readOnly: row.readOnly,
+    disabledTools: row.disabledTools,
+    allowedOrigins: row.allowedOrigins,
+    allowedIps: row.allowedIps,
+    updatedAt: row.updatedAt,
+  };
 }

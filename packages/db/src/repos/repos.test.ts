@@ -62,3 +62,56 @@ describe('repositories are scoped by workspace', () => {
     expect(one.map((e) => e.action)).toEqual(['a']);
   });
 });
+
+describe('concurrent and repeated writes', () => {
+  it('two partial policy updates at once both stick', async () => {
+    await repos.createWorkspace(h.db, { id: 'ws-race', name: 'race' });
+    await Promise.all([
+      repos.putPolicy(h.db, 'ws-race', { readOnly: true }),
+      repos.putPolicy(h.db, 'ws-race', { allowedIps: ['10.0.0.0/8'] }),
+      repos.putPolicy(h.db, 'ws-race', { disabledTools: ['send_feedback'] }),
+    ]);
+    expect(await repos.getPolicy(h.db, 'ws-race')).toMatchObject({
+      readOnly: true,
+      allowedIps: ['10.0.0.0/8'],
+      disabledTools: ['send_feedback'],
+      allowedOrigins: [],
+    });
+  });
+
+  it('revoking a key twice keeps the first revocation time', async () => {
+    const sa = await repos.createServiceAccount(h.db, 'ws-race', { id: 'sa_race', name: 'r', capabilities: [] });
+    await repos.createApiKey(h.db, 'ws-race', { id: 'key_race', serviceAccountId: sa.id, name: null, secretHash: 'h', expiresAt: null });
+    expect(await repos.revokeApiKey(h.db, 'ws-race', 'sa_race', 'key_race')).toBe(true);
+    const first = (await repos.lookupApiKey(h.db, 'key_race'))?.revokedAt;
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await repos.revokeApiKey(h.db, 'ws-race', 'sa_race', 'key_race')).toBe(true);
+    expect((await repos.lookupApiKey(h.db, 'key_race'))?.revokedAt).toEqual(first);
+    expect(await repos.revokeApiKey(h.db, 'ws-race', 'sa_race', 'nope')).toBe(false);
+  });
+});
+
+describe('runs', () => {
+  it('pages through runs created in the same instant without skipping any', async () => {
+    const { runs } = await import('../schema.js');
+    await repos.createWorkspace(h.db, { id: 'ws-runs', name: 'runs' });
+    const at = new Date();
+    await h.db.insert(runs).values(
+      Array.from({ length: 5 }, (_, i) => ({
+        id: `run_same${i}xxxxxxxx`, workspaceId: 'ws-runs', flowId: 'f', flowSlug: 'f', target: 'live' as const,
+        status: 'queued' as const, input: {}, createdAt: at,
+      })),
+    );
+    const seen: string[] = [];
+    let before: { createdAt: string; id: string } | undefined;
+    for (let i = 0; i < 5; i++) {
+      const page = await repos.listRuns(h.db, 'ws-runs', { limit: 2, before });
+      seen.push(...page.map((r) => r.id));
+      const last = page.at(-1);
+      if (!last || page.length < 2) break;
+      before = { createdAt: last.position, id: last.id };
+    }
+    expect(seen.sort()).toEqual(Array.from({ length: 5 }, (_, i) => `run_same${i}xxxxxxxx`));
+    expect(await repos.listRuns(h.db, 'ws-one', { limit: 10 })).toEqual([]);
+  });
+});
