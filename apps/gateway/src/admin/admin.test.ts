@@ -117,6 +117,7 @@ describe('bad input changes nothing', () => {
     ['policy bad ip', 'PUT', '/api/workspaces/ws-admin/mcp-policy', { allowedIps: ['10.0.0.0/99'] }, 400, 'validation_failed'],
     ['policy bad origin', 'PUT', '/api/workspaces/ws-admin/mcp-policy', { allowedOrigins: ['https://a.test/path'] }, 400, 'validation_failed'],
     ['policy unknown tool', 'PUT', '/api/workspaces/ws-admin/mcp-policy', { disabledTools: ['rm_rf'] }, 400, 'validation_failed'],
+    ['NUL in a string', 'POST', '/api/workspaces/ws-admin/service-accounts', { name: 'a\u0000b', capabilities: [] }, 400, 'invalid_request'],
     ['unknown workspace', 'POST', '/api/workspaces/ws-nowhere/service-accounts', { name: 'x', capabilities: [] }, 404, 'not_found'],
   ];
 

@@ -41,7 +41,7 @@ describe('401 before anything else', () => {
     expect(none.headers.get('www-authenticate')).toBe('Bearer realm="flowgate"');
     const basic = await h.request('GET', '/api/workspaces/ws-a/runs', { token: null, headers: { authorization: 'Basic abc' } });
     expect(basic.status).toBe(401);
-    expect(basic.headers.get('www-authenticate')).toContain('error=');
+    expect(basic.headers.get('www-authenticate')).toBe('Bearer realm="flowgate", error="invalid_token"');
     const unknown = await h.request('GET', '/api/workspaces/ws-a/runs', { token: `fgk_${'A'.repeat(16)}_${'b'.repeat(43)}` });
     expect(unknown.status).toBe(401);
     expect(unknown.headers.get('www-authenticate')).toBe('Bearer realm="flowgate", error="invalid_token"');
@@ -54,6 +54,10 @@ describe('401 before anything else', () => {
     const text = await res.text();
     expect(JSON.parse(text).code).toBe('token_in_query');
     expect(text).not.toContain(keyA.apiKey);
+    const upper = await h.request('GET', '/api/workspaces/ws-a/runs?ACCESS_TOKEN=x&limit=5', { token: keyA.apiKey });
+    expect(upper.status).toBe(401);
+    const harmless = await h.request('GET', '/api/workspaces/ws-a/runs?limit=5', { token: keyA.apiKey });
+    expect(harmless.status).toBe(200);
   });
 });
 

@@ -9,24 +9,25 @@ import { errorResponse } from './errors.js';
 import { ipAllowed } from './ip.js';
 
 const TOKEN_QUERY_PARAMS = ['access_token', 'token', 'api_key', 'apikey', 'key', 'auth', 'authorization', 'bearer'];
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/i;
+// Up to the authenticator's own cap, so large multi-workspace JWTs are not mistaken for malformed headers.
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,16384})$/i;
 
-function challenge(tokenSent: boolean, error = 'invalid_token'): Record<string, string> {
-  return { 'WWW-Authenticate': tokenSent ? `Bearer realm="flowgate", error="${error}"` : 'Bearer realm="flowgate"' };
+function challenge(tokenSent: boolean): Record<string, string> {
+  return { 'WWW-Authenticate': tokenSent ? 'Bearer realm="flowgate", error="invalid_token"' : 'Bearer realm="flowgate"' };
 }
 
 /** Extracts the bearer token or answers 401. A token in the query string is refused, whatever the header says. */
 export function readBearer(c: Context): { token: string } | { response: Response } {
   // Most requests have no query string: skip building a URL for them.
   const q = c.req.url.indexOf('?');
-  const params = q < 0 ? null : new URLSearchParams(c.req.url.slice(q + 1));
-  for (const p of params ? TOKEN_QUERY_PARAMS : []) {
-    if (params?.has(p)) {
+  if (q >= 0) {
+    const names = [...new URLSearchParams(c.req.url.slice(q + 1)).keys()].map((k) => k.toLowerCase());
+    if (names.some((n) => TOKEN_QUERY_PARAMS.includes(n))) {
       return {
         response: errorResponse(
           c,
           new AppError('token_in_query', 'tokens are not accepted in the query string; send Authorization: Bearer <token>'),
-          challenge(true, 'invalid_request'),
+          challenge(true),
         ),
       };
     }
@@ -43,7 +44,7 @@ export function readBearer(c: Context): { token: string } | { response: Response
       response: errorResponse(
         c,
         new AppError('unauthorized', 'malformed Authorization header; expected "Bearer <token>"'),
-        challenge(true, 'invalid_request'),
+        challenge(true),
       ),
     };
   }
