@@ -4,7 +4,7 @@ import { type Database, repos } from '@flowgate/db';
 import { redactString, type SecretBox } from '@flowgate/secrets';
 import type { ConnectionCheck, ConnectionSummary, WorkspaceServices } from '@flowgate/workspace-mcp';
 import { createFlowServices } from './flow-services.js';
-import { assertPublicUrl } from './outbound.js';
+import { probe } from './outbound.js';
 
 const CHECK_TIMEOUT_MS = 5_000;
 const CHECK_CONCURRENCY = 4;
@@ -13,7 +13,6 @@ export interface ServiceDeps {
   db: Database;
   secretBox: SecretBox;
   allowPrivateNetwork: boolean;
-  fetch?: typeof fetch;
 }
 
 function summary(row: repos.ConnectionRow, slots: Array<{ flowSlug: string; slot: string; target: string }>): ConnectionSummary {
@@ -45,7 +44,6 @@ function authHeaders(row: repos.ConnectionRow, secret: string | null): Record<st
 export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAccess): WorkspaceServices {
   const ws = access.workspaceId;
   const { db } = deps;
-  const doFetch = deps.fetch ?? fetch;
 
   async function check(row: repos.ConnectionRow): Promise<ConnectionCheck> {
     const checkedAt = new Date().toISOString();
@@ -59,22 +57,17 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
       return { ...base, ok, status: ok ? 'healthy' : 'unhealthy', httpStatus: null, latencyMs: null, message: ok ? 'secret is stored' : 'no secret stored' };
     }
     const target = new URL(row.type === 'llm-provider' ? `${row.baseUrl.replace(/\/+$/, '')}/models` : row.baseUrl);
-    const started = performance.now();
     let result: ConnectionCheck;
     try {
-      await assertPublicUrl(target, deps.allowPrivateNetwork);
-      const res = await doFetch(target, {
-        method: 'GET',
+      const res = await probe(target, {
         headers: { accept: 'application/json', ...authHeaders(row, secret) },
-        redirect: 'manual',
-        signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+        timeoutMs: CHECK_TIMEOUT_MS,
+        allowPrivate: deps.allowPrivateNetwork,
       });
-      await res.body?.cancel().catch(() => {});
-      const latencyMs = Math.round(performance.now() - started);
       // Reachable and credentials accepted. LLM providers must answer their model list.
-      const ok = row.type === 'llm-provider' ? res.ok : res.status < 500 && res.status !== 401 && res.status !== 403;
+      const ok = row.type === 'llm-provider' ? res.status >= 200 && res.status < 300 : res.status < 500 && res.status !== 401 && res.status !== 403;
       const message = ok ? null : res.status === 401 || res.status === 403 ? 'credentials were rejected' : `answered HTTP ${res.status}`;
-      result = { ...base, ok, status: ok ? 'healthy' : 'unhealthy', httpStatus: res.status, latencyMs, message };
+      result = { ...base, ok, status: ok ? 'healthy' : 'unhealthy', httpStatus: res.status, latencyMs: res.latencyMs, message };
     } catch (err) {
       const reason =
         err instanceof AppError ? err.message : (err as Error).name === 'TimeoutError' ? `no answer within ${CHECK_TIMEOUT_MS} ms` : 'could not connect';
