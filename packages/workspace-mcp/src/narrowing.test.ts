@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { TOOL_NAMES } from './catalog.js';
 import {
+  MAX_NARROWING_ENTRIES,
+  MAX_NARROWING_ENTRY_CHARS,
   NO_NARROWING,
   narrowingHeadersFrom,
   parseNarrowingHeaders,
@@ -119,12 +122,63 @@ describe('parseNarrowingHeaders', () => {
   });
 
   it('never reflects a hostile header in full', () => {
-    const huge = Array.from({ length: 500 }, (_, i) => `x${i}${'y'.repeat(200)}`).join(',');
-    const r = parseNarrowingHeaders({ tools: huge });
+    const many = Array.from({ length: 60 }, (_, i) => `x${i}${'y'.repeat(120)}`).join(',');
+    const r = parseNarrowingHeaders({ tools: many });
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.unknown).toHaveLength(20);
     for (const u of r.error.unknown) expect(u.length).toBeLessThanOrEqual(65);
+  });
+
+  it(`refuses more than ${MAX_NARROWING_ENTRIES} entries, duplicates and empties included`, () => {
+    const ok64 = parseNarrowingHeaders({
+      tools: Array(MAX_NARROWING_ENTRIES).fill('send_feedback').join(','),
+    });
+    expect(ok64).toEqual({ ok: true, narrowing: { ...NO_NARROWING, tools: ['send_feedback'] } });
+    const r = parseNarrowingHeaders({
+      tools: `,,${Array(MAX_NARROWING_ENTRIES + 1)
+        .fill('send_feedback')
+        .join(', ,')}`,
+    });
+    expect(r).toEqual({
+      ok: false,
+      error: {
+        code: 'invalid_narrowing',
+        message: `Invalid narrowing. X-MCP-Tools: at most 64 entries; valid: ${TOOL_NAMES.join(', ')}`,
+        unknown: ['(more than 64 entries)'],
+        valid: [...TOOL_NAMES],
+        problems: [
+          {
+            source: 'X-MCP-Tools',
+            unknown: ['(more than 64 entries)'],
+            valid: [...TOOL_NAMES],
+            detail: 'at most 64 entries',
+          },
+        ],
+      },
+    });
+  });
+
+  it(`refuses an entry longer than ${MAX_NARROWING_ENTRY_CHARS} characters, echoing it shortened`, () => {
+    const long = 'r'.repeat(MAX_NARROWING_ENTRY_CHARS + 1);
+    const r = parseNarrowingHeaders({ toolsets: `read, ${long}` });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.message).toBe(
+      `Invalid narrowing. X-MCP-Toolsets: an entry is longer than 128 characters; valid: all, ${TOOLSETS.join(', ')}`,
+    );
+    expect(r.error.unknown).toEqual([`${'r'.repeat(64)}…`]);
+    // Exactly at the limit it is an ordinary (unknown) name.
+    const atLimit = parseNarrowingHeaders({ toolsets: 'r'.repeat(MAX_NARROWING_ENTRY_CHARS) });
+    expect(atLimit.ok === false && atLimit.error.problems[0]?.detail).toBeUndefined();
+  });
+
+  it('refuses a megabyte list of distinct entries as too many', () => {
+    const huge = Array.from({ length: 20_000 }, (_, i) => `tool_${i}_${'z'.repeat(40)}`).join(',');
+    const r = parseNarrowingHeaders({ excludeTools: huge });
+    expect(r.ok === false && r.error.problems).toEqual([
+      expect.objectContaining({ source: 'X-MCP-Exclude-Tools', detail: 'at most 64 entries' }),
+    ]);
   });
 
   it('reads the headers case-insensitively through a getter', () => {
@@ -169,6 +223,20 @@ describe('parseNarrowingParams (tools/list)', () => {
       ok: true,
       narrowing: { ...NO_NARROWING, readOnly: false },
     });
+  });
+
+  it(`refuses arrays of more than ${MAX_NARROWING_ENTRIES} entries before joining them`, () => {
+    const r = parseNarrowingParams({ tools: Array(20_000).fill('send_feedback') });
+    expect(r).toEqual({
+      ok: false,
+      error: expect.objectContaining({
+        code: 'invalid_narrowing',
+        message: `Invalid narrowing. tools: at most 64 entries; valid: ${TOOL_NAMES.join(', ')}`,
+        unknown: ['(more than 64 entries)'],
+      }),
+    });
+    const joined = parseNarrowingParams({ toolsets: ['read,search', 'read'] });
+    expect(joined).toEqual({ ok: true, narrowing: { ...NO_NARROWING, toolsets: ['read', 'search'] } });
   });
 
   it('rejects unknown names and wrong types', () => {

@@ -38,6 +38,8 @@ export interface NarrowingProblem {
   source: NarrowingSource;
   unknown: string[];
   valid: string[];
+  /** Set when the value was refused as a whole (too many or too long entries) rather than for unknown names. */
+  detail?: string;
 }
 
 /** The gateway answers this with HTTP 400 `{code, message, unknown, valid}`. */
@@ -64,15 +66,14 @@ const TOOLSET_CHOICES: readonly string[] = ['all', ...TOOLSETS];
 // A hostile header must not be reflected back in full.
 const MAX_ECHOED = 20;
 const MAX_ECHOED_CHARS = 64;
+/**
+ * A list names at most this many entries (there are far fewer toolsets and tools), each at most this long:
+ * a megabyte of commas must cost a few entries of work, not a split into thousands of strings.
+ */
+export const MAX_NARROWING_ENTRIES = 64;
+export const MAX_NARROWING_ENTRY_CHARS = 128;
 
-function splitList(value: string): string[] {
-  const out: string[] = [];
-  for (const part of value.split(',')) {
-    const t = part.trim();
-    if (t && !out.includes(t)) out.push(t);
-  }
-  return out;
-}
+type ListKind = 'toolsets' | 'tools';
 
 function echo(values: string[]): string[] {
   return values
@@ -92,8 +93,51 @@ export function narrowingHeadersFrom(get: HeaderGetter): NarrowingHeaders {
   };
 }
 
+function validNames(kind: ListKind): string[] {
+  return kind === 'toolsets' ? [...TOOLSET_CHOICES] : [...TOOL_NAMES];
+}
+
 class Collector {
   readonly problems: NarrowingProblem[] = [];
+
+  /**
+   * Comma list → trimmed, non-empty, de-duplicated entries in first-seen order. Walks the value once and stops
+   * at the first entry over a cap (reported as a problem; `null` then).
+   */
+  split(value: string, source: NarrowingSource, kind: ListKind): string[] | null {
+    const seen = new Set<string>();
+    let entries = 0;
+    let start = 0;
+    while (start <= value.length) {
+      const comma = value.indexOf(',', start);
+      const end = comma === -1 ? value.length : comma;
+      const entry = value.slice(start, end).trim();
+      start = end + 1;
+      if (!entry) continue;
+      if (entry.length > MAX_NARROWING_ENTRY_CHARS) {
+        this.problems.push({
+          source,
+          unknown: echo([entry]),
+          valid: validNames(kind),
+          detail: `an entry is longer than ${MAX_NARROWING_ENTRY_CHARS} characters`,
+        });
+        return null;
+      }
+      if (++entries > MAX_NARROWING_ENTRIES) return this.tooMany(source, kind);
+      seen.add(entry);
+    }
+    return [...seen];
+  }
+
+  tooMany(source: NarrowingSource, kind: ListKind): null {
+    this.problems.push({
+      source,
+      unknown: [`(more than ${MAX_NARROWING_ENTRIES} entries)`],
+      valid: validNames(kind),
+      detail: `at most ${MAX_NARROWING_ENTRIES} entries`,
+    });
+    return null;
+  }
 
   toolsets(values: string[] | null, source: NarrowingSource): Toolset[] | null {
     if (!values || values.length === 0) return null;
@@ -137,9 +181,10 @@ class Collector {
     const unknown = [...new Set(this.problems.flatMap((p) => p.unknown))];
     const valid = [...new Set(this.problems.flatMap((p) => p.valid))];
     const message = this.problems
-      .map(
-        (p) =>
-          `${p.source}: unknown ${p.unknown.map((u) => JSON.stringify(u)).join(', ')}; valid: ${p.valid.join(', ')}`,
+      .map((p) =>
+        p.detail
+          ? `${p.source}: ${p.detail}; valid: ${p.valid.join(', ')}`
+          : `${p.source}: unknown ${p.unknown.map((u) => JSON.stringify(u)).join(', ')}; valid: ${p.valid.join(', ')}`,
       )
       .join('. ');
     return {
@@ -162,18 +207,28 @@ class Collector {
  */
 export function parseNarrowingHeaders(headers: NarrowingHeaders): NarrowingResult {
   const c = new Collector();
-  const toolsets = c.toolsets(headers.toolsets ? splitList(headers.toolsets) : null, 'X-MCP-Toolsets');
-  const tools = c.tools(headers.tools ? splitList(headers.tools) : null, 'X-MCP-Tools');
+  const toolsets = c.toolsets(
+    headers.toolsets ? c.split(headers.toolsets, 'X-MCP-Toolsets', 'toolsets') : null,
+    'X-MCP-Toolsets',
+  );
+  const tools = c.tools(headers.tools ? c.split(headers.tools, 'X-MCP-Tools', 'tools') : null, 'X-MCP-Tools');
   const excludeTools =
-    c.tools(headers.excludeTools ? splitList(headers.excludeTools) : null, 'X-MCP-Exclude-Tools') ?? [];
+    c.tools(
+      headers.excludeTools ? c.split(headers.excludeTools, 'X-MCP-Exclude-Tools', 'tools') : null,
+      'X-MCP-Exclude-Tools',
+    ) ?? [];
   const readOnly = c.bool(headers.readOnly, 'X-MCP-Readonly');
   return c.result(Object.freeze({ toolsets, tools, excludeTools, readOnly }));
 }
 
-function listParam(value: unknown, source: NarrowingSource, c: Collector): string[] | null {
+function listParam(value: unknown, source: NarrowingSource, kind: ListKind, c: Collector): string[] | null {
   if (value === undefined || value === null) return null;
-  if (typeof value === 'string') return splitList(value);
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return splitList(value.join(','));
+  if (typeof value === 'string') return c.split(value, source, kind);
+  if (Array.isArray(value)) {
+    // Checked before joining, so a 20k-entry array is refused without building a 20k-entry string.
+    if (value.length > MAX_NARROWING_ENTRIES) return c.tooMany(source, kind);
+    if (value.every((v) => typeof v === 'string')) return c.split(value.join(','), source, kind);
+  }
   c.problems.push({ source, unknown: ['(not a list of strings)'], valid: [] });
   return null;
 }
@@ -187,9 +242,9 @@ export function parseNarrowingParams(params: Record<string, unknown>): Narrowing
   if (toolsets === undefined && tools === undefined && excludeTools === undefined && readOnly === undefined)
     return null;
   const c = new Collector();
-  const ts = c.toolsets(listParam(toolsets, 'toolsets', c), 'toolsets');
-  const tl = c.tools(listParam(tools, 'tools', c), 'tools');
-  const ex = c.tools(listParam(excludeTools, 'excludeTools', c), 'excludeTools') ?? [];
+  const ts = c.toolsets(listParam(toolsets, 'toolsets', 'toolsets', c), 'toolsets');
+  const tl = c.tools(listParam(tools, 'tools', 'tools', c), 'tools');
+  const ex = c.tools(listParam(excludeTools, 'excludeTools', 'tools', c), 'excludeTools') ?? [];
   let ro = false;
   if (typeof readOnly === 'boolean' || typeof readOnly === 'string') ro = c.bool(readOnly, 'readOnly');
   else if (readOnly !== undefined && readOnly !== null)
