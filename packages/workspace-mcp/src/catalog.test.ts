@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET } from './catalog.js';
+import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET, UNSTORABLE_TEXT_MESSAGE } from './catalog.js';
 import { TOOLSETS } from './schemas.js';
 
 const SPEC_TOOL_NAMES = [
@@ -106,6 +106,68 @@ describe('catalog', () => {
       visit(tool.inputSchema, tool.name);
     }
     expect(unbounded).toEqual([]);
+  });
+
+  it('builds every string argument of every tool with the shared text helper (no NUL, no lone surrogate)', () => {
+    // Walks the zod definitions, so a field added with a bare z.string() fails here.
+    const strings: string[] = [];
+    const visit = (schema: z.ZodType, path: string): void => {
+      const def = schema._zod.def as unknown as Record<string, unknown> & { type: string };
+      switch (def.type) {
+        case 'string': {
+          strings.push(path);
+          const probe = (schema as z.ZodString).safeParse('slug\u0000');
+          expect(probe.success, path).toBe(false);
+          expect(
+            probe.error?.issues.map((i) => i.message),
+            path,
+          ).toContain(UNSTORABLE_TEXT_MESSAGE);
+          const surrogate = (schema as z.ZodString).safeParse('slug\uD800');
+          expect(
+            surrogate.error?.issues.map((i) => i.message),
+            path,
+          ).toContain(UNSTORABLE_TEXT_MESSAGE);
+          return;
+        }
+        case 'object':
+          for (const [k, v] of Object.entries(def.shape as Record<string, z.ZodType>))
+            visit(v, `${path}.${k}`);
+          return;
+        case 'optional':
+        case 'default':
+        case 'nullable':
+          visit(def.innerType as z.ZodType, path);
+          return;
+        case 'array':
+          visit(def.element as z.ZodType, `${path}[]`);
+          return;
+        case 'record':
+          visit(def.keyType as z.ZodType, `${path}{key}`);
+          visit(def.valueType as z.ZodType, `${path}{value}`);
+          return;
+        case 'union':
+          for (const o of def.options as z.ZodType[]) visit(o, path);
+          return;
+        case 'enum':
+        case 'number':
+        case 'boolean':
+        case 'null':
+          return;
+        default:
+          throw new Error(`${path}: unexpected schema type ${def.type}; teach this test about it`);
+      }
+    };
+    for (const tool of CATALOG) visit(tool.input, tool.name);
+    expect(strings).toEqual(
+      expect.arrayContaining([
+        'send_feedback.summary',
+        'send_feedback.context{key}',
+        'send_feedback.context{value}',
+        'create_flow_draft.flow_literal',
+        'release_flow.release_note',
+        'check_connections.connection_ids[]',
+      ]),
+    );
   });
 
   it('declares both the success and the tool-error shape in every output schema', () => {

@@ -26,6 +26,7 @@ import {
 } from './flow-schemas.js';
 import { LIMITS } from './limits.js';
 import { blockerSchema, capabilityNameSchema, TOOLSETS, type Toolset, toolErrorSchema } from './schemas.js';
+import { isStorableText } from './storable-text.js';
 
 export interface ToolAnnotations {
   title: string;
@@ -119,13 +120,27 @@ export function defineTool<const N extends string, I extends z.ZodType, O extend
   });
 }
 
-// ---- shared output pieces ---------------------------------------------------------------------------------
+// ---- shared argument and output pieces -------------------------------------------------------------------
 
-const cursorArg = z
-  .string()
-  .min(1)
-  .max(LIMITS.cursorMaxChars)
-  .describe('Opaque cursor from a previous page (nextCursor). Omit for the first page.');
+// NUL is refused by Postgres text and jsonb, lone surrogates by jsonb: such an argument could never be stored.
+export const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL (\\u0000) or unpaired surrogate characters';
+
+/**
+ * Every string argument of every tool starts here, so none can carry text the store refuses: without it a NUL
+ * in a summary or a flow literal fails deep in the database as an internal error instead of `invalid_arguments`.
+ * `trim` trims before the length checks.
+ */
+export function textArg(options: { min?: number; max?: number; trim?: boolean } = {}): z.ZodString {
+  let s = z.string();
+  if (options.trim) s = s.trim();
+  if (options.min !== undefined) s = s.min(options.min);
+  if (options.max !== undefined) s = s.max(options.max);
+  return s.refine(isStorableText, { message: UNSTORABLE_TEXT_MESSAGE });
+}
+
+const cursorArg = textArg({ min: 1, max: LIMITS.cursorMaxChars }).describe(
+  'Opaque cursor from a previous page (nextCursor). Omit for the first page.',
+);
 
 const connectionTypeSchema = z.enum(['http-api', 'llm-provider', 'secret']);
 
@@ -271,7 +286,7 @@ export const checkConnectionsTool = defineTool({
   input: z
     .strictObject({
       connection_ids: z
-        .array(z.string().min(1).max(LIMITS.connectionIdMaxChars))
+        .array(textArg({ min: 1, max: LIMITS.connectionIdMaxChars }))
         .min(1)
         .max(LIMITS.checkConnectionsMaxIds)
         .optional()
@@ -305,7 +320,7 @@ export const checkConnectionsTool = defineTool({
 });
 
 const feedbackContextValue = z.union([
-  z.string().max(LIMITS.feedbackContextValueMaxChars),
+  textArg({ max: LIMITS.feedbackContextValueMaxChars }),
   z.number(),
   z.boolean(),
   z.null(),
@@ -326,24 +341,20 @@ export const sendFeedbackTool = defineTool({
   mutating: true,
   readOnlyExempt: true,
   input: z.strictObject({
-    summary: z.string().trim().min(1).max(LIMITS.feedbackSummaryMaxChars).describe('Short issue title.'),
-    details: z
-      .string()
-      .trim()
-      .min(1)
-      .max(LIMITS.feedbackDetailsMaxChars)
-      .describe('What happened and what you expected.'),
+    summary: textArg({ trim: true, min: 1, max: LIMITS.feedbackSummaryMaxChars }).describe(
+      'Short issue title.',
+    ),
+    details: textArg({ trim: true, min: 1, max: LIMITS.feedbackDetailsMaxChars }).describe(
+      'What happened and what you expected.',
+    ),
     area: z.enum(FEEDBACK_AREAS).describe('Which part of the product the feedback is about.'),
-    resource_uri: z
-      .string()
-      .min(1)
-      .max(LIMITS.resourceUriMaxChars)
+    resource_uri: textArg({ min: 1, max: LIMITS.resourceUriMaxChars })
       .optional()
       .describe('A flowgate:// URI it concerns.'),
-    run_id: z.string().min(1).max(128).optional(),
-    flow_slug: z.string().regex(FLOW_SLUG_PATTERN).optional(),
+    run_id: textArg({ min: 1, max: 128 }).optional(),
+    flow_slug: textArg().regex(FLOW_SLUG_PATTERN).optional(),
     context: z
-      .record(z.string().min(1).max(LIMITS.feedbackContextKeyMaxChars), feedbackContextValue)
+      .record(textArg({ min: 1, max: LIMITS.feedbackContextKeyMaxChars }), feedbackContextValue)
       .refine((o) => Object.keys(o).length <= LIMITS.feedbackContextMaxKeys, {
         message: `at most ${LIMITS.feedbackContextMaxKeys} context entries`,
       })
@@ -362,39 +373,27 @@ export const sendFeedbackTool = defineTool({
 
 // ---- flow tools -------------------------------------------------------------------------------------------
 
-const flowSlugArg = z
-  .string()
+const flowSlugArg = textArg()
   .regex(FLOW_SLUG_PATTERN)
   .describe('Flow slug, e.g. "enrich-company" (letters, digits, "-" and "_"; starts with a letter).');
 
-const toolNameArg = z
-  .string()
+const toolNameArg = textArg()
   .regex(TOOL_NAME_PATTERN)
   .describe('MCP tool name the flow declares in :interfaces :mcp (:tool-name), e.g. "enrich_company".');
 
-const installationIdArg = z
-  .string()
-  .min(1)
-  .max(LIMITS.installationIdMaxChars)
+const installationIdArg = textArg({ min: 1, max: LIMITS.installationIdMaxChars })
   .regex(/^[A-Za-z0-9_-]+$/)
   .describe(
     'Installation id (from search results) to address an installed public flow rather than your own.',
   );
 
-const queryArg = z
-  .string()
-  .trim()
-  .min(1)
-  .max(LIMITS.searchQueryMaxChars)
-  .describe('Words to search for. Omit to browse.');
+const queryArg = textArg({ trim: true, min: 1, max: LIMITS.searchQueryMaxChars }).describe(
+  'Words to search for. Omit to browse.',
+);
 
-const flowLiteralArg = z
-  .string()
-  .min(1)
-  .max(LIMITS.flowLiteralMaxChars)
-  .describe(
-    'The complete flow definition as EDN text: one map with :slug, :invocations, :interfaces, :flow, …',
-  );
+const flowLiteralArg = textArg({ min: 1, max: LIMITS.flowLiteralMaxChars }).describe(
+  'The complete flow definition as EDN text: one map with :slug, :invocations, :interfaces, :flow, …',
+);
 
 const versionArg = z.number().int().min(1).max(LIMITS.flowVersionMax);
 
@@ -706,11 +705,7 @@ export const releaseFlowTool = defineTool({
   input: z.strictObject({
     flow_slug: flowSlugArg,
     version: versionArg.optional().describe('Existing version to make live. Omit to release the draft.'),
-    release_note: z
-      .string()
-      .trim()
-      .min(1)
-      .max(LIMITS.releaseNoteMaxChars)
+    release_note: textArg({ trim: true, min: 1, max: LIMITS.releaseNoteMaxChars })
       .optional()
       .describe('Why this release: shown to reviewers with the version.'),
   }),
