@@ -629,3 +629,141 @@ describe('resource links', () => {
     ]);
   });
 });
+
+describe('hostile input', () => {
+  const PROTOTYPE_NAMES = ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf'];
+
+  it.each(PROTOTYPE_NAMES)('answers method %s with -32601, not an inherited property', async (method) => {
+    const ctx = makeCtx();
+    const { status, body } = await rpc(ctx, method, {});
+    expect(status).toBe(200);
+    expect(body.error).toEqual({ code: -32601, message: `Method not found: ${method}` });
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it.each(PROTOTYPE_NAMES)('never resolves %s as a tool, prompt, doc or step type', async (name) => {
+    const ctx = makeCtx();
+    const tool = await callTool(ctx, name, {});
+    expect(tool.body.error).toMatchObject({ code: -32602, message: `Unknown tool: ${name}` });
+    const prompt = await rpc(ctx, 'prompts/get', { name, arguments: {} });
+    expect(prompt.body.error).toMatchObject({ code: -32602, message: `Unknown prompt: ${name}` });
+    const doc = await rpc(ctx, 'resources/read', { uri: `flowgate://mcp-docs/${name}` });
+    expect(doc.body.error).toMatchObject({ code: -32602, message: 'Resource not found' });
+    const step = await callTool(ctx, 'get_step_reference', { step_type: name });
+    expect(step.body.result.structuredContent.error.code).toBe('invalid_arguments');
+    const list = await rpc(ctx, 'tools/list', { tools: [name] });
+    expect(list.body.error).toMatchObject({ code: -32602 });
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it('audits a megabyte of arguments as a bounded, marked preview', async () => {
+    const ctx = makeCtx();
+    const details = 'word '.repeat(200_000);
+    const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details, area: 'docs' });
+    expect(body.result.structuredContent.error.code).toBe('invalid_arguments');
+    const unknown = await callTool(ctx, 'no_such_tool', { blob: details });
+    expect(unknown.body.error?.code).toBe(-32602);
+    await rpc(ctx, 'prompts/get', { name: 'review_flow_definition', arguments: { flow_slug: details } });
+    expect(ctx.audits).toHaveLength(3);
+    for (const entry of ctx.audits) {
+      expect(entry.arguments).toMatchObject({ truncated: true });
+      expect(JSON.stringify(entry.arguments).length).toBeLessThanOrEqual(8192);
+    }
+    expect(ctx.audits[0]?.arguments).toMatchObject({
+      preview: { summary: 's', area: 'docs', details: expect.stringMatching(/^(word ){200}…$/) },
+    });
+  });
+
+  it('stays fast when arguments, reason and prompt arguments are built to slow the redaction down', async () => {
+    // Redacting 300 KB of "a." whole takes tens of seconds (quadratic URL pattern).
+    const hostile = 'a.'.repeat(150_000);
+    const ctx = makeCtx();
+    const start = performance.now();
+    await callTool(ctx, 'no_such_tool', { a: hostile, b: [hostile] }, { reason: hostile });
+    await callTool(ctx, 'send_feedback', { summary: hostile, details: hostile, area: 'mcp' });
+    await rpc(ctx, 'prompts/get', { name: 'review_flow_definition', arguments: { flow_slug: hostile } });
+    expect(performance.now() - start).toBeLessThan(2000);
+    expect(ctx.audits).toHaveLength(3);
+    expect((ctx.audits[0]?.reason ?? '').length).toBeLessThanOrEqual(501);
+  });
+
+  it('strips NUL and lone surrogates from every string of an audit entry', async () => {
+    const ctx = makeCtx({ clientInfo: { name: 'cli\u0000ent\uD800', version: '1\u0000.0' } });
+    await callTool(
+      ctx,
+      'send_\u0000feedback',
+      { 'k\u0000': ['v\u0000\uDC00', { x: '\uD83D' }] },
+      { reason: 'why\u0000 not\uDFFF' },
+    );
+    await rpc(ctx, 'resources/read', { uri: 'flowgate://mcp-docs/\u0000over\uD800view' });
+    await rpc(ctx, 'prompts/get', { name: 'nope\u0000', arguments: { a: 'b\u0000' } });
+    expect(ctx.audits).toHaveLength(3);
+    expect(ctx.audits[0]).toMatchObject({
+      action: 'send_feedback',
+      arguments: { k: ['v', { x: '' }] },
+      reason: 'why not',
+      clientName: 'client',
+      clientVersion: '1.0',
+    });
+    expect(ctx.audits[1]).toMatchObject({
+      action: 'flowgate://mcp-docs/overview',
+      resourceUris: ['flowgate://mcp-docs/overview'],
+      arguments: { uri: 'flowgate://mcp-docs/overview' },
+    });
+    expect(ctx.audits[2]).toMatchObject({ action: 'nope', arguments: { a: 'b' } });
+    const stored = JSON.stringify(ctx.audits);
+    expect(stored).not.toMatch(/\\u0000|\\ud[89a-f][0-9a-f]{2}/i);
+  });
+
+  it('redacts credentials in the URI of a resources/read audit entry', async () => {
+    const ctx = makeCtx();
+    const uri = 'flowgate://flows/demo?token=s3cr3t-value-123&installation_id=i1';
+    const { body } = await rpc(ctx, 'resources/read', { uri });
+    expect(body.error).toMatchObject({ code: -32602, message: 'Resource not found' });
+    const redactedUri = `flowgate://flows/demo?token=${REDACTED}&installation_id=i1`;
+    expect(ctx.audits).toEqual([
+      expect.objectContaining({
+        kind: 'resources/read',
+        action: redactedUri,
+        resourceUris: [redactedUri],
+        arguments: { uri: redactedUri },
+      }),
+    ]);
+    expect(JSON.stringify(ctx.audits)).not.toContain('s3cr3t');
+  });
+
+  const NUL_MESSAGE = 'must not contain NUL (\\u0000) or unpaired surrogate characters';
+  it.each([
+    ['send_feedback', { summary: 'a\u0000b', details: 'd', area: 'mcp' }, 'summary', NUL_MESSAGE],
+    // zod reports a refused record key as such; the key schema is the shared one all the same.
+    [
+      'send_feedback',
+      { summary: 's', details: 'd', area: 'mcp', context: { 'k\u0000': 1 } },
+      'context.k\u0000',
+      'Invalid key in record',
+    ],
+    [
+      'send_feedback',
+      { summary: 's', details: 'd', area: 'mcp', context: { k: 'v\u0000' } },
+      'context.k',
+      NUL_MESSAGE,
+    ],
+    ['send_feedback', { summary: 's', details: 'half \uD800 pair', area: 'mcp' }, 'details', NUL_MESSAGE],
+    ['create_flow_draft', { flow_literal: '{:slug :a\u0000}' }, 'flow_literal', NUL_MESSAGE],
+    ['validate_flow_definition', { flow_literal: '{:slug :a\u0000}' }, 'flow_literal', NUL_MESSAGE],
+    ['release_flow', { flow_slug: 'demo', release_note: 'note\u0000' }, 'release_note', NUL_MESSAGE],
+    ['search_flows', { query: 'q\u0000' }, 'query', NUL_MESSAGE],
+  ])(
+    'answers a NUL or lone surrogate in %s arguments with invalid_arguments (%#)',
+    async (tool, args, path, message) => {
+      const ctx = makeCtx();
+      const { body } = await callTool(ctx, tool, args);
+      expect(body.error).toBeUndefined();
+      expect(body.result.isError).toBe(true);
+      expect(body.result.structuredContent.error.code).toBe('invalid_arguments');
+      expect(body.result.structuredContent.details.issues).toEqual([{ path, message }]);
+      expect(ctx.services.calls).toEqual([]);
+      expect(ctx.errors).toEqual([]);
+    },
+  );
+});

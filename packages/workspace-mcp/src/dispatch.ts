@@ -3,7 +3,7 @@
  * work for tools/list is the policy evaluation; the serialised list is cached per visible set.
  */
 import { isAppError, zodIssues } from '@flowgate/core';
-import { redact, redactString } from '@flowgate/secrets';
+import { auditPreview, auditText, storableText } from './audit-preview.js';
 import { CATALOG, type CatalogTool, getTool } from './catalog.js';
 import {
   type ClientInfo,
@@ -228,7 +228,8 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   if (!hasId) return null;
   const requestId = id as JsonRpcId;
 
-  const handler = METHODS[method];
+  // A Map, not an object: `constructor`, `toString` or `__proto__` must not resolve to anything.
+  const handler = METHODS.get(method);
   if (!handler)
     return fail(200, requestId, {
       code: JSONRPC_METHOD_NOT_FOUND,
@@ -343,12 +344,11 @@ function reasonFrom(params: Params): string | null {
   const meta = params._meta;
   if (!isPlainObject(meta) || typeof meta.reason !== 'string') return null;
   const reason = meta.reason.trim();
-  return reason ? redactString(truncate(reason, LIMITS.reasonMaxChars)) : null;
+  return reason ? auditText(reason, LIMITS.reasonMaxChars) || null : null;
 }
 
-function auditArgs(value: unknown): unknown {
-  return value === undefined ? null : redact(value, { maxDepth: 12 });
-}
+/** Most resource URIs one audit entry keeps (a tool reports a handful; more is a bug or noise). */
+const AUDIT_MAX_RESOURCE_URIS = 20;
 
 function audit(
   scope: Scope,
@@ -356,11 +356,18 @@ function audit(
 ): void {
   const sink = scope.request.audit;
   if (!sink) return;
+  const client = scope.clientInfo;
   try {
+    // Every client-influenced string is bounded, redacted and storable here, whatever the call site did.
     sink({
       ...entry,
-      clientName: scope.clientInfo?.name ?? null,
-      clientVersion: scope.clientInfo?.version ?? null,
+      action: auditText(entry.action, LIMITS.resourceUriMaxChars),
+      errorCode: entry.errorCode === null ? null : storableText(entry.errorCode),
+      resourceUris: entry.resourceUris
+        .slice(0, AUDIT_MAX_RESOURCE_URIS)
+        .map((uri) => auditText(uri, LIMITS.resourceUriMaxChars)),
+      clientName: client ? auditText(client.name, 200) : null,
+      clientVersion: client?.version ? auditText(client.version, 100) : null,
       protocolVersion: scope.protocolVersion,
     });
   } catch (error) {
@@ -404,8 +411,9 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
   const args = params.arguments === undefined || params.arguments === null ? {} : params.arguments;
   const base = {
     kind: 'tools/call' as const,
-    action: truncate(name, 128),
-    arguments: auditArgs(args),
+    action: auditText(name, 128),
+    // Bounded before anything else touches the unvalidated arguments (redaction is not linear on hostile text).
+    arguments: auditPreview(args),
     reason,
     resourceUris: [] as string[],
     runId: null,
@@ -557,7 +565,7 @@ async function readResourceMethod(params: Params, scope: Scope): Promise<unknown
   const base = {
     kind: 'resources/read' as const,
     action: uri,
-    arguments: auditArgs({ uri }),
+    arguments: auditPreview({ uri }),
     reason: reasonFrom(params),
     resourceUris: [uri],
     runId: null,
@@ -597,8 +605,8 @@ function getPrompt(params: Params, scope: Scope): unknown {
   const rawArgs = params.arguments ?? {};
   const base = {
     kind: 'prompts/get' as const,
-    action: truncate(name, 128),
-    arguments: auditArgs(rawArgs),
+    action: auditText(name, 128),
+    arguments: auditPreview(rawArgs),
     reason: reasonFrom(params),
     resourceUris: [],
     runId: null,
@@ -641,24 +649,32 @@ function getPrompt(params: Params, scope: Scope): unknown {
   };
 }
 
-const METHODS: Readonly<Record<string, MethodHandler>> = Object.freeze({
-  ping: () => ({}),
-  'tools/list': listTools,
-  'tools/call': callTool,
-  'resources/list': (p: Params, s: Scope) =>
-    withCursor('resources', pageOf(listResources(s), s, 'resources/list', p.cursor)),
-  'resources/templates/list': (p: Params, s: Scope) =>
-    withCursor(
-      'resourceTemplates',
-      pageOf(listResourceTemplates(s), s, 'resources/templates/list', p.cursor),
-    ),
-  'resources/read': readResourceMethod,
-  'prompts/list': (p: Params, s: Scope) =>
-    withCursor(
-      'prompts',
-      pageOf(visiblePrompts(s.request.capabilities).map(promptDescriptor), s, 'prompts/list', p.cursor),
-    ),
-  'prompts/get': getPrompt,
-});
+const METHODS: ReadonlyMap<string, MethodHandler> = new Map<string, MethodHandler>([
+  ['ping', () => ({})],
+  ['tools/list', listTools],
+  ['tools/call', callTool],
+  [
+    'resources/list',
+    (p: Params, s: Scope) => withCursor('resources', pageOf(listResources(s), s, 'resources/list', p.cursor)),
+  ],
+  [
+    'resources/templates/list',
+    (p: Params, s: Scope) =>
+      withCursor(
+        'resourceTemplates',
+        pageOf(listResourceTemplates(s), s, 'resources/templates/list', p.cursor),
+      ),
+  ],
+  ['resources/read', readResourceMethod],
+  [
+    'prompts/list',
+    (p: Params, s: Scope) =>
+      withCursor(
+        'prompts',
+        pageOf(visiblePrompts(s.request.capabilities).map(promptDescriptor), s, 'prompts/list', p.cursor),
+      ),
+  ],
+  ['prompts/get', getPrompt],
+]);
 
-export const SUPPORTED_METHODS: readonly string[] = Object.freeze(['initialize', ...Object.keys(METHODS)]);
+export const SUPPORTED_METHODS: readonly string[] = Object.freeze(['initialize', ...METHODS.keys()]);

@@ -1,0 +1,120 @@
+import { REDACTED } from '@flowgate/secrets';
+import { describe, expect, it } from 'vitest';
+import { AUDIT_PREVIEW_LIMITS, auditPreview, auditText, OMITTED, storableText } from './audit-preview.js';
+
+const size = (v: unknown) => JSON.stringify(v).length;
+
+describe('auditPreview', () => {
+  it('keeps small arguments as they are, redacted', () => {
+    expect(
+      auditPreview({
+        summary: 'hi',
+        n: 3,
+        ok: true,
+        none: null,
+        list: [1, 'two'],
+        auth: { token: 'abcdefgh' },
+      }),
+    ).toEqual({ summary: 'hi', n: 3, ok: true, none: null, list: [1, 'two'], auth: { token: REDACTED } });
+    expect(auditPreview(undefined)).toBeNull();
+    expect(auditPreview('Bearer abcdefghijklmnop')).toBe(REDACTED);
+  });
+
+  it('cuts a megabyte argument to a marked preview within the size cap', () => {
+    const out = auditPreview({
+      summary: 'x '.repeat(500_000),
+      blob: 'x'.repeat(1_000_000),
+      area: 'docs',
+    }) as {
+      truncated: boolean;
+      preview: { summary: string; blob: string; area: string };
+    };
+    expect(out.truncated).toBe(true);
+    expect(out.preview.summary).toBe(`${'x '.repeat(AUDIT_PREVIEW_LIMITS.maxStringChars / 2)}…`);
+    // One unbroken run could be a credential cut in half: none of it is kept.
+    expect(out.preview.blob).toBe('…');
+    expect(out.preview.area).toBe('docs');
+    expect(size(out)).toBeLessThanOrEqual(AUDIT_PREVIEW_LIMITS.maxJsonChars);
+  });
+
+  it('bounds entries, depth and the total size', () => {
+    const wide = auditPreview(Array.from({ length: 10_000 }, (_, i) => i)) as { preview: number[] };
+    expect(wide.preview).toHaveLength(AUDIT_PREVIEW_LIMITS.maxEntries);
+    const keys = auditPreview(Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i]))) as {
+      preview: Record<string, number>;
+    };
+    expect(Object.keys(keys.preview)).toHaveLength(AUDIT_PREVIEW_LIMITS.maxEntries);
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    const d = JSON.stringify(auditPreview(deep));
+    expect(d).toContain(OMITTED);
+    expect(d).not.toContain('bottom');
+    // Many medium strings: the total budget, not the per-string cap, ends the preview.
+    const many = auditPreview(Array.from({ length: 40 }, () => 'y'.repeat(900)));
+    expect(size(many)).toBeLessThanOrEqual(AUDIT_PREVIEW_LIMITS.maxJsonChars);
+    expect(many).toMatchObject({ truncated: true });
+  });
+
+  it('stays within the cap when redaction makes text longer', () => {
+    const grows = Array.from({ length: 8 }, () => '?token=a'.repeat(120));
+    const out = auditPreview(grows);
+    expect(size(out)).toBeLessThanOrEqual(AUDIT_PREVIEW_LIMITS.maxJsonChars);
+    expect(JSON.stringify(out)).not.toMatch(/token=a/);
+  });
+
+  it('is fast on text that makes the redaction regexes slow', () => {
+    // 300 KB of "a." costs the URL pattern tens of seconds when redacted whole.
+    const hostile = 'a.'.repeat(150_000);
+    const start = performance.now();
+    const out = auditPreview({ summary: hostile, details: hostile });
+    expect(performance.now() - start).toBeLessThan(1000);
+    expect(out).toMatchObject({ truncated: true });
+  });
+
+  it('never keeps the start of a token cut at the limit', () => {
+    const key = `fgk_key1_${'s'.repeat(40)}`;
+    const at = AUDIT_PREVIEW_LIMITS.maxStringChars - 20;
+    const text = `${'w '.repeat(at / 2)}${key} trailing words`;
+    const out = auditPreview({ note: text }) as { preview: { note: string } };
+    expect(out.preview.note.endsWith(' …')).toBe(true);
+    expect(out.preview.note).not.toContain('fgk_');
+    expect(out.preview.note).not.toContain('sss');
+  });
+
+  it('drops a private key whose end marker was cut off', () => {
+    const pem = `-----BEGIN RSA PRIVATE KEY-----\n${'QUJD\n'.repeat(400)}-----END RSA PRIVATE KEY-----`;
+    const out = auditPreview({ note: `see: ${pem}` }) as { preview: { note: string } };
+    expect(out.preview.note).toBe('see: …');
+  });
+
+  it('omits values under keys too long to judge, and keeps a __proto__ key as data', () => {
+    const long = `${'k'.repeat(200)}_password`;
+    const out = auditPreview({ [long]: 'hunter2hunter2', ok: 1 }) as { preview: Record<string, unknown> };
+    expect(JSON.stringify(out)).not.toContain('hunter2');
+    expect(out.preview.ok).toBe(1);
+    const proto = auditPreview(JSON.parse('{"__proto__": {"polluted": "yes"}, "a": 1}')) as Record<
+      string,
+      unknown
+    >;
+    expect(proto).toEqual({ '[__proto__]': { polluted: 'yes' }, a: 1 });
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+  });
+
+  it('removes NUL and lone surrogates from keys and values, joining what they split', () => {
+    const out = auditPreview({ 'a\u0000b': 'x\u0000y\uD800z\uDC00', pair: '😀', secret: 'fgk_k1_\u0000' });
+    expect(out).toEqual({ ab: 'xyz', pair: '😀', secret: REDACTED });
+    const split = auditPreview({ note: `Bearer abcd\u0000efghijkl` });
+    expect(split).toEqual({ note: REDACTED });
+  });
+});
+
+describe('auditText and storableText', () => {
+  it('bounds, redacts and cleans one string', () => {
+    expect(auditText('flowgate://flows/x?token=abc123&a=1', 2048)).toBe(
+      `flowgate://flows/x?token=${REDACTED}&a=1`,
+    );
+    expect(auditText(`${'r'.repeat(600)}`, 500)).toBe(`${'r'.repeat(0)}…`);
+    expect(auditText(`${'r '.repeat(300)}`, 500)).toBe(`${'r '.repeat(250)}…`);
+    expect(storableText('a\u0000b\uDBFFc😀')).toBe('abc😀');
+  });
+});
