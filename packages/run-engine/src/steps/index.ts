@@ -1,0 +1,40 @@
+import type { StepRunner } from '../ports.js';
+import type { ConnectionResolver, KvStore, StepPorts } from './common.js';
+import { runHttpStep } from './http.js';
+import { runKvStep } from './kv.js';
+import { runLlmStep } from './llm.js';
+import { type Resolver, systemResolver } from './net.js';
+import { runSleepStep } from './sleep.js';
+
+export interface StepRunnerOptions {
+  connections: ConnectionResolver;
+  kv: KvStore;
+  /** Lets steps reach loopback, private and link-local addresses: for development and tests only. */
+  allowPrivateNetwork?: boolean;
+  /** DNS resolution (every address of a name); the system resolver by default. */
+  resolve?: Resolver;
+  /** Retries of :llm calls on network errors, 429 and 5xx (attempts in total; default 2, backoff 1000 ms). */
+  llm?: { maxAttempts?: number; backoffMs?: number };
+}
+
+/** The executors of :http, :llm, :kv and :sleep behind the `StepRunner` port. */
+export function createStepRunner(options: StepRunnerOptions): StepRunner {
+  const ports: StepPorts = {
+    connections: options.connections,
+    kv: options.kv,
+    transport: { allowPrivateNetwork: options.allowPrivateNetwork ?? false, resolve: options.resolve ?? systemResolver },
+    llm: { maxAttempts: options.llm?.maxAttempts ?? 2, backoffMs: options.llm?.backoffMs ?? 1000 },
+  };
+  return async (request, ctx) => {
+    switch (request.type) {
+      case 'http':
+        return { kind: 'result', value: await runHttpStep(request.config, ctx, ports) };
+      case 'llm':
+        return { kind: 'result', value: await runLlmStep(request.config, ctx, ports) };
+      case 'kv':
+        return { kind: 'result', value: await runKvStep(request.config, ctx, ports) };
+      case 'sleep':
+        return runSleepStep(request.config, ctx);
+    }
+  };
+}

@@ -1,0 +1,17 @@
+import { STEP_LIMITS } from '@flowgate/flows';
+import { z } from 'zod';
+import type { StepContext, StepOutcome } from '../ports.js';
+import { parseConfig } from './common.js';
+
+export const sleepConfigSchema = z.strictObject({
+  'duration-ms': z.number().int().min(1).max(STEP_LIMITS.sleep.durationMsMax),
+});
+
+/**
+ * A :sleep step never blocks: it answers with the wake time and the run suspends (`waiting`). The durable timer
+ * belongs to the queue, which runs the body again once the time has come; replay then completes the step with nil.
+ */
+export function runSleepStep(rawConfig: unknown, ctx: StepContext): StepOutcome {
+  const config = parseConfig(sleepConfigSchema, rawConfig, ':sleep');
+  return { kind: 'wait', wakeAt: ctx.now() + config['duration-ms'] };
+}
