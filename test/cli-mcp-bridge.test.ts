@@ -103,7 +103,7 @@ describe('flowgate mcp stdio as a process', () => {
     expect(messages.filter((m) => m.id === null).map((m) => m.error?.code)).toEqual([-32700, -32700]);
     expect(byId.get('"huge"')?.error).toEqual({
       code: -32600,
-      message: 'Invalid Request: the line exceeds 4 MiB and was dropped',
+      message: 'Invalid Request: the line exceeds 1 MiB and was dropped',
     });
     expect(byId.get('"h"')?.error?.code).toBe(-32000);
     expect(byId.get('"h"')?.error?.message).toBe(

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BRIDGE_ERRORS, StdioBridge } from './bridge.js';
+import { BRIDGE_ERRORS, MAX_LINE_BYTES, StdioBridge } from './bridge.js';
 import { type FakeUpstream, sendJson, startUpstream } from './test-upstream.js';
 
 const KEY_ID = 'AbCdEfGh12345678';
@@ -299,7 +299,7 @@ describe('stdio bridge: hostile input', () => {
         id: 'big-1',
         error: {
           code: BRIDGE_ERRORS.invalidRequest,
-          message: 'Invalid Request: the line exceeds 4 MiB and was dropped',
+          message: 'Invalid Request: the line exceeds 1 MiB and was dropped',
         },
       },
       {
@@ -307,12 +307,45 @@ describe('stdio bridge: hostile input', () => {
         id: null,
         error: {
           code: BRIDGE_ERRORS.invalidRequest,
-          message: 'Invalid Request: the line exceeds 4 MiB and was dropped',
+          message: 'Invalid Request: the line exceeds 1 MiB and was dropped',
         },
       },
       { jsonrpc: '2.0', id: 8, result: { echo: 'ping' } },
     ]);
     expect(up.requests).toHaveLength(1);
+  });
+
+  it('refuses lines over 1 MiB, the gateway body limit, and sends one just under it', async () => {
+    expect(MAX_LINE_BYTES).toBe(1024 * 1024);
+    const line = (id: string, size: number) => {
+      const head = `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"x","arguments":{"s":"`;
+      const tail = '"}}}';
+      return `${head}${'z'.repeat(size - head.length - tail.length)}${tail}`;
+    };
+    const b = bridgeFor();
+    b.write(`${line('over', 2 * 1024 * 1024)}\n`);
+    b.write(`${line('under', MAX_LINE_BYTES)}\n`);
+    await b.end();
+    expect(b.parsed()).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'over',
+        error: {
+          code: BRIDGE_ERRORS.invalidRequest,
+          message: 'Invalid Request: the line exceeds 1 MiB and was dropped',
+        },
+      },
+      { jsonrpc: '2.0', id: 'under', result: { echo: 'tools/call' } },
+    ]);
+    expect(up.requests).toHaveLength(1);
+    expect(up.requests[0]?.body.length).toBe(MAX_LINE_BYTES);
+  });
+
+  it('names a smaller line limit in KiB', async () => {
+    const b = bridgeFor({ maxLineBytes: 64 * 1024 });
+    b.write(`{"jsonrpc":"2.0","id":1,"method":"${'m'.repeat(70_000)}"}\n`);
+    await b.end();
+    expect(b.parsed()[0]?.error?.message).toBe('Invalid Request: the line exceeds 64 KiB and was dropped');
   });
 
   it('accepts a last line without a trailing newline, and CRLF line ends', async () => {
@@ -521,6 +554,48 @@ describe('stdio bridge: upstream failures become JSON-RPC errors with the reques
       'flowgate mcp stdio: notifications/initialized failed: upstream answered 401: invalid_token: bad token [redacted] — check the key in $FG_KEY: it is unknown, expired or revoked, or was copied incompletely',
     ]);
     expectNoSecret(...b.logs);
+  });
+
+  it('scrubs stderr of other keys, the secret half of a key, JWTs and credentials in URLs', async () => {
+    const otherKey = `fgk_ZyXwVuTs98765432_${'o'.repeat(43)}`;
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
+    up.handle((_req, res) =>
+      sendJson(res, 500, {
+        code: 'boom',
+        message: `proxy saw ${otherKey}, half ${KEY_SECRET}, jwt ${jwt}, https://u:pw@h.test/?token=abcdef`,
+      }),
+    );
+    const b = bridgeFor();
+    b.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await b.end();
+    expect(b.logs).toHaveLength(1);
+    const [log] = b.logs as [string];
+    for (const leaked of [
+      otherKey,
+      'o'.repeat(20),
+      KEY_SECRET,
+      jwt,
+      'eyJzdWIiOiJhZG1pbiJ9',
+      ':pw@',
+      'abcdef',
+    ])
+      expect(log).not.toContain(leaked);
+    expect(log).toContain(
+      'boom: proxy saw [redacted], half [redacted], jwt [redacted], https://[redacted]@h.test/?token=[redacted]',
+    );
+  });
+
+  it('bounds a diagnostic built from a huge method name before redacting it', async () => {
+    up.handle((_req, res) => sendJson(res, 500, { code: 'boom', message: 'down' }));
+    const b = bridgeFor();
+    // "a." repeated is the slow case of the URL pattern: redacting it whole would take minutes.
+    b.send({ jsonrpc: '2.0', method: 'a.'.repeat(300_000) });
+    const start = performance.now();
+    await b.end();
+    expect(performance.now() - start).toBeLessThan(3000);
+    expect(b.logs).toHaveLength(1);
+    expect(b.logs[0]?.length).toBeLessThanOrEqual(2001);
+    expect(b.logs[0]?.endsWith('…')).toBe(true);
   });
 
   it('an SSE stream that ends without the response still answers the request', async () => {

@@ -3,7 +3,7 @@
  * batch) posted as is; every answer is written back as exactly one line. Requests run concurrently up to a
  * bound, and reading pauses at the bound, so a flood of input cannot pile up unbounded work.
  */
-import { scrub } from './credentials.js';
+import { scrub, scrubDiagnostic } from './credentials.js';
 import { type LineEvent, LineSplitter } from './lines.js';
 import {
   decodeMessages,
@@ -14,7 +14,11 @@ import {
   type UpstreamTarget,
 } from './upstream.js';
 
-export const MAX_LINE_BYTES = 4 * 1024 * 1024;
+/**
+ * The gateway's default body limit: a longer line could only come back as 413, so it is refused here without
+ * being buffered or sent. Fixed, not a flag: raising it would only move the refusal upstream.
+ */
+export const MAX_LINE_BYTES = 1024 * 1024;
 export const MAX_IN_FLIGHT = 16;
 
 /** JSON-RPC codes the bridge itself produces. -32000…-32099 are implementation-defined server errors. */
@@ -31,7 +35,7 @@ export interface BridgeIo {
   input: AsyncIterable<Uint8Array | string>;
   /** Receives one complete JSON-RPC line (without the newline) per call. */
   writeLine(line: string): void;
-  /** Non-secret diagnostics for stderr. */
+  /** Diagnostics for stderr; the bridge scrubs them of the key and anything token-shaped first. */
   log(text: string): void;
 }
 
@@ -57,6 +61,12 @@ function requestIds(message: unknown): JsonRpcId[] {
   return items
     .filter((m): m is Json => isObject(m) && typeof m.method === 'string' && isId(m.id))
     .map((m) => m.id as JsonRpcId);
+}
+
+function describeBytes(n: number): string {
+  if (n % (1024 * 1024) === 0) return `${n / 1024 / 1024} MiB`;
+  if (n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
 }
 
 function looksLikeJsonRpc(message: unknown): boolean {
@@ -111,14 +121,12 @@ export class StdioBridge {
             this.writeError(
               event.id,
               BRIDGE_ERRORS.invalidRequest,
-              `Invalid Request: the line exceeds ${Math.round(this.maxLineBytes / 1024 / 1024)} MiB and was dropped`,
+              `Invalid Request: the line exceeds ${describeBytes(this.maxLineBytes)} and was dropped`,
             ),
           )
     ).catch((error: unknown) => {
       // Defensive: handleLine maps every expected failure itself.
-      this.io.log(
-        `flowgate mcp stdio: internal error: ${error instanceof Error ? error.message : 'unknown'}`,
-      );
+      this.log(`flowgate mcp stdio: internal error: ${error instanceof Error ? error.message : 'unknown'}`);
     });
     const tracked = task.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
@@ -228,10 +236,14 @@ export class StdioBridge {
 
   private fail(ids: JsonRpcId[], method: string, code: number, message: string, data: Json): void {
     if (ids.length === 0) {
-      this.io.log(`flowgate mcp stdio: ${method} failed: ${message}`);
+      this.log(`flowgate mcp stdio: ${method} failed: ${message}`);
       return;
     }
     for (const id of ids) this.writeError(id, code, message, data);
+  }
+
+  private log(text: string): void {
+    this.io.log(scrubDiagnostic(text, this.target.token));
   }
 
   private writeError(id: JsonRpcId | null, code: number, message: string, data?: Json): void {

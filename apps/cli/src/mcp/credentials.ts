@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import { looksLikeJwt, parseApiKey } from '@flowgate/auth';
+import { redactString } from '@flowgate/secrets';
 
 /** Names a shell can export and every client's env syntax can reference; anything else could inject config. */
 const ENV_VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -70,4 +72,56 @@ export function scrub(text: string, token: string | undefined): string {
   const secret = parseApiKey(token)?.secret;
   if (secret) out = out.split(secret).join('[redacted]');
   return out;
+}
+
+/** Longest diagnostic line printed; the token-shape patterns are not linear, so they only see this much. */
+export const MAX_DIAGNOSTIC_CHARS = 2000;
+const TOKEN_CHAR = /[A-Za-z0-9._~+/=-]/;
+
+/**
+ * For stderr diagnostics: the bearer in use (and its secret half) plus anything token-shaped — any `fgk_` key,
+ * JWT, `Bearer …` or credential in a URL — since a server or proxy message may echo some other credential.
+ * The exact token is removed from the whole text first; the rest is bounded, never keeping the start of a token
+ * cut by the bound (the patterns need the whole token to recognise it).
+ */
+export function scrubDiagnostic(text: string, token: string | undefined): string {
+  const scrubbed = scrub(text, token);
+  if (scrubbed.length <= MAX_DIAGNOSTIC_CHARS) return redactString(scrubbed);
+  let end = MAX_DIAGNOSTIC_CHARS;
+  if (TOKEN_CHAR.test(scrubbed[end] as string)) {
+    while (end > 0 && TOKEN_CHAR.test(scrubbed[end - 1] as string)) end--;
+  }
+  return `${redactString(scrubbed.slice(0, end))}…`;
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`: traffic that never leaves the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) {
+    if (host === '::1') return true;
+    // WHATWG URLs print ::ffff:127.0.0.1 as ::ffff:7f00:1.
+    const mapped = /^::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}$/.exec(host);
+    return mapped !== null && Number.parseInt(mapped[1] as string, 16) >> 8 === 127;
+  }
+  return false;
+}
+
+/**
+ * Why the bearer must not be sent to this API URL, or null when it may: plain http:// is refused unless the
+ * server is on this machine, because anyone on the path could read the key and replay it.
+ */
+export function insecureApiUrlProblem(apiUrl: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    return null; // reported as an invalid URL elsewhere
+  }
+  if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return null;
+  return (
+    `refusing to send the bearer token over plain http:// to ${url.host}, which is not this machine: ` +
+    'use an https:// --api-url, or pass --allow-insecure-http if the network to it is trusted'
+  );
 }
