@@ -10,6 +10,8 @@ import { PROVIDERS, type Provider, TRANSPORTS, type Transport } from './provider
 
 const DEFAULT_STDIO_TIMEOUT_MS = 60_000;
 const DEFAULT_DOCTOR_TIMEOUT_MS = 10_000;
+const ALLOW_INSECURE_HTTP_HELP =
+  'send the key over plain http:// to a host that is not this machine (only on a trusted network)';
 
 interface NarrowingOptions {
   readOnly?: boolean;
@@ -88,9 +90,15 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
       .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
   )
     .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, DEFAULT_STDIO_TIMEOUT_MS)
+    .option('--allow-insecure-http', ALLOW_INSECURE_HTTP_HELP)
     .action(
       async (
-        opts: NarrowingOptions & { workspaceId: string; tokenEnvVar: string; timeout: number },
+        opts: NarrowingOptions & {
+          workspaceId: string;
+          tokenEnvVar: string;
+          timeout: number;
+          allowInsecureHttp?: boolean;
+        },
         cmd: Command,
       ) => {
         const apiUrl = resolveApiUrl(cmd, io);
@@ -102,6 +110,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
             apiUrl,
             timeoutMs: opts.timeout,
             narrowing: opts,
+            allowInsecureHttp: opts.allowInsecureHttp === true,
           },
           io,
         );
@@ -184,9 +193,15 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
       .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
   )
     .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, DEFAULT_DOCTOR_TIMEOUT_MS)
+    .option('--allow-insecure-http', ALLOW_INSECURE_HTTP_HELP)
     .action(
       async (
-        opts: NarrowingOptions & { workspaceId: string; tokenEnvVar: string; timeout: number },
+        opts: NarrowingOptions & {
+          workspaceId: string;
+          tokenEnvVar: string;
+          timeout: number;
+          allowInsecureHttp?: boolean;
+        },
         cmd: Command,
       ) => {
         const apiUrl = resolveApiUrl(cmd, io);
@@ -199,6 +214,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
           narrowing: opts,
           timeoutMs: opts.timeout,
           fetch: io.fetch ?? fetch,
+          allowInsecureHttp: opts.allowInsecureHttp === true,
         });
         const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
         io.stdout(json ? renderJson(report) : renderDoctorReport(report));

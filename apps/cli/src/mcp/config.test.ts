@@ -332,6 +332,28 @@ describe('mcp config: every provider × transport parses back with a real parser
     }
   });
 
+  it('warns when the key would travel over plain http:// to another machine', async () => {
+    const insecure = ['--api-url', 'http://flows.internal:8787'];
+    const http = await run([...insecure, 'mcp', 'config', '--workspace-id', WS, '--provider', 'claude']);
+    expect(http.stderr).toContain(
+      '# The URL is plain http:// to another machine: the client would send the key unencrypted. Use https://.',
+    );
+    const stdio = await run([
+      ...insecure,
+      'mcp',
+      'config',
+      '--workspace-id',
+      WS,
+      '--provider',
+      'claude',
+      '--transport',
+      'stdio',
+    ]);
+    expect(stdio.stderr).toContain('the bridge refuses to send the key there');
+    const local = await run(['mcp', 'config', '--workspace-id', WS, '--provider', 'claude']);
+    expect(local.stderr).not.toContain('plain http://');
+  });
+
   it('credentials, query and fragment of --api-url never reach a config', async () => {
     const r = await run([
       '--api-url',

@@ -6,7 +6,7 @@
  */
 import { stringify as toToml } from 'smol-toml';
 import YAML from 'yaml';
-import { apiBase, mcpEndpoint } from './credentials.js';
+import { apiBase, insecureApiUrlProblem, mcpEndpoint } from './credentials.js';
 import { type NarrowingFlags, narrowingArgs, narrowingHeaders } from './narrowing-flags.js';
 import type { Provider, Transport } from './providers.js';
 
@@ -306,5 +306,12 @@ export function renderConfig(input: ConfigInput): RenderedConfig {
     notes.push(
       `The stdio entry runs \`${command}\`; it must be on the client's PATH (or pass --command with a full path).`,
     );
+  if (insecureApiUrlProblem(input.apiUrl)) {
+    notes.push(
+      http
+        ? 'The URL is plain http:// to another machine: the client would send the key unencrypted. Use https://.'
+        : 'The URL is plain http:// to another machine: the bridge refuses to send the key there. Use https:// (or add --allow-insecure-http to the args on a trusted network).',
+    );
+  }
   return { provider, transport, format, serverName: name, file, content, notes };
 }

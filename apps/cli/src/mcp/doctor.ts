@@ -12,7 +12,7 @@ import {
   parseNarrowingHeaders,
   TOOLSETS,
 } from '@flowgate/workspace-mcp';
-import { mcpEndpoint, readToken } from './credentials.js';
+import { insecureApiUrlProblem, mcpEndpoint, readToken } from './credentials.js';
 import {
   checkNarrowing,
   describeFlags,
@@ -38,6 +38,8 @@ export interface DoctorInput {
   narrowing: RawNarrowingOptions;
   timeoutMs: number;
   fetch: typeof fetch;
+  /** Send the key over plain http:// to a host that is not this machine. */
+  allowInsecureHttp?: boolean;
 }
 
 export interface DoctorFailure {
@@ -108,6 +110,10 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     report.endpoint = mcpEndpoint(input.apiUrl, input.workspaceId);
   } catch {
     return configFailure('the API URL is not a valid http(s) URL', 'pass --api-url or set FLOWGATE_API_URL');
+  }
+  const insecure = input.allowInsecureHttp ? null : insecureApiUrlProblem(input.apiUrl);
+  if (insecure) {
+    return configFailure(insecure, 'point --api-url at the https:// address of the gateway');
   }
   const narrowing = checkNarrowing(input.narrowing);
   if (!narrowing.ok) {

@@ -134,3 +134,84 @@ describe('mcp stdio: running', () => {
     expect(r.stderr).toContain('expected milliseconds between 100 and 3600000');
   });
 });
+
+describe('mcp stdio: plain http:// only to this machine', () => {
+  /** Runs the bridge against `apiUrl` with a fetch that records where it would have sent the key. */
+  async function against(apiUrl: string, extra: string[] = []) {
+    const sentTo: string[] = [];
+    let stderr = '';
+    const stdin = new PassThrough();
+    const io: CliIo = {
+      stdout: () => undefined,
+      stderr: (t) => {
+        stderr += t;
+      },
+      env: { FG_KEY: KEY },
+      cwd: '/nonexistent-flowgate-test-cwd',
+      readStdin: async () => '',
+      stdin,
+      fetch: async (url) => {
+        sentTo.push(String(url));
+        return new Response('{"jsonrpc":"2.0","id":1,"result":{}}', {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        });
+      },
+    };
+    stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    const code = await runCli(
+      [
+        '--api-url',
+        apiUrl,
+        'mcp',
+        'stdio',
+        '--workspace-id',
+        'ws-acme',
+        '--token-env-var',
+        'FG_KEY',
+        ...extra,
+      ],
+      io,
+    );
+    expect(stderr).not.toContain(KEY_SECRET);
+    return { code, stderr, sentTo };
+  }
+
+  it.each([
+    'http://gateway.example.com',
+    'http://10.0.0.5:8787',
+    'http://[2001:db8::1]:8787',
+    'http://localhost.evil.test',
+  ])('refuses %s with exit 2 before sending anything', async (apiUrl) => {
+    const r = await against(apiUrl);
+    expect(r.code).toBe(2);
+    expect(r.sentTo).toEqual([]);
+    expect(r.stderr).toBe(
+      `flowgate mcp stdio: refusing to send the bearer token over plain http:// to ${new URL(apiUrl).host}, which is not this machine: use an https:// --api-url, or pass --allow-insecure-http if the network to it is trusted\n`,
+    );
+  });
+
+  it.each([
+    'https://gateway.example.com',
+    'http://127.0.0.1:8787',
+    'http://127.8.9.10',
+    'http://localhost:8787',
+    'http://[::1]:8787',
+    'http://[::ffff:127.0.0.1]:8787',
+  ])('sends to %s', async (apiUrl) => {
+    const r = await against(apiUrl);
+    expect(r.code).toBe(0);
+    expect(r.sentTo).toEqual([
+      `${apiUrl.replace(/\/$/, '')}/api/workspaces/ws-acme/mcp`.replace(
+        '[::ffff:127.0.0.1]',
+        '[::ffff:7f00:1]',
+      ),
+    ]);
+  });
+
+  it('sends over plain http:// to another host with --allow-insecure-http', async () => {
+    const r = await against('http://gateway.example.com', ['--allow-insecure-http']);
+    expect(r.code).toBe(0);
+    expect(r.sentTo).toEqual(['http://gateway.example.com/api/workspaces/ws-acme/mcp']);
+  });
+});

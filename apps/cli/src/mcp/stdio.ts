@@ -1,6 +1,6 @@
 import type { CliIo } from '../cli-io.js';
 import { StdioBridge } from './bridge.js';
-import { mcpEndpoint, readToken, scrub } from './credentials.js';
+import { insecureApiUrlProblem, mcpEndpoint, readToken, scrubDiagnostic } from './credentials.js';
 import {
   checkNarrowing,
   describeFlags,
@@ -14,13 +14,16 @@ export interface StdioOptions {
   apiUrl: string;
   timeoutMs: number;
   narrowing: RawNarrowingOptions;
+  /** Send the key over plain http:// to a host that is not this machine. */
+  allowInsecureHttp?: boolean;
 }
 
 /** Exit status for a refused configuration: nothing was sent anywhere. */
 export const CONFIG_ERROR_STATUS = 2;
 
 /**
- * `flowgate mcp stdio`. Configuration problems (unknown narrowing names, a missing or malformed key) are refused
+ * `flowgate mcp stdio`. Configuration problems (unknown narrowing names, a missing or malformed key, plain
+ * http:// to another machine) are refused
  * before any network call with status 2; after that the bridge runs until stdin ends and returns 0.
  */
 export async function runStdio(options: StdioOptions, io: CliIo): Promise<number> {
@@ -33,9 +36,16 @@ export async function runStdio(options: StdioOptions, io: CliIo): Promise<number
   const token = readToken(io.env, options.tokenEnvVar);
   if (!token.ok) return refuse(token.message);
   if (!io.stdin) return refuse('no standard input stream to read from');
+  const insecure = options.allowInsecureHttp ? null : insecureApiUrlProblem(options.apiUrl);
+  if (insecure) return refuse(insecure);
 
   const endpoint = mcpEndpoint(options.apiUrl, options.workspaceId);
-  io.stderr(`flowgate mcp stdio: bridging to ${endpoint} (narrowing: ${describeFlags(narrowing.flags)})\n`);
+  io.stderr(
+    scrubDiagnostic(
+      `flowgate mcp stdio: bridging to ${endpoint} (narrowing: ${describeFlags(narrowing.flags)})\n`,
+      token.token,
+    ),
+  );
   const bridge = new StdioBridge(
     {
       endpoint,
@@ -49,7 +59,7 @@ export async function runStdio(options: StdioOptions, io: CliIo): Promise<number
     {
       input: io.stdin,
       writeLine: (line) => io.stdout(`${line}\n`),
-      log: (text) => io.stderr(`${scrub(text, token.token)}\n`),
+      log: (text) => io.stderr(`${scrubDiagnostic(text, token.token)}\n`),
     },
   );
   await bridge.run();
