@@ -1,6 +1,8 @@
 // Transport-independent MCP surface of a Flowgate workspace: catalog, policy, dispatch, resources, prompts,
 // docs and the server card. The gateway supplies auth results, parsed headers and WorkspaceServices.
 
+export type { TruncatedPreview } from './audit-preview.js';
+export { AUDIT_PREVIEW_LIMITS, auditPreview, auditText, OMITTED, storableText } from './audit-preview.js';
 export type {
   AnyToolDefinition,
   CatalogTool,
@@ -35,6 +37,8 @@ export {
   sendFeedbackTool,
   TOOL_NAMES,
   TOOLS_BY_TOOLSET,
+  textArg,
+  UNSTORABLE_TEXT_MESSAGE,
   validateFlowDefinitionTool,
 } from './catalog.js';
 export type {
@@ -99,6 +103,8 @@ export type {
 export {
   describeNarrowing,
   FALSE_VALUES,
+  MAX_NARROWING_ENTRIES,
+  MAX_NARROWING_ENTRY_CHARS,
   NO_NARROWING,
   narrowingHeadersFrom,
   parseNarrowingHeaders,
