@@ -44,10 +44,8 @@ function arity(name: string, args: readonly Value[], min: number, max = min): vo
   if (args.length >= min && args.length <= max) return;
   const expected =
     min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `${min} to ${max}`;
-  throw new RunError(
-    'arity_error',
-    `${name} takes ${expected} argument${expected === '1' ? '' : 's'}, got ${args.length}`,
-  );
+  const one = min === 1 && (max === 1 || max === Number.POSITIVE_INFINITY);
+  throw new RunError('arity_error', `${name} takes ${expected} argument${one ? '' : 's'}, got ${args.length}`);
 }
 
 function typeError(name: string, expected: string, got: Value): RunError {
@@ -93,7 +91,8 @@ function joinChecked(meter: Meter, parts: readonly string[], sep: string): strin
   let total = sep.length * Math.max(0, parts.length - 1);
   for (const p of parts) total += p.length;
   meter.string(total);
-  meter.charge(parts.length);
+  // Building a string copies it: charging its length bounds quadratic patterns like (str acc …) in a loop.
+  meter.charge(total + parts.length);
   return parts.join(sep);
 }
 
@@ -198,7 +197,8 @@ function split(s: string, sep: string, limit: number | undefined): string[] {
 export const BUILTINS: Readonly<Record<CoreFunction, Builtin>> = {
   get: (args, { meter }) => {
     arity('get', args, 2, 3);
-    return lookup(args[0] as Value, args[1] as Value, meter) ?? (args[2] ?? null);
+    const found = lookup(args[0] as Value, args[1] as Value, meter);
+    return found === undefined ? (args[2] ?? null) : found;
   },
   'get-in': (args, { meter }) => {
     arity('get-in', args, 2, 3);
@@ -614,6 +614,7 @@ export const BUILTINS: Readonly<Record<CoreFunction, Builtin>> = {
     const json = toJson(args[0] as Value, meter, {
       maxBytes: meter.limits.maxStringLength,
       what: 'the JSON text',
+      code: 'string_too_large',
     });
     return text(meter, JSON.stringify(json));
   },

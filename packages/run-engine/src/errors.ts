@@ -93,3 +93,13 @@ export class RunError extends Error {
 export function isRunError(value: unknown): value is RunError {
   return value instanceof RunError;
 }
+
+/**
+ * Any error escaping an evaluation as a run error. A JS stack overflow (possible only if the depth limit was not
+ * enough on some path) is reported as recursion; anything else unexpected is an internal error without details.
+ */
+export function toRunError(error: unknown): RunError {
+  if (error instanceof RunError) return error;
+  if (error instanceof RangeError) return new RunError('recursion_too_deep', 'evaluation nested too deeply');
+  return new RunError('internal_error', 'the interpreter failed unexpectedly');
+}

@@ -1,7 +1,7 @@
 import type { EdnList, EdnNode, EdnVector, SPECIAL_FORMS } from '@flowgate/flows';
 import { BUILTINS, type BuiltinContext, builtinFn, isBuiltin, lookup } from './builtins.js';
 import { RunError } from './errors.js';
-import type { Meter } from './limits.js';
+import { HARD_MAX_DEPTH, type Meter } from './limits.js';
 import {
   Fn,
   isTruthy,
@@ -159,34 +159,39 @@ export function quoted(node: EdnNode, meter: Meter): Value {
   }
 }
 
-/** Attaches the form's position to an error passing through it; a JS stack overflow becomes a depth error. */
+/**
+ * Attaches the form's position to a run error passing through it. Anything else passes untouched (and does no work:
+ * near a JS stack overflow, a handler that allocates would only overflow again).
+ */
 export function located(error: unknown, node: EdnNode): unknown {
   if (error instanceof RunError) return error.at(node.loc);
-  if (error instanceof RangeError && /call stack/i.test(error.message)) {
-    return new RunError('recursion_too_deep', 'evaluation nested too deeply').at(node.loc);
-  }
   return error;
 }
 
 export class Evaluator implements BuiltinContext {
   private depth = 0;
+  private readonly maxDepth: number;
   private readonly builtinValues = new Map<string, Fn>();
 
   constructor(
     readonly meter: Meter,
     protected readonly input: Value,
-  ) {}
+  ) {
+    this.maxDepth = Math.min(meter.limits.maxDepth, HARD_MAX_DEPTH);
+  }
 
   // ---- calling ------------------------------------------------------------------------------------------------
 
   apply(f: Value, args: readonly Value[]): Value {
+    // Calls from builtins (map, reduce, sort-by …) cost a step each, like a call written in the body.
+    this.meter.tick(1);
     if (f instanceof Fn) return f.call(args);
     if (f instanceof Keyword || f instanceof VMap) {
       if (args.length < 1 || args.length > 2) {
         throw new RunError('arity_error', `${typeName(f)} called as a function takes 1 or 2 arguments, got ${args.length}`);
       }
       const found = f instanceof Keyword ? lookup(args[0] as Value, f, this.meter) : f.get(args[0] as Value, this.meter);
-      return found ?? (args[1] ?? null);
+      return found === undefined ? (args[1] ?? null) : found;
     }
     if (f instanceof VSet) {
       if (args.length !== 1) throw new RunError('arity_error', `a set called as a function takes 1 argument, got ${args.length}`);
@@ -197,11 +202,11 @@ export class Evaluator implements BuiltinContext {
 
   /** Enters one level of nesting; the caller must call `leave()` in a finally block. */
   protected enter(node: EdnNode): void {
-    if (++this.depth > this.meter.limits.maxDepth) {
+    if (++this.depth > this.maxDepth) {
       this.depth--;
       throw new RunError(
         'recursion_too_deep',
-        `evaluation nested deeper than ${this.meter.limits.maxDepth} levels (check for unbounded recursion)`,
+        `evaluation nested deeper than ${this.maxDepth} levels (check for unbounded recursion)`,
       ).at(node.loc);
     }
   }
@@ -213,7 +218,7 @@ export class Evaluator implements BuiltinContext {
   // ---- evaluation ---------------------------------------------------------------------------------------------
 
   eval(node: EdnNode, env: Env): Value {
-    this.meter.tick(1);
+    if (node.kind !== 'list') this.meter.tick(1);
     switch (node.kind) {
       case 'nil':
         return null;
@@ -230,14 +235,25 @@ export class Evaluator implements BuiltinContext {
       case 'symbol':
         return this.resolve(node.name, env);
       case 'vector':
-        return this.vector(node.items.map((n) => this.eval(n, env)));
+        return this.vector(
+          node.items.map((n) => this.eval(n, env)),
+          node,
+        );
       case 'set':
-        return this.set(node.items.map((n) => this.eval(n, env)));
+        return this.set(
+          node.items.map((n) => this.eval(n, env)),
+          node,
+        );
       case 'map':
-        return this.map(node.entries.map((e) => [this.eval(e.key, env), this.eval(e.value, env)] as const));
+        return this.map(
+          node.entries.map((e) => [this.eval(e.key, env), this.eval(e.value, env)] as const),
+          node,
+        );
       case 'list':
         this.enter(node);
         try {
+          // Ticked inside, so running out of fuel here is reported at this form.
+          this.meter.tick(1);
           return this.list(node, env);
         } catch (error) {
           throw located(error, node);
@@ -247,19 +263,32 @@ export class Evaluator implements BuiltinContext {
     }
   }
 
-  vector(items: Value[]): Value {
-    this.meter.collection(items.length);
-    return new Vec(items);
+  // Literals: a size or nesting error is reported at the literal itself.
+  vector(items: Value[], node: EdnNode): Value {
+    try {
+      this.meter.collection(items.length);
+      return new Vec(items);
+    } catch (error) {
+      throw located(error, node);
+    }
   }
 
-  set(items: Value[]): Value {
-    this.meter.collection(items.length);
-    return VSet.from(items, this.meter);
+  set(items: Value[], node: EdnNode): Value {
+    try {
+      this.meter.collection(items.length);
+      return VSet.from(items, this.meter);
+    } catch (error) {
+      throw located(error, node);
+    }
   }
 
-  map(entries: (readonly [Value, Value])[]): Value {
-    this.meter.collection(entries.length);
-    return VMap.from(entries, this.meter);
+  map(entries: (readonly [Value, Value])[], node: EdnNode): Value {
+    try {
+      this.meter.collection(entries.length);
+      return VMap.from(entries, this.meter);
+    } catch (error) {
+      throw located(error, node);
+    }
   }
 
   protected resolve(name: string, env: Env): Value {
@@ -331,8 +360,8 @@ export class Evaluator implements BuiltinContext {
       if (args.length < n || (shape.rest === undefined && args.length > n)) {
         throw new RunError(
           'arity_error',
-          `${shape.selfName ?? 'fn'} takes ${shape.rest === undefined ? n : `at least ${n}`} argument${n === 1 && shape.rest === undefined ? '' : 's'}, got ${args.length}`,
-        ).at(node.loc);
+          `${shape.selfName ?? 'fn'} takes ${shape.rest === undefined ? n : `at least ${n}`} argument${n === 1 ? '' : 's'}, got ${args.length}`,
+        );
       }
       let scope = shape.selfName === undefined ? env : bind(env, shape.selfName, fn);
       for (let i = 0; i < n; i++) scope = bind(scope, shape.params[i] as string, args[i] as Value);

@@ -1,5 +1,5 @@
 import { type EdnList, type EdnNode, type FlowModel, isStepType, type StepType } from '@flowgate/flows';
-import { isRunError, RunError, type RunErrorJson } from './errors.js';
+import { isRunError, RunError, type RunErrorJson, toRunError } from './errors.js';
 import {
   BODY_ENV,
   bind,
@@ -116,10 +116,6 @@ function containsStep(node: EdnNode): boolean {
   return result;
 }
 
-function runError(error: unknown): RunError {
-  if (isRunError(error)) return error;
-  return new RunError('internal_error', 'the interpreter failed unexpectedly');
-}
 
 interface PreparedStep {
   /** The evaluated config (for `:function`: `{:ref … :input …}` with the code shown as a placeholder). */
@@ -168,26 +164,27 @@ class BodyRun extends Evaluator {
 
   async evalAsync(node: EdnNode, env: Env): Promise<Value> {
     if (!containsStep(node)) return this.eval(node, env);
-    this.meter.tick(1);
+    if (node.kind !== 'list') this.meter.tick(1);
     switch (node.kind) {
       case 'vector': {
         const items: Value[] = [];
         for (const n of node.items) items.push(await this.evalAsync(n, env));
-        return this.vector(items);
+        return this.vector(items, node);
       }
       case 'set': {
         const items: Value[] = [];
         for (const n of node.items) items.push(await this.evalAsync(n, env));
-        return this.set(items);
+        return this.set(items, node);
       }
       case 'map': {
         const entries: [Value, Value][] = [];
         for (const e of node.entries) entries.push([await this.evalAsync(e.key, env), await this.evalAsync(e.value, env)]);
-        return this.map(entries);
+        return this.map(entries, node);
       }
       case 'list':
         this.enter(node);
         try {
+          this.meter.tick(1);
           return await this.listAsync(node, env);
         } catch (error) {
           throw located(error, node);
@@ -518,7 +515,7 @@ function readInput(input: unknown, meter: Meter): Value {
   try {
     return fromJson(input, meter);
   } catch (error) {
-    throw new RunError('input_invalid', `the run input was refused: ${runError(error).message}`);
+    throw new RunError('input_invalid', `the run input was refused: ${toRunError(error).message}`);
   }
 }
 
@@ -574,7 +571,7 @@ export async function runBody(model: FlowModel, input: unknown, options: RunBody
   } catch (error) {
     if (error instanceof Suspend) return { status: 'waiting', wakeAt: error.wakeAt, stepId: error.stepId, usage };
     if (error instanceof PortFailure) throw error.cause;
-    const failure = runError(error);
+    const failure = toRunError(error);
     return {
       status: STATUS_OF[failure.code] ?? 'failed',
       error: redactError(failure.toJSON(), [...secrets]),

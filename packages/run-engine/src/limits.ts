@@ -44,8 +44,14 @@ export const DEFAULT_RUN_LIMITS: Readonly<RunLimits> = Object.freeze({
   maxInputBytes: 1024 * 1024,
 });
 
-/** Nesting of data values (JSON input, parsed responses, stored results). */
-export const MAX_VALUE_DEPTH = 64;
+/** Nesting of any value (built by the body, read from JSON, stored). */
+export const MAX_VALUE_DEPTH = 100;
+
+/**
+ * Ceiling on `maxDepth` whatever the configuration says: each level of evaluation takes several JS frames, and the
+ * engine must stop on its own check, well before the JS stack would overflow.
+ */
+export const HARD_MAX_DEPTH = 800;
 
 /** What the run has used so far; returned with every outcome so the caller can persist it. */
 export interface RunUsage {

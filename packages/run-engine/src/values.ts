@@ -1,4 +1,4 @@
-import { RunError } from './errors.js';
+import { RunError, type RunErrorCode } from './errors.js';
 import { MAX_VALUE_DEPTH, type Meter } from './limits.js';
 
 /**
@@ -41,17 +41,50 @@ export class Sym {
   constructor(readonly name: string) {}
 }
 
+/** Nesting of a value: 0 for scalars, 1 + the deepest element for collections. */
+export function depthOf(v: Value): number {
+  return v instanceof Vec || v instanceof List || v instanceof VMap || v instanceof VSet ? v.depth : 0;
+}
+
+/**
+ * Every collection knows its nesting and none may nest deeper than MAX_VALUE_DEPTH: building `[[[…]]]` in a loop
+ * is cheap, and every walk over values (printing, equality, keys, JSON) recurses, so the bound is kept where values
+ * are made rather than checked in each walk.
+ */
+function nestedDepth(values: Iterable<Value>): number {
+  let max = 0;
+  for (const v of values) {
+    const d = depthOf(v);
+    if (d > max) max = d;
+  }
+  if (max + 1 > MAX_VALUE_DEPTH) throw tooDeep();
+  return max + 1;
+}
+
 export class Vec {
-  constructor(readonly items: readonly Value[]) {}
+  readonly depth: number;
+  constructor(readonly items: readonly Value[]) {
+    this.depth = nestedDepth(items);
+  }
   get size(): number {
     return this.items.length;
   }
 }
 
 export class List {
-  constructor(readonly items: readonly Value[]) {}
+  readonly depth: number;
+  constructor(readonly items: readonly Value[]) {
+    this.depth = nestedDepth(items);
+  }
   get size(): number {
     return this.items.length;
+  }
+}
+
+function* entryValues(m: ReadonlyMap<string, readonly [Value, Value]>): Generator<Value> {
+  for (const [k, v] of m.values()) {
+    yield k;
+    yield v;
   }
 }
 
@@ -65,14 +98,22 @@ export class Fn {
 }
 
 export class VMap {
-  private constructor(private readonly m: ReadonlyMap<string, readonly [Value, Value]>) {}
+  readonly depth: number;
+  private constructor(private readonly m: ReadonlyMap<string, readonly [Value, Value]>) {
+    this.depth = nestedDepth(entryValues(m));
+  }
 
   static readonly EMPTY = new VMap(new Map());
 
   /** Later entries win, as in a map literal evaluated left to right. */
   static from(entries: Iterable<readonly [Value, Value]>, meter?: Meter): VMap {
     const m = new Map<string, readonly [Value, Value]>();
-    for (const entry of entries) m.set(keyOf(entry[0], meter), entry);
+    for (const entry of entries) {
+      const k = keyOf(entry[0], meter);
+      const old = m.get(k);
+      // As with assoc, a replaced key keeps its first key object.
+      m.set(k, old ? [old[0], entry[1]] : entry);
+    }
     return new VMap(m);
   }
 
@@ -131,7 +172,10 @@ export class VMap {
 }
 
 export class VSet {
-  private constructor(private readonly m: ReadonlyMap<string, Value>) {}
+  readonly depth: number;
+  private constructor(private readonly m: ReadonlyMap<string, Value>) {
+    this.depth = nestedDepth(m.values());
+  }
 
   static readonly EMPTY = new VSet(new Map());
 
@@ -222,23 +266,26 @@ export function keyOf(v: Value, meter?: Meter): string {
     case 'number':
       return `d${String(v)}`;
     case 'string':
+      meter?.charge(v.length);
       return `s${v}`;
   }
   if (v instanceof Keyword) return `k${v.name}`;
   if (v instanceof Sym) return `y${v.name}`;
+  // Composite keys cost every element they cover: a structure that shares one large part many times is walked
+  // (and its key built) in full, so the fuel is what bounds that work.
   meter?.tick(1);
   if (v instanceof Vec || v instanceof List) {
-    meter?.charge(v.items.length);
+    meter?.tick(v.items.length);
     return `l${JSON.stringify(v.items.map((x) => keyOf(x, meter)))}`;
   }
   if (v instanceof VMap) {
-    meter?.charge(v.size);
+    meter?.tick(v.size);
     const parts = [...v.entries()].map(([k, x]) => [keyOf(k, meter), keyOf(x, meter)]);
     parts.sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
     return `m${JSON.stringify(parts)}`;
   }
   if (v instanceof VSet) {
-    meter?.charge(v.size);
+    meter?.tick(v.size);
     return `e${JSON.stringify([...v.keyStrings()].sort())}`;
   }
   let id = fnIds.get(v);
@@ -257,6 +304,7 @@ export function equals(a: Value, b: Value, meter?: Meter): boolean {
   if (a instanceof Sym) return b instanceof Sym && a.name === b.name;
   if (a instanceof Vec || a instanceof List) {
     if (!(b instanceof Vec || b instanceof List) || a.items.length !== b.items.length) return false;
+    meter?.charge(a.items.length);
     for (let i = 0; i < a.items.length; i++) {
       if (!equals(a.items[i] as Value, b.items[i] as Value, meter)) return false;
     }
@@ -264,6 +312,7 @@ export function equals(a: Value, b: Value, meter?: Meter): boolean {
   }
   if (a instanceof VMap) {
     if (!(b instanceof VMap) || a.size !== b.size) return false;
+    meter?.charge(a.size);
     for (const k of a.keyStrings()) {
       const other = b.byKeyString(k);
       if (!other || !equals((a.byKeyString(k) as readonly [Value, Value])[1], other[1], meter)) return false;
@@ -416,6 +465,8 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export interface SizeBudget {
   maxBytes: number;
   what: string;
+  /** The error to raise; `result_too_large` unless said otherwise. */
+  code?: RunErrorCode;
 }
 
 class SizeCounter {
@@ -425,7 +476,7 @@ class SizeCounter {
     this.bytes += n;
     if (this.budget && this.bytes > this.budget.maxBytes) {
       throw new RunError(
-        'result_too_large',
+        this.budget.code ?? 'result_too_large',
         `${this.budget.what} is larger than ${this.budget.maxBytes} bytes`,
       );
     }
