@@ -60,6 +60,9 @@ describe('redaction', () => {
       'Bearer '.repeat(100_000),
       `https://${'a:'.repeat(200_000)}`,
       `fgk_${'a'.repeat(500_000)}`,
+      'a.'.repeat(250_000),
+      'x://a:'.repeat(100_000),
+      'eyJaaaaa.'.repeat(50_000),
     ];
     for (const input of inputs) {
       const started = performance.now();

@@ -24,7 +24,8 @@ const PATTERNS: RegExp[] = [
 ];
 
 // `https://user:pass@host` and `?api_key=…` inside free text: keep the URL readable, drop the credential.
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi;
+// Bounded quantifiers: a scheme is short and so is user-info, which keeps every scan linear.
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/@:]{1,128}:[^\s/@]{1,256}@/gi;
 const QUERY_PARAM = /([?&;])([A-Za-z0-9_.-]{1,64})=([^&#\s"'<>]+)/g;
 const QUERY_SECRET_NAMES = new Set(['sig', 'signature', 'auth', 'key', 'code', 'session']);
 
