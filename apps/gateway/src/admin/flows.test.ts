@@ -288,7 +288,7 @@ describe('releases, listings and bindings', () => {
 });
 
 describe('who may call', () => {
-  it('needs flows.manage to write, flows.read to read, an admin for trust and installations', async () => {
+  it('needs a workspace admin to write (flows.manage authors through MCP), flows.read to read', async () => {
     const reader = await h.createServiceAccount('ws-flows', ['flows.read'], 'reader');
     const manager = await h.createServiceAccount('ws-flows', ['flows.manage', 'flows.read'], 'manager');
     const nobody = await h.createServiceAccount('ws-flows', ['runs.read'], 'nobody');
@@ -302,11 +302,18 @@ describe('who may call', () => {
       (await push('ws-flows', 'by-reader', 'x', reader.apiKey, { 'content-type': 'text/plain' })).status,
     ).toBe(403);
 
-    expect((await push('ws-flows', 'by-manager', flowEdn('by-manager'), manager.apiKey)).status).toBe(200);
-    const rel = await h.request('POST', '/api/workspaces/ws-flows/flows/by-manager/release', {
+    // A key with flows.manage is still not an admin: the admin API refuses it, and nothing is saved.
+    const byManager = await push('ws-flows', 'by-manager', flowEdn('by-manager'), manager.apiKey);
+    expect(byManager.status).toBe(403);
+    expect((await byManager.json()).code).toBe('insufficient_role');
+    expect(await repos.getFlow(h.db.db, 'ws-flows', 'by-manager')).toBeNull();
+    expect((await push('ws-flows', 'by-manager', flowEdn('by-manager'))).status).toBe(200);
+    const relByManager = await h.request('POST', '/api/workspaces/ws-flows/flows/by-manager/release', {
       token: manager.apiKey,
       body: {},
     });
+    expect(relByManager.status).toBe(403);
+    const rel = await h.request('POST', '/api/workspaces/ws-flows/flows/by-manager/release', { body: {} });
     expect(rel.status).toBe(200);
     const relByReader = await h.request('POST', '/api/workspaces/ws-flows/flows/by-manager/release', {
       token: reader.apiKey,

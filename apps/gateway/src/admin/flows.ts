@@ -25,7 +25,8 @@ import { pageQuery } from './schemas.js';
 /**
  * Flow admin routes (spec 11.1): drafts as EDN, releases, bindings, flow listings, the per-flow metadata opt-in, and
  * installations of other workspaces' public flows. Mounted under `/api/workspaces/:ws` behind the workspace guard.
- * Writes need `flows.manage` (or a workspace admin); installations and trust opt-ins need a workspace admin.
+ * Writes need a workspace admin or the operator (spec 11.1): agents with `flows.manage` author through the MCP
+ * tools, which keep their own guards (e.g. release_flow never changes a flow's public visibility).
  */
 
 export interface FlowRouteDeps {
@@ -143,7 +144,6 @@ function slugDiagnostic(text: string, modelSlug: string, pathSlug: string): Diag
 export function flowRoutes(deps: FlowRouteDeps) {
   const { db } = deps;
   const app = new Hono<AppEnv>();
-  const manage = requireCapability('flows.manage');
   const read = requireCapability('flows.read');
   const admin = requireWorkspaceAdmin;
 
@@ -186,7 +186,7 @@ export function flowRoutes(deps: FlowRouteDeps) {
   });
 
   // --- drafts and releases --------------------------------------------------------------------------------------
-  app.put('/flows/:slug/draft', manage, ednOnly, draftLimit, async (c) => {
+  app.put('/flows/:slug/draft', admin, ednOnly, draftLimit, async (c) => {
     const started = performance.now();
     const slug = slugParam(c);
     const text = await c.req.text();
@@ -217,7 +217,7 @@ export function flowRoutes(deps: FlowRouteDeps) {
     return c.json({ flowSlug: slug, valid: true, diagnostics });
   });
 
-  app.post('/flows/:slug/release', manage, async (c) => {
+  app.post('/flows/:slug/release', admin, async (c) => {
     const started = performance.now();
     const slug = slugParam(c);
     const body = await readJson(c, releaseBody);
@@ -232,7 +232,7 @@ export function flowRoutes(deps: FlowRouteDeps) {
     return c.json(result);
   });
 
-  app.put('/flows/:slug/bindings', manage, async (c) => {
+  app.put('/flows/:slug/bindings', admin, async (c) => {
     const started = performance.now();
     const slug = slugParam(c);
     const body = await readJson(c, bindingsBody);
