@@ -3,7 +3,7 @@ import type { ConnectionResolver, KvStore, StepPorts } from './common.js';
 import { runHttpStep } from './http.js';
 import { runKvStep } from './kv.js';
 import { runLlmStep } from './llm.js';
-import { type Resolver, systemResolver } from './net.js';
+import { isBlockedAddress, type Resolver, systemResolver } from './net.js';
 import { runSleepStep } from './sleep.js';
 
 export interface StepRunnerOptions {
@@ -22,7 +22,10 @@ export function createStepRunner(options: StepRunnerOptions): StepRunner {
   const ports: StepPorts = {
     connections: options.connections,
     kv: options.kv,
-    transport: { allowPrivateNetwork: options.allowPrivateNetwork ?? false, resolve: options.resolve ?? systemResolver },
+    transport: {
+      isBlocked: options.allowPrivateNetwork ? undefined : isBlockedAddress,
+      resolve: options.resolve ?? systemResolver,
+    },
     llm: { maxAttempts: options.llm?.maxAttempts ?? 2, backoffMs: options.llm?.backoffMs ?? 1000 },
   };
   return async (request, ctx) => {

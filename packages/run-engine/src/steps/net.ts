@@ -123,14 +123,17 @@ export function urlHost(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
+/** Which addresses are refused; undefined allows every address (private networks allowed). */
+export type AddressPolicy = ((address: string) => boolean) | undefined;
+
 /** Checks what can be checked before connecting: IP literals and names that always mean a local or metadata host. */
-export function checkHost(host: string, allowPrivateNetwork: boolean): void {
-  if (allowPrivateNetwork) return;
-  if (isIP(host) ? isBlockedAddress(host) : BLOCKED_NAMES.test(host)) throw new AddressRefusedError(host);
+export function checkHost(host: string, isBlocked: AddressPolicy): void {
+  if (!isBlocked) return;
+  if (isIP(host) ? isBlocked(host) : BLOCKED_NAMES.test(host)) throw new AddressRefusedError(host);
 }
 
 /** A socket lookup that resolves every address of a name and refuses the name if any of them is blocked. */
-export function guardedLookup(resolve: Resolver, allowPrivateNetwork: boolean): LookupFunction {
+export function guardedLookup(resolve: Resolver, isBlocked: AddressPolicy): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (addresses) => {
@@ -138,7 +141,7 @@ export function guardedLookup(resolve: Resolver, allowPrivateNetwork: boolean): 
           callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 4);
           return;
         }
-        if (!allowPrivateNetwork && addresses.some((a) => isBlockedAddress(a.address))) {
+        if (isBlocked && addresses.some((a) => isBlocked(a.address))) {
           callback(new AddressRefusedError(hostname), '', 4);
           return;
         }

@@ -4,7 +4,7 @@ import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { isSecretKey } from '@flowgate/secrets';
 import { RunError } from '../errors.js';
-import { AddressRefusedError, checkHost, guardedLookup, type Resolver, urlHost } from './net.js';
+import { type AddressPolicy, AddressRefusedError, checkHost, guardedLookup, type Resolver, urlHost } from './net.js';
 
 /**
  * One guarded HTTP exchange for :http and :llm steps, on node:http so the address check can live in the socket's
@@ -13,7 +13,8 @@ import { AddressRefusedError, checkHost, guardedLookup, type Resolver, urlHost }
  * (after decompression, so a small compressed body cannot expand past it).
  */
 export interface TransportOptions {
-  allowPrivateNetwork: boolean;
+  /** Refused destinations: `isBlockedAddress` in production, undefined when private networks are allowed. */
+  isBlocked: AddressPolicy;
   resolve: Resolver;
 }
 
@@ -117,7 +118,7 @@ function sendOnce(
   options: TransportOptions,
 ): Promise<IncomingResponse> {
   try {
-    checkHost(urlHost(url), options.allowPrivateNetwork);
+    checkHost(urlHost(url), options.isBlocked);
   } catch (error) {
     return Promise.reject(refused(error as AddressRefusedError));
   }
@@ -139,7 +140,7 @@ function sendOnce(
           'accept-encoding': 'gzip, deflate, br',
           ...(body ? { 'content-length': String(body.length) } : {}),
         },
-        lookup: guardedLookup(options.resolve, options.allowPrivateNetwork),
+        lookup: guardedLookup(options.resolve, options.isBlocked),
         signal: req.signal,
         // One connection per exchange: a pooled socket could outlive the check of the address it was opened to.
         agent: false,
