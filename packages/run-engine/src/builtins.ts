@@ -10,8 +10,8 @@ import {
   Keyword,
   keyOf,
   List,
-  seqItems,
   Sym,
+  seqItems,
   toJson,
   toText,
   typeName,
@@ -45,7 +45,10 @@ function arity(name: string, args: readonly Value[], min: number, max = min): vo
   const expected =
     min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `${min} to ${max}`;
   const one = min === 1 && (max === 1 || max === Number.POSITIVE_INFINITY);
-  throw new RunError('arity_error', `${name} takes ${expected} argument${one ? '' : 's'}, got ${args.length}`);
+  throw new RunError(
+    'arity_error',
+    `${name} takes ${expected} argument${one ? '' : 's'}, got ${args.length}`,
+  );
 }
 
 function typeError(name: string, expected: string, got: Value): RunError {
@@ -69,7 +72,8 @@ function str(name: string, v: Value): string {
 
 /** Arithmetic results must stay finite, and integer arithmetic must stay exact. */
 function checked(name: string, result: number, operands: readonly number[]): number {
-  if (!Number.isFinite(result)) throw new RunError('arithmetic_error', `${name} gave a result that is not a finite number`);
+  if (!Number.isFinite(result))
+    throw new RunError('arithmetic_error', `${name} gave a result that is not a finite number`);
   if (!Number.isSafeInteger(result) && Number.isInteger(result) && operands.every(Number.isInteger)) {
     throw new RunError('arithmetic_error', `${name} overflowed the integer range (±2^53−1)`);
   }
@@ -144,7 +148,8 @@ function conjOne(coll: Value, items: readonly Value[], meter: Meter): Value {
     const pairs: [Value, Value][] = [];
     for (const item of items) {
       if (item instanceof VMap) pairs.push(...(item.entries() as Iterable<[Value, Value]>));
-      else if (item instanceof Vec && item.items.length === 2) pairs.push([item.items[0] as Value, item.items[1] as Value]);
+      else if (item instanceof Vec && item.items.length === 2)
+        pairs.push([item.items[0] as Value, item.items[1] as Value]);
       else if (item !== null) throw typeError('conj onto a map', 'a [key value] vector or a map', item);
     }
     return sized(meter, coll.assoc(pairs, meter));
@@ -212,7 +217,8 @@ export const BUILTINS: Readonly<Record<CoreFunction, Builtin>> = {
   },
   assoc: (args, { meter }) => {
     arity('assoc', args, 3, Number.POSITIVE_INFINITY);
-    if (args.length % 2 === 0) throw new RunError('arity_error', 'assoc takes a collection and key/value pairs');
+    if (args.length % 2 === 0)
+      throw new RunError('arity_error', 'assoc takes a collection and key/value pairs');
     const pairs: [Value, Value][] = [];
     for (let i = 1; i < args.length; i += 2) pairs.push([args[i] as Value, args[i + 1] as Value]);
     return assoc('assoc', args[0] as Value, pairs, meter);
@@ -342,19 +348,24 @@ export const BUILTINS: Readonly<Record<CoreFunction, Builtin>> = {
     const start = int('subs', args[1] as Value);
     const end = args.length === 3 ? int('subs', args[2] as Value) : s.length;
     if (start < 0 || end > s.length || start > end) {
-      throw new RunError('index_out_of_bounds', `subs: range ${start}..${end} is outside a string of ${s.length}`);
+      throw new RunError(
+        'index_out_of_bounds',
+        `subs: range ${start}..${end} is outside a string of ${s.length}`,
+      );
     }
     meter.charge(end - start);
     return s.slice(start, end);
   },
   '=': (args, { meter }) => {
     arity('=', args, 1, Number.POSITIVE_INFINITY);
-    for (let i = 0; i + 1 < args.length; i++) if (!equals(args[i] as Value, args[i + 1] as Value, meter)) return false;
+    for (let i = 0; i + 1 < args.length; i++)
+      if (!equals(args[i] as Value, args[i + 1] as Value, meter)) return false;
     return true;
   },
   'not=': (args, { meter }) => {
     arity('not=', args, 1, Number.POSITIVE_INFINITY);
-    for (let i = 0; i + 1 < args.length; i++) if (!equals(args[i] as Value, args[i + 1] as Value, meter)) return true;
+    for (let i = 0; i + 1 < args.length; i++)
+      if (!equals(args[i] as Value, args[i + 1] as Value, meter)) return true;
     return false;
   },
   '<': (args) => compare('<', args, (a, b) => a < b),
@@ -363,11 +374,19 @@ export const BUILTINS: Readonly<Record<CoreFunction, Builtin>> = {
   '>=': (args) => compare('>=', args, (a, b) => a >= b),
   '+': (args) => {
     const ns = args.map((a) => num('+', a));
-    return checked('+', ns.reduce((a, b) => a + b, 0), ns);
+    return checked(
+      '+',
+      ns.reduce((a, b) => a + b, 0),
+      ns,
+    );
   },
   '*': (args) => {
     const ns = args.map((a) => num('*', a));
-    return checked('*', ns.reduce((a, b) => a * b, 1), ns);
+    return checked(
+      '*',
+      ns.reduce((a, b) => a * b, 1),
+      ns,
+    );
   },
   '-': (args) => {
     arity('-', args, 1, Number.POSITIVE_INFINITY);
@@ -384,7 +403,8 @@ export const BUILTINS: Readonly<Record<CoreFunction, Builtin>> = {
     const ns = args.map((a) => num('/', a));
     const divisors = ns.length === 1 ? ns : ns.slice(1);
     if (divisors.some((d) => d === 0)) throw new RunError('arithmetic_error', 'division by zero');
-    const result = ns.length === 1 ? 1 / (ns[0] as number) : divisors.reduce((a, b) => a / b, ns[0] as number);
+    const result =
+      ns.length === 1 ? 1 / (ns[0] as number) : divisors.reduce((a, b) => a / b, ns[0] as number);
     return checked('/', result, []);
   },
   inc: (args) => {
@@ -455,7 +475,13 @@ export const BUILTINS: Readonly<Record<CoreFunction, Builtin>> = {
     const colls = args.slice(1).map((c) => seqItems(c, 'map'));
     const n = Math.min(...colls.map((c) => c.length));
     const out: Value[] = [];
-    for (let i = 0; i < n; i++) out.push(ctx.apply(f, colls.map((c) => c[i] as Value)));
+    for (let i = 0; i < n; i++)
+      out.push(
+        ctx.apply(
+          f,
+          colls.map((c) => c[i] as Value),
+        ),
+      );
     return new List(out);
   },
   filter: (args, ctx) => {

@@ -63,7 +63,11 @@ export class RunError extends Error {
   column: number | undefined;
   stepId: string | undefined;
 
-  constructor(code: RunErrorCode, message: string, where?: { line?: number; column?: number; stepId?: string }) {
+  constructor(
+    code: RunErrorCode,
+    message: string,
+    where?: { line?: number; column?: number; stepId?: string },
+  ) {
     super(message);
     this.name = 'RunError';
     this.code = code;

@@ -142,9 +142,10 @@ describe('special forms', () => {
   });
 
   it('refuses flow/step inside fn and flow operations inside function code', () => {
-    expect(
-      evError('((fn [] (flow/step :sleep :s {:duration-ms 1})))', { raw: true }),
-    ).toMatchObject({ code: 'invalid_form', message: 'flow/step cannot run inside fn' });
+    expect(evError('((fn [] (flow/step :sleep :s {:duration-ms 1})))', { raw: true })).toMatchObject({
+      code: 'invalid_form',
+      message: 'flow/step cannot run inside fn',
+    });
   });
 
   it('checks fn arity', () => {
@@ -154,7 +155,10 @@ describe('special forms', () => {
       line: 2,
       column: 8,
     });
-    expect(evError('((fn f [a] a))')).toMatchObject({ code: 'arity_error', message: 'f takes 1 argument, got 0' });
+    expect(evError('((fn f [a] a))')).toMatchObject({
+      code: 'arity_error',
+      message: 'f takes 1 argument, got 0',
+    });
     expect(evError('((fn [a & r] a))')).toMatchObject({ message: 'fn takes at least 1 argument, got 0' });
     expect(evError('(:a)', { raw: true })).toMatchObject({ code: 'arity_error' });
   });
@@ -242,7 +246,10 @@ describe('core functions', () => {
     ['(vec {:a 1})', '[[:a 1]]'],
     // strings
     ['(str)', '""'],
-    ['(str "a" 1 :k nil true 1.5 [1 "x" nil] {:a "b"} (quote (s)) #{})', '"a1:ktrue1.5[1 \\"x\\" nil]{:a \\"b\\"}(s)#{}"'],
+    [
+      '(str "a" 1 :k nil true 1.5 [1 "x" nil] {:a "b"} (quote (s)) #{})',
+      '"a1:ktrue1.5[1 \\"x\\" nil]{:a \\"b\\"}(s)#{}"',
+    ],
     ['(str (fn [x] x))', '"#function[fn]"'],
     ['(subs "hello" 1)', '"ello"'],
     ['(subs "hello" 1 3)', '"el"'],
@@ -326,7 +333,10 @@ describe('core functions', () => {
     ['(sort-by :k [{:k nil} {:k 2} {:k 1}])', '({:k nil} {:k 1} {:k 2})'],
     ['(sort-by name [:b :a])', '(:a :b)'],
     ['(sort-by first [[2 :x] [1 :y]])', '([1 :y] [2 :x])'],
-    ['(group-by :t [{:t :a :v 1} {:t :b :v 2} {:t :a :v 3}])', '{:a [{:t :a, :v 1} {:t :a, :v 3}], :b [{:t :b, :v 2}]}'],
+    [
+      '(group-by :t [{:t :a :v 1} {:t :b :v 2} {:t :a :v 3}])',
+      '{:a [{:t :a, :v 1} {:t :a, :v 3}], :b [{:t :b, :v 2}]}',
+    ],
     ['(group-by count [])', '{}'],
     ['(range 4)', '(0 1 2 3)'],
     ['(range 2 5)', '(2 3 4)'],
@@ -356,7 +366,10 @@ describe('core functions', () => {
     ['(json/parse "{\\"a\\": [1, {\\"b\\": null}], \\"c d\\": true}")', '{:a [1 {:b nil}], :c d true}'],
     ['(json/parse "[1, \\"x\\"]")', '[1 "x"]'],
     ['(json/parse "null")', 'nil'],
-    ['(json/stringify {:a [1 :k nil] "b" #{2} :n/s 1.5})', '"{\\"a\\":[1,\\"k\\",null],\\"b\\":[2],\\"n/s\\":1.5}"'],
+    [
+      '(json/stringify {:a [1 :k nil] "b" #{2} :n/s 1.5})',
+      '"{\\"a\\":[1,\\"k\\",null],\\"b\\":[2],\\"n/s\\":1.5}"',
+    ],
     ['(json/stringify "x")', '"\\"x\\""'],
   ])('%s → %s', (expr, expected) => {
     expect(ev(expr)).toBe(expected);

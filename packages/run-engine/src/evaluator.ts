@@ -7,8 +7,8 @@ import {
   isTruthy,
   Keyword,
   List,
-  seqItems,
   Sym,
+  seqItems,
   typeName,
   type Value,
   Vec,
@@ -188,13 +188,18 @@ export class Evaluator implements BuiltinContext {
     if (f instanceof Fn) return f.call(args);
     if (f instanceof Keyword || f instanceof VMap) {
       if (args.length < 1 || args.length > 2) {
-        throw new RunError('arity_error', `${typeName(f)} called as a function takes 1 or 2 arguments, got ${args.length}`);
+        throw new RunError(
+          'arity_error',
+          `${typeName(f)} called as a function takes 1 or 2 arguments, got ${args.length}`,
+        );
       }
-      const found = f instanceof Keyword ? lookup(args[0] as Value, f, this.meter) : f.get(args[0] as Value, this.meter);
+      const found =
+        f instanceof Keyword ? lookup(args[0] as Value, f, this.meter) : f.get(args[0] as Value, this.meter);
       return found === undefined ? (args[1] ?? null) : found;
     }
     if (f instanceof VSet) {
-      if (args.length !== 1) throw new RunError('arity_error', `a set called as a function takes 1 argument, got ${args.length}`);
+      if (args.length !== 1)
+        throw new RunError('arity_error', `a set called as a function takes 1 argument, got ${args.length}`);
       return f.has(args[0] as Value, this.meter) ? (f.get(args[0] as Value, this.meter) as Value) : null;
     }
     throw new RunError('not_callable', `${typeName(f)} cannot be called as a function`);
@@ -355,21 +360,25 @@ export class Evaluator implements BuiltinContext {
   /** A closure over `env`; in function code `env` is empty, so the function sees only its parameters. */
   makeFn(node: EdnList, env: Env): Fn {
     const shape = fnShape(node);
-    const fn: Fn = new Fn(shape.selfName ?? 'fn', (args) => {
-      const n = shape.params.length;
-      if (args.length < n || (shape.rest === undefined && args.length > n)) {
-        throw new RunError(
-          'arity_error',
-          `${shape.selfName ?? 'fn'} takes ${shape.rest === undefined ? n : `at least ${n}`} argument${n === 1 ? '' : 's'}, got ${args.length}`,
-        );
-      }
-      let scope = shape.selfName === undefined ? env : bind(env, shape.selfName, fn);
-      for (let i = 0; i < n; i++) scope = bind(scope, shape.params[i] as string, args[i] as Value);
-      if (shape.rest !== undefined) {
-        scope = bind(scope, shape.rest, args.length > n ? new List(args.slice(n)) : null);
-      }
-      return this.doBody(shape.body, scope);
-    }, shape.rest === undefined ? shape.params.length : undefined);
+    const fn: Fn = new Fn(
+      shape.selfName ?? 'fn',
+      (args) => {
+        const n = shape.params.length;
+        if (args.length < n || (shape.rest === undefined && args.length > n)) {
+          throw new RunError(
+            'arity_error',
+            `${shape.selfName ?? 'fn'} takes ${shape.rest === undefined ? n : `at least ${n}`} argument${n === 1 ? '' : 's'}, got ${args.length}`,
+          );
+        }
+        let scope = shape.selfName === undefined ? env : bind(env, shape.selfName, fn);
+        for (let i = 0; i < n; i++) scope = bind(scope, shape.params[i] as string, args[i] as Value);
+        if (shape.rest !== undefined) {
+          scope = bind(scope, shape.rest, args.length > n ? new List(args.slice(n)) : null);
+        }
+        return this.doBody(shape.body, scope);
+      },
+      shape.rest === undefined ? shape.params.length : undefined,
+    );
     return fn;
   }
 
@@ -396,7 +405,8 @@ export class Evaluator implements BuiltinContext {
         if (isTruthy(this.eval(clause.expr, scope))) loop(i + 1, scope);
         return;
       }
-      for (const item of seqItems(this.eval(clause.expr, scope), 'for')) loop(i + 1, bind(scope, clause.name, item));
+      for (const item of seqItems(this.eval(clause.expr, scope), 'for'))
+        loop(i + 1, bind(scope, clause.name, item));
     };
     loop(0, env);
     return new List(out);
@@ -415,7 +425,8 @@ const SPECIAL: Readonly<Record<SpecialForm, SpecialHandler>> = {
     return this.doBody(node.items.slice(1), env);
   },
   if(node, env) {
-    if (node.items.length < 3 || node.items.length > 4) throw invalidForm('if takes a test, a then and an optional else');
+    if (node.items.length < 3 || node.items.length > 4)
+      throw invalidForm('if takes a test, a then and an optional else');
     const test = this.eval(node.items[1] as EdnNode, env);
     const branch = isTruthy(test) ? node.items[2] : node.items[3];
     return branch ? this.eval(branch, env) : null;
@@ -431,7 +442,8 @@ const SPECIAL: Readonly<Record<SpecialForm, SpecialHandler>> = {
   cond(node, env) {
     if (node.items.length % 2 === 0) throw invalidForm('cond takes test/expression pairs');
     for (let i = 1; i < node.items.length; i += 2) {
-      if (isTruthy(this.eval(node.items[i] as EdnNode, env))) return this.eval(node.items[i + 1] as EdnNode, env);
+      if (isTruthy(this.eval(node.items[i] as EdnNode, env)))
+        return this.eval(node.items[i + 1] as EdnNode, env);
     }
     return null;
   },

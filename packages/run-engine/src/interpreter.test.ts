@@ -8,7 +8,9 @@ import { modelOf } from './test-support.js';
 import { fromJson, type JsonValue } from './values.js';
 
 /** A fake StepRunner: answers each request with `answer(request)` as plain JSON and records the calls. */
-function fakeRunner(answer: (req: StepRequest) => JsonValue | Promise<JsonValue> = (req) => ({ echo: req.config })) {
+function fakeRunner(
+  answer: (req: StepRequest) => JsonValue | Promise<JsonValue> = (req) => ({ echo: req.config }),
+) {
   const calls: StepRequest[] = [];
   const runner: StepRunner = async (req, ctx) => {
     calls.push(req);
@@ -51,7 +53,10 @@ const THREE_STEPS = modelOf(
      {:a (:body a) :b (:body b) :c c})`,
 );
 
-const answerBody = (req: StepRequest): JsonValue => ({ status: 200, body: { step: req.stepId, n: req.stepId.length } });
+const answerBody = (req: StepRequest): JsonValue => ({
+  status: 200,
+  body: { step: req.stepId, n: req.stepId.length },
+});
 
 describe('replay', () => {
   it('resumes after a crash on the second step without running the first again, with the same result', async () => {
@@ -67,22 +72,37 @@ describe('replay', () => {
     const first = await run(THREE_STEPS, { q: 'x' }, { steps: flaky.runner });
     expect(first.outcome).toEqual({
       status: 'failed',
-      error: { code: 'step_failed', message: 'step two failed unexpectedly', stepId: 'two', line: 4, column: 12 },
+      error: {
+        code: 'step_failed',
+        message: 'step two failed unexpectedly',
+        stepId: 'two',
+        line: 4,
+        column: 12,
+      },
       usage: { steps: 2, httpCalls: 0, llmTokens: 0 },
     });
     expect([...first.journal.keys()]).toEqual(['one']);
 
     crash = false;
-    const second = await run(THREE_STEPS, { q: 'x' }, { steps: flaky.runner, journal: first.journal, usage: first.outcome.usage });
+    const second = await run(
+      THREE_STEPS,
+      { q: 'x' },
+      { steps: flaky.runner, journal: first.journal, usage: first.outcome.usage },
+    );
     expect(flaky.ids()).toEqual(['one', 'two', 'two', 'three']);
     expect(resultJson(second.outcome)).toEqual(resultJson(expected.outcome));
     expect(second.outcome.usage).toEqual({ steps: 4, httpCalls: 0, llmTokens: 0 });
-    expect(second.events.filter((e) => e.type === 'step_started').map((e) => e.stepId)).toEqual(['two', 'three']);
+    expect(second.events.filter((e) => e.type === 'step_started').map((e) => e.stepId)).toEqual([
+      'two',
+      'three',
+    ]);
     expect([...second.journal.keys()]).toEqual(['one', 'two', 'three']);
   });
 
   it('returns stored results exactly (keywords, sets, lists survive) and never calls the runner for them', async () => {
-    const model = modelOf('(flow/step :function :shape {:code (fn [x] {:kind :html :tags #{:a} :xs (rest [0 x])}) :input 1})');
+    const model = modelOf(
+      '(flow/step :function :shape {:code (fn [x] {:kind :html :tags #{:a} :xs (rest [0 x])}) :input 1})',
+    );
     const first = await run(model, {}, { steps: fakeRunner().runner });
     const entry = first.journal.get('shape');
     expect(entry).toEqual({
@@ -108,31 +128,45 @@ describe('replay', () => {
 
   it('refuses a journal whose step type differs from the body', async () => {
     const model = modelOf('(flow/step :http :get {:url "https://api.example.com/"})');
-    const journal = new Map<string, JournalEntry>([['get', { status: 'completed', type: 'kv', result: null }]]);
+    const journal = new Map<string, JournalEntry>([
+      ['get', { status: 'completed', type: 'kv', result: null }],
+    ]);
     const { outcome } = await run(model, {}, { steps: fakeRunner().runner, journal });
     expect(outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'replay_mismatch', message: 'the journal has step get as :kv, the body as :http', stepId: 'get' },
+      error: {
+        code: 'replay_mismatch',
+        message: 'the journal has step get as :kv, the body as :http',
+        stepId: 'get',
+      },
     });
   });
 
   it('a failing record port rejects runBody instead of failing the run', async () => {
     const boom = new Error('database unavailable');
     await expect(
-      runBody(THREE_STEPS, {}, {
-        steps: fakeRunner(answerBody).runner,
-        record: () => {
-          throw boom;
+      runBody(
+        THREE_STEPS,
+        {},
+        {
+          steps: fakeRunner(answerBody).runner,
+          record: () => {
+            throw boom;
+          },
         },
-      }),
+      ),
     ).rejects.toBe(boom);
     await expect(
-      runBody(THREE_STEPS, {}, {
-        steps: fakeRunner(answerBody).runner,
-        onEvent: async () => {
-          throw boom;
+      runBody(
+        THREE_STEPS,
+        {},
+        {
+          steps: fakeRunner(answerBody).runner,
+          onEvent: async () => {
+            throw boom;
+          },
         },
-      }),
+      ),
     ).rejects.toBe(boom);
   });
 });
@@ -156,7 +190,13 @@ describe('step ids inside for', () => {
              b (:bs (flow/step :http :list {:url "https://api.example.com/l"}))]
          (flow/step :http :pair {:url "https://api.example.com/p" :json [a b]}))`,
     );
-    const fake = fakeRunner((req) => (req.stepId.startsWith('check') ? { ok: true } : req.stepId.startsWith('list') ? { bs: ['x', 'y'] } : req.config.json ?? null));
+    const fake = fakeRunner((req) =>
+      req.stepId.startsWith('check')
+        ? { ok: true }
+        : req.stepId.startsWith('list')
+          ? { bs: ['x', 'y'] }
+          : (req.config.json ?? null),
+    );
     const { outcome } = await run(model, {}, { steps: fake.runner });
     expect(fake.ids()).toEqual([
       'check[0]',
@@ -190,7 +230,9 @@ describe('step ids inside for', () => {
 
   it('a step reached twice in one run is refused (possible only in trees the validator would reject)', async () => {
     const model = modelOf('(flow/step :sleep :s {:duration-ms 1})');
-    const read = readEdn('(do (flow/step :kv :s {:operation :get :key "a"}) (flow/step :kv :s {:operation :get :key "b"}))');
+    const read = readEdn(
+      '(do (flow/step :kv :s {:operation :get :key "a"}) (flow/step :kv :s {:operation :get :key "b"}))',
+    );
     if (!read.ok) throw new Error('unreadable');
     const { outcome } = await run({ ...model, flow: read.value }, {}, { steps: fakeRunner().runner });
     expect(outcome).toMatchObject({
@@ -243,13 +285,21 @@ describe('durable sleep', () => {
 
     // Woken early (a stray notification, a lease takeover): still waiting for the same time, nothing re-run.
     now = 1_030_000;
-    const early = await run(model, {}, { steps: s.runner, now: clock, journal: first.journal, usage: first.outcome.usage });
+    const early = await run(
+      model,
+      {},
+      { steps: s.runner, now: clock, journal: first.journal, usage: first.outcome.usage },
+    );
     expect(early.outcome).toMatchObject({ status: 'waiting', wakeAt: 1_060_000, usage: { steps: 2 } });
     expect(early.events).toEqual([]);
     expect(s.reads()).toBe(1);
 
     now = 1_060_000;
-    const resumed = await run(model, {}, { steps: s.runner, now: clock, journal: first.journal, usage: first.outcome.usage });
+    const resumed = await run(
+      model,
+      {},
+      { steps: s.runner, now: clock, journal: first.journal, usage: first.outcome.usage },
+    );
     expect(resultJson(resumed.outcome)).toEqual(['first', 'second']);
     expect(resumed.journal.get('wait')).toEqual({ status: 'completed', type: 'sleep', result: null });
     expect(resumed.events.map((e) => `${e.type}:${e.stepId}`)).toEqual([
@@ -303,7 +353,13 @@ describe('function steps', () => {
     const { outcome, events } = await run(model, {}, { steps: fakeRunner().runner });
     expect(outcome).toEqual({
       status: 'failed',
-      error: { code: 'type_error', message: 'inc expects a number, got a string', line: 2, column: 47, stepId: 'f' },
+      error: {
+        code: 'type_error',
+        message: 'inc expects a number, got a string',
+        line: 2,
+        column: 47,
+        stepId: 'f',
+      },
       usage: { steps: 1, httpCalls: 0, llmTokens: 0 },
     });
     expect(events.map((e) => e.type)).toEqual(['step_started', 'step_failed']);
@@ -319,7 +375,11 @@ describe('function steps', () => {
 
 describe('run limits', () => {
   it('step executions', async () => {
-    const { outcome } = await run(THREE_STEPS, {}, { steps: fakeRunner(answerBody).runner, limits: { maxSteps: 2 } });
+    const { outcome } = await run(
+      THREE_STEPS,
+      {},
+      { steps: fakeRunner(answerBody).runner, limits: { maxSteps: 2 } },
+    );
     expect(outcome).toEqual({
       status: 'failed',
       error: {
@@ -334,12 +394,19 @@ describe('run limits', () => {
   });
 
   it('count from the usage of earlier attempts', async () => {
-    const { outcome } = await run(THREE_STEPS, {}, {
-      steps: fakeRunner(answerBody).runner,
-      limits: { maxSteps: 3 },
-      usage: { steps: 2, httpCalls: 0, llmTokens: 0 },
+    const { outcome } = await run(
+      THREE_STEPS,
+      {},
+      {
+        steps: fakeRunner(answerBody).runner,
+        limits: { maxSteps: 3 },
+        usage: { steps: 2, httpCalls: 0, llmTokens: 0 },
+      },
+    );
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      error: { code: 'step_limit_exceeded', stepId: 'two' },
     });
-    expect(outcome).toMatchObject({ status: 'failed', error: { code: 'step_limit_exceeded', stepId: 'two' } });
   });
 
   it('HTTP calls and LLM tokens through the usage meter', async () => {
@@ -352,7 +419,11 @@ describe('run limits', () => {
     const http = await run(model, {}, { steps: calling, limits: { maxHttpCalls: 1 } });
     expect(http.outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'http_call_limit_exceeded', message: 'the run reached its limit of 1 HTTP calls', stepId: 'h' },
+      error: {
+        code: 'http_call_limit_exceeded',
+        message: 'the run reached its limit of 1 HTTP calls',
+        stepId: 'h',
+      },
       usage: { httpCalls: 1 },
     });
     const tokens: StepRunner = async (_req, ctx) => {
@@ -362,8 +433,16 @@ describe('run limits', () => {
     const ok = await run(model, {}, { steps: tokens, limits: { maxLlmTokens: 200 } });
     expect(resultJson(ok.outcome)).toBe(50);
     expect(ok.outcome.usage.llmTokens).toBe(150);
-    const over = await run(model, {}, { steps: tokens, limits: { maxLlmTokens: 200 }, usage: { steps: 0, httpCalls: 0, llmTokens: 100 } });
-    expect(over.outcome).toMatchObject({ status: 'failed', error: { code: 'llm_token_limit_exceeded' }, usage: { llmTokens: 250 } });
+    const over = await run(
+      model,
+      {},
+      { steps: tokens, limits: { maxLlmTokens: 200 }, usage: { steps: 0, httpCalls: 0, llmTokens: 100 } },
+    );
+    expect(over.outcome).toMatchObject({
+      status: 'failed',
+      error: { code: 'llm_token_limit_exceeded' },
+      usage: { llmTokens: 250 },
+    });
   });
 
   it('result sizes: of a step and of the run', async () => {
@@ -372,12 +451,20 @@ describe('run limits', () => {
     const step = await run(model, {}, { steps: big.runner, limits: { maxStepResultBytes: 500 } });
     expect(step.outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'result_too_large', message: 'the result of step big is larger than 500 bytes', stepId: 'big' },
+      error: {
+        code: 'result_too_large',
+        message: 'the result of step big is larger than 500 bytes',
+        stepId: 'big',
+      },
     });
-    const result = await run(modelOf('(str (range 400))'), {}, {
-      steps: big.runner,
-      limits: { maxResultBytes: 1000 },
-    });
+    const result = await run(
+      modelOf('(str (range 400))'),
+      {},
+      {
+        steps: big.runner,
+        limits: { maxResultBytes: 1000 },
+      },
+    );
     expect(result.outcome).toMatchObject({
       status: 'failed',
       error: { code: 'result_too_large', message: 'the run result is larger than 1000 bytes' },
@@ -388,10 +475,19 @@ describe('run limits', () => {
     const model = modelOf('(flow/input)');
     for (const input of [[1], 'text', 5]) {
       const { outcome } = await run(model, input, { steps: fakeRunner().runner });
-      expect(outcome).toMatchObject({ status: 'failed', error: { code: 'input_invalid', message: 'the run input must be a JSON object' } });
+      expect(outcome).toMatchObject({
+        status: 'failed',
+        error: { code: 'input_invalid', message: 'the run input must be a JSON object' },
+      });
     }
-    const large = await run(model, { s: 'x'.repeat(200) }, { steps: fakeRunner().runner, limits: { maxInputBytes: 100 } });
-    expect(large.outcome).toMatchObject({ error: { code: 'input_invalid', message: 'the run input is larger than 100 bytes' } });
+    const large = await run(
+      model,
+      { s: 'x'.repeat(200) },
+      { steps: fakeRunner().runner, limits: { maxInputBytes: 100 } },
+    );
+    expect(large.outcome).toMatchObject({
+      error: { code: 'input_invalid', message: 'the run input is larger than 100 bytes' },
+    });
     expect(resultJson((await run(model, undefined, { steps: fakeRunner().runner })).outcome)).toEqual({});
   });
 
@@ -399,7 +495,9 @@ describe('run limits', () => {
     const model = modelOf('(flow/step :http :slow {:url "https://api.example.com/"})');
     const hanging: StepRunner = (_req, ctx) =>
       new Promise((_resolve, reject) => {
-        ctx.signal.addEventListener('abort', () => reject(new RunError('http_request_failed', 'the request was stopped')));
+        ctx.signal.addEventListener('abort', () =>
+          reject(new RunError('http_request_failed', 'the request was stopped')),
+        );
       });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
@@ -411,7 +509,10 @@ describe('run limits', () => {
     expect(cancelled.events.map((e) => e.type)).toEqual(['step_started', 'step_failed']);
     const started = Date.now();
     const timedOut = await run(model, {}, { steps: hanging, limits: { wallTimeMs: 50 } });
-    expect(timedOut.outcome).toMatchObject({ status: 'timed-out', error: { code: 'run_timed_out', stepId: 'slow' } });
+    expect(timedOut.outcome).toMatchObject({
+      status: 'timed-out',
+      error: { code: 'run_timed_out', stepId: 'slow' },
+    });
     expect(Date.now() - started).toBeLessThan(2000);
     const pastDeadline = await run(model, {}, { steps: hanging, deadline: Date.now() - 1 });
     expect(pastDeadline.outcome).toMatchObject({ status: 'timed-out', error: { code: 'run_timed_out' } });
@@ -430,7 +531,11 @@ describe('redaction and events', () => {
       ctx.addKnownSecrets(['conn-secret-value']);
       return { kind: 'result', value: fromJson({ status: 200, leaked: 'conn-secret-value' }, ctx.meter) };
     };
-    const { outcome, events, journal } = await run(model, { note: `key ${secret}` }, { steps: runner, knownSecrets: [secret] });
+    const { outcome, events, journal } = await run(
+      model,
+      { note: `key ${secret}` },
+      { steps: runner, knownSecrets: [secret] },
+    );
     const everything = JSON.stringify({ outcome, events });
     expect(everything).not.toContain(secret);
     expect(everything).not.toContain('hunter22');
@@ -484,7 +589,13 @@ describe('redaction and events', () => {
     const { outcome } = await run(model, {}, { steps: runner });
     expect(outcome).toEqual({
       status: 'failed',
-      error: { code: 'http_timeout', message: 'the request timed out after 10 ms (1 attempt)', stepId: 'x', line: 3, column: 3 },
+      error: {
+        code: 'http_timeout',
+        message: 'the request timed out after 10 ms (1 attempt)',
+        stepId: 'x',
+        line: 3,
+        column: 3,
+      },
       usage: { steps: 1, httpCalls: 0, llmTokens: 0 },
     });
   });
@@ -492,11 +603,19 @@ describe('redaction and events', () => {
 
 describe('results', () => {
   it('unwrap a viewer envelope to its MIME type', async () => {
-    const model = modelOf('{:flowgate.viewer/kind :html :flowgate.viewer/value (str "<h1>" (:title (flow/input)) "</h1>")}');
+    const model = modelOf(
+      '{:flowgate.viewer/kind :html :flowgate.viewer/value (str "<h1>" (:title (flow/input)) "</h1>")}',
+    );
     const { outcome } = await run(model, { title: 'Hi' }, { steps: fakeRunner().runner });
     expect(outcome).toEqual({
       status: 'completed',
-      result: { mimeType: 'text/html', text: '<h1>Hi</h1>', bytes: 11, preview: '<h1>Hi</h1>', previewTruncated: false },
+      result: {
+        mimeType: 'text/html',
+        text: '<h1>Hi</h1>',
+        bytes: 11,
+        preview: '<h1>Hi</h1>',
+        previewTruncated: false,
+      },
       usage: { steps: 0, httpCalls: 0, llmTokens: 0 },
     });
   });

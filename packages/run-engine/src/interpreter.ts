@@ -101,7 +101,8 @@ const stepMemo = new WeakMap<EdnNode, boolean>();
 
 /** Whether a form contains a `(flow/step …)` call; step-free forms are evaluated synchronously. */
 function containsStep(node: EdnNode): boolean {
-  if (node.kind !== 'list' && node.kind !== 'vector' && node.kind !== 'set' && node.kind !== 'map') return false;
+  if (node.kind !== 'list' && node.kind !== 'vector' && node.kind !== 'set' && node.kind !== 'map')
+    return false;
   const memo = stepMemo.get(node);
   if (memo !== undefined) return memo;
   let result: boolean;
@@ -115,7 +116,6 @@ function containsStep(node: EdnNode): boolean {
   stepMemo.set(node, result);
   return result;
 }
-
 
 interface PreparedStep {
   /** The evaluated config (for `:function`: `{:ref … :input …}` with the code shown as a placeholder). */
@@ -146,14 +146,20 @@ class BodyRun extends Evaluator {
     this.usageMeter = {
       countHttpCall: () => {
         if (usage.httpCalls >= limits.maxHttpCalls) {
-          throw new RunError('http_call_limit_exceeded', `the run reached its limit of ${limits.maxHttpCalls} HTTP calls`);
+          throw new RunError(
+            'http_call_limit_exceeded',
+            `the run reached its limit of ${limits.maxHttpCalls} HTTP calls`,
+          );
         }
         usage.httpCalls++;
       },
       addLlmTokens: (tokens) => {
         usage.llmTokens += Math.max(0, Math.floor(tokens));
         if (usage.llmTokens > limits.maxLlmTokens) {
-          throw new RunError('llm_token_limit_exceeded', `the run used more than its limit of ${limits.maxLlmTokens} LLM tokens`);
+          throw new RunError(
+            'llm_token_limit_exceeded',
+            `the run used more than its limit of ${limits.maxLlmTokens} LLM tokens`,
+          );
         }
       },
       llmTokensLeft: () => Math.max(0, limits.maxLlmTokens - usage.llmTokens),
@@ -178,7 +184,8 @@ class BodyRun extends Evaluator {
       }
       case 'map': {
         const entries: [Value, Value][] = [];
-        for (const e of node.entries) entries.push([await this.evalAsync(e.key, env), await this.evalAsync(e.value, env)]);
+        for (const e of node.entries)
+          entries.push([await this.evalAsync(e.key, env), await this.evalAsync(e.value, env)]);
         return this.map(entries, node);
       }
       case 'list':
@@ -210,7 +217,8 @@ class BodyRun extends Evaluator {
     }
     const f = head.kind === 'symbol' ? undefined : await this.evalAsync(head, env);
     const args: Value[] = [];
-    for (let i = 1; i < node.items.length; i++) args.push(await this.evalAsync(node.items[i] as EdnNode, env));
+    for (let i = 1; i < node.items.length; i++)
+      args.push(await this.evalAsync(node.items[i] as EdnNode, env));
     if (head.kind === 'symbol') {
       if (head.name === 'flow/input') return this.flowInput(node, env);
       return this.callSymbol(head.name, args, env, head);
@@ -224,7 +232,8 @@ class BodyRun extends Evaluator {
       case 'do':
         return this.doAsync(items.slice(1), env);
       case 'if': {
-        if (items.length < 3 || items.length > 4) throw invalidForm('if takes a test, a then and an optional else');
+        if (items.length < 3 || items.length > 4)
+          throw invalidForm('if takes a test, a then and an optional else');
         const branch = isTruthy(await this.evalAsync(items[1] as EdnNode, env)) ? items[2] : items[3];
         return branch ? this.evalAsync(branch, env) : null;
       }
@@ -237,7 +246,8 @@ class BodyRun extends Evaluator {
       case 'cond':
         if (items.length % 2 === 0) throw invalidForm('cond takes test/expression pairs');
         for (let i = 1; i < items.length; i += 2) {
-          if (isTruthy(await this.evalAsync(items[i] as EdnNode, env))) return this.evalAsync(items[i + 1] as EdnNode, env);
+          if (isTruthy(await this.evalAsync(items[i] as EdnNode, env)))
+            return this.evalAsync(items[i + 1] as EdnNode, env);
         }
         return null;
       case 'and':
@@ -321,7 +331,10 @@ class BodyRun extends Evaluator {
     }
     this.seen.add(stepId);
     // The config is evaluated on replay too: it may contain steps of its own, which must replay in order.
-    const prepared = type === 'function' ? await this.functionConfig(configNode, env, stepId) : await this.config(configNode, env);
+    const prepared =
+      type === 'function'
+        ? await this.functionConfig(configNode, env, stepId)
+        : await this.config(configNode, env);
     const entry = this.options.journal?.get(stepId);
     if (entry) {
       if (entry.type !== type) {
@@ -352,11 +365,13 @@ class BodyRun extends Evaluator {
       const name = key.kind === 'keyword' ? key.name : undefined;
       if (name === 'code') {
         const code = this.eval(value, FUNCTION_ENV);
-        if (!(code instanceof Fn)) throw new RunError('step_config_invalid', ':code must be a function literal', { stepId });
+        if (!(code instanceof Fn))
+          throw new RunError('step_config_invalid', ':code must be a function literal', { stepId });
         fn = code;
         shown.push([new Keyword('code'), '(fn …)']);
       } else if (name === 'ref') {
-        if (value.kind !== 'keyword') throw new RunError('step_config_invalid', ':ref must be a keyword', { stepId });
+        if (value.kind !== 'keyword')
+          throw new RunError('step_config_invalid', ':ref must be a keyword', { stepId });
         fn = this.functionByRef(value.name, stepId);
         shown.push([new Keyword('ref'), new Keyword(value.name)]);
       } else if (name === 'input') {
@@ -374,9 +389,11 @@ class BodyRun extends Evaluator {
     const cached = this.functions.get(id);
     if (cached) return cached;
     const declared = this.model.functions.find((f) => f.id === id);
-    if (!declared) throw new RunError('step_config_invalid', `:ref :${id} names no function in :functions`, { stepId });
+    if (!declared)
+      throw new RunError('step_config_invalid', `:ref :${id} names no function in :functions`, { stepId });
     const fn = this.eval(declared.code, FUNCTION_ENV);
-    if (!(fn instanceof Fn)) throw new RunError('step_config_invalid', `function :${id} is not a function literal`, { stepId });
+    if (!(fn instanceof Fn))
+      throw new RunError('step_config_invalid', `function :${id} is not a function literal`, { stepId });
     this.functions.set(id, fn);
     return fn;
   }
@@ -384,9 +401,13 @@ class BodyRun extends Evaluator {
   private async execute(stepId: string, type: StepType, prepared: PreparedStep): Promise<Value> {
     const limits = this.meter.limits;
     if (this.usage.steps >= limits.maxSteps) {
-      throw new RunError('step_limit_exceeded', `the run reached its limit of ${limits.maxSteps} step executions`, {
-        stepId,
-      });
+      throw new RunError(
+        'step_limit_exceeded',
+        `the run reached its limit of ${limits.maxSteps} step executions`,
+        {
+          stepId,
+        },
+      );
     }
     const config = toJson(prepared.config, this.meter, {
       maxBytes: limits.maxStepResultBytes,
@@ -438,8 +459,15 @@ class BodyRun extends Evaluator {
 
   private stepFailure(error: unknown, stepId: string): RunError {
     let failure: RunError;
+    // The deadline timer aborts the step signal with a run_timed_out reason; it may fire a hair before the clock
+    // reads past the deadline, so the reason decides, not the clock alone.
+    const deadlineReached =
+      (this.stepSignal.aborted &&
+        isRunError(this.stepSignal.reason) &&
+        this.stepSignal.reason.code === 'run_timed_out') ||
+      this.now() >= this.deadline;
     if (this.options.signal?.aborted) failure = new RunError('run_cancelled', 'the run was cancelled');
-    else if (this.now() > this.deadline) failure = new RunError('run_timed_out', 'the run exceeded its wall time');
+    else if (deadlineReached) failure = new RunError('run_timed_out', 'the run exceeded its wall time');
     else if (isRunError(error)) failure = error;
     else failure = new RunError('step_failed', `step ${stepId} failed unexpectedly`);
     failure.stepId ??= stepId;
@@ -531,7 +559,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * Evaluates `model.flow` with `input` (a JSON object; keys become keywords). Resolves to the outcome; rejects only
  * when the caller's own `record` or `onEvent` fails (the attempt should then be retried by replay).
  */
-export async function runBody(model: FlowModel, input: unknown, options: RunBodyOptions): Promise<RunOutcome> {
+export async function runBody(
+  model: FlowModel,
+  input: unknown,
+  options: RunBodyOptions,
+): Promise<RunOutcome> {
   const limits: RunLimits = { ...DEFAULT_RUN_LIMITS, ...options.limits };
   const now = options.now ?? Date.now;
   const started = now();
@@ -548,7 +580,10 @@ export async function runBody(model: FlowModel, input: unknown, options: RunBody
   const wait = deadline - started;
   const timer =
     wait < MAX_TIMER_MS
-      ? setTimeout(() => stepController.abort(new RunError('run_timed_out', 'the run exceeded its wall time')), Math.max(0, wait))
+      ? setTimeout(
+          () => stepController.abort(new RunError('run_timed_out', 'the run exceeded its wall time')),
+          Math.max(0, wait),
+        )
       : undefined;
   timer?.unref?.();
 
@@ -566,10 +601,15 @@ export async function runBody(model: FlowModel, input: unknown, options: RunBody
       now,
     );
     const value = await run.evalAsync(model.flow, BODY_ENV);
-    const result = renderResult(value, { meter, knownSecrets: run.knownSecrets(), maxBytes: limits.maxResultBytes });
+    const result = renderResult(value, {
+      meter,
+      knownSecrets: run.knownSecrets(),
+      maxBytes: limits.maxResultBytes,
+    });
     return { status: 'completed', result, usage };
   } catch (error) {
-    if (error instanceof Suspend) return { status: 'waiting', wakeAt: error.wakeAt, stepId: error.stepId, usage };
+    if (error instanceof Suspend)
+      return { status: 'waiting', wakeAt: error.wakeAt, stepId: error.stepId, usage };
     if (error instanceof PortFailure) throw error.cause;
     const failure = toRunError(error);
     return {

@@ -16,7 +16,8 @@ describe('evaluation limits', () => {
     expect(ev('(reduce (fn [acc x] (+ acc x)) 0 (range 100))', { limits: { fuel: 1000 } })).toBe('4950');
     expect(evError('(reduce (fn [acc x] (+ acc x)) 0 (range 1000))', { limits: { fuel: 1000 } })).toEqual({
       code: 'eval_fuel_exhausted',
-      message: 'evaluation used more than 1000 steps; move heavy data shaping into smaller steps or reduce the data',
+      message:
+        'evaluation used more than 1000 steps; move heavy data shaping into smaller steps or reduce the data',
       line: 2,
       column: 28,
     });
@@ -31,7 +32,9 @@ describe('evaluation limits', () => {
       column: 22,
     });
     expect(ev('((fn f [n] (if (= n 0) :done (f (dec n)))) 100)')).toBe(':done');
-    expect(evError('((fn f [n] (if (= n 0) :done (f (dec n)))) 100)', { limits: { maxDepth: 50 } })).toMatchObject({
+    expect(
+      evError('((fn f [n] (if (= n 0) :done (f (dec n)))) 100)', { limits: { maxDepth: 50 } }),
+    ).toMatchObject({
       code: 'recursion_too_deep',
     });
   });
@@ -123,11 +126,19 @@ describe('evaluation limits', () => {
 describe('hostile bodies stop quickly with default limits', () => {
   it.each([
     ['deep recursion through a named fn', '((fn f [n] (f (inc n))) 0)', 'recursion_too_deep'],
-    ['recursion by passing a fn to itself', '(let [g (fn [h n] (h h (inc n)))] (g g 0))', 'recursion_too_deep'],
+    [
+      'recursion by passing a fn to itself',
+      '(let [g (fn [h n] (h h (inc n)))] (g g 0))',
+      'recursion_too_deep',
+    ],
     ['a huge range', '(count (range 1000000000))', 'collection_too_large'],
     ['a nested for that explodes', '(count (for [a (range 1000) b (range 1000)] 1))', 'collection_too_large'],
     ['a doubling string bomb', '(reduce (fn [s _] (str s s)) "x" (range 64))', 'string_too_large'],
-    ['str accumulating in a loop', '(reduce (fn [s _] (str s "0123456789")) "" (range 100000))', 'eval_fuel_exhausted'],
+    [
+      'str accumulating in a loop',
+      '(reduce (fn [s _] (str s "0123456789")) "" (range 100000))',
+      'eval_fuel_exhausted',
+    ],
     ['a busy loop', '(reduce (fn [a x] (reduce + a (range 1000))) 0 (range 100000))', 'eval_fuel_exhausted'],
     [
       'printing a structure that shares one part many times',

@@ -57,7 +57,12 @@ export type JournalEntry =
   | { status: 'completed'; type: StepType; result: JsonValue }
   | { status: 'waiting'; type: StepType; wakeAt: number };
 
-export type StepEventType = 'step_started' | 'step_completed' | 'step_failed' | 'step_retrying' | 'step_waiting';
+export type StepEventType =
+  | 'step_started'
+  | 'step_completed'
+  | 'step_failed'
+  | 'step_retrying'
+  | 'step_waiting';
 
 /** A step event; `detail` is redacted with every known secret and bounded in size. */
 export interface StepEvent {

@@ -24,7 +24,11 @@ export function redactError(error: RunErrorJson, knownSecrets: readonly string[]
 }
 
 /** Redacts, then bounds: a detail too large to keep becomes `{truncated: true, preview: "<first chars of its JSON>"}`. */
-export function eventDetail(value: JsonValue, knownSecrets: readonly string[], maxChars = MAX_EVENT_DETAIL_CHARS): JsonValue {
+export function eventDetail(
+  value: JsonValue,
+  knownSecrets: readonly string[],
+  maxChars = MAX_EVENT_DETAIL_CHARS,
+): JsonValue {
   const clean = redactJson(value, knownSecrets);
   const text = JSON.stringify(clean);
   if (text.length <= maxChars) return clean;

@@ -46,8 +46,7 @@ const KIND_MIME: Readonly<Record<string, string>> = {
   json: 'application/json',
 };
 
-const TEXTUAL_MIME =
-  /^(text\/[a-z0-9.+-]+|application\/(json|xml|yaml|x-yaml|[a-z0-9.-]+\+(json|xml)))$/;
+const TEXTUAL_MIME = /^(text\/[a-z0-9.+-]+|application\/(json|xml|yaml|x-yaml|[a-z0-9.-]+\+(json|xml)))$/;
 
 /** The bare `type/subtype` of a textual MIME type (parameters dropped, lower-cased), or undefined. */
 export function textualMimeType(value: string): string | undefined {
@@ -97,7 +96,8 @@ export function renderResult(value: Value, options: RenderOptions): RenderedResu
     text = JSON.stringify(json);
   }
   const bytes = utf8Bytes(text);
-  if (bytes > maxBytes) throw new RunError('result_too_large', `the run result is larger than ${maxBytes} bytes`);
+  if (bytes > maxBytes)
+    throw new RunError('result_too_large', `the run result is larger than ${maxBytes} bytes`);
   const previewChars = options.previewChars ?? DEFAULT_PREVIEW_CHARS;
   let cut = Math.min(previewChars, text.length);
   // Never split a surrogate pair.

@@ -15,7 +15,9 @@ import { fromJson, type JsonValue, printValue, type Value, VMap } from './values
 export function modelOf(body: string, extra = ''): FlowModel {
   const result = validateFlow(`{:slug :t ${extra}\n :flow ${body}}`);
   if (!result.valid || !result.model) {
-    throw new Error(`invalid flow: ${JSON.stringify(result.diagnostics.filter((d) => d.severity === 'error'))}`);
+    throw new Error(
+      `invalid flow: ${JSON.stringify(result.diagnostics.filter((d) => d.severity === 'error'))}`,
+    );
   }
   return result.model;
 }
@@ -103,7 +105,12 @@ export async function startServer(
   };
 }
 
-export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
@@ -118,7 +125,12 @@ export function memoryKv(): KvStore & { data: Map<string, { value: JsonValue; tt
       return entry === undefined ? undefined : (JSON.parse(JSON.stringify(entry.value)) as JsonValue);
     },
     put: async (key, value, ttl) => {
-      data.set(key, ttl === undefined ? { value: JSON.parse(JSON.stringify(value)) } : { value: JSON.parse(JSON.stringify(value)), ttl });
+      data.set(
+        key,
+        ttl === undefined
+          ? { value: JSON.parse(JSON.stringify(value)) }
+          : { value: JSON.parse(JSON.stringify(value)), ttl },
+      );
     },
     delete: async (key) => {
       data.delete(key);

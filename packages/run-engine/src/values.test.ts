@@ -72,11 +72,21 @@ describe('the stored form', () => {
       '~:tags': { '~#set': ['~:a'] },
       '~:seq': { '~#list': [1, '~$s'] },
     });
-    expect(encodeValue(VMap.from([[new Vec([1]), 2], [null, 3]]), meter())).toEqual({ '~#cmap': [[1], 2, null, 3] });
+    expect(
+      encodeValue(
+        VMap.from([
+          [new Vec([1]), 2],
+          [null, 3],
+        ]),
+        meter(),
+      ),
+    ).toEqual({ '~#cmap': [[1], 2, null, 3] });
   });
 
   it('cannot be forged: a real "~#list" key is escaped, unknown tags are refused', () => {
-    const v = VMap.from([['~#list', [1]] as unknown as [Value, Value]].map(([k]) => [k, new Vec([1])] as const));
+    const v = VMap.from(
+      [['~#list', [1]] as unknown as [Value, Value]].map(([k]) => [k, new Vec([1])] as const),
+    );
     expect(encodeValue(v, meter())).toEqual({ '~~#list': [1] });
     expect(print(roundTrip(v))).toBe('{"~#list" [1]}');
     for (const bad of [{ '~#nope': [] }, '~?x', { '~#list': 'x' }, { '~#cmap': [1] }, 1n, Number.NaN]) {
@@ -101,8 +111,13 @@ describe('the stored form', () => {
     expect(() => encodeValue(new Fn('f', () => null), meter())).toThrow(
       expect.objectContaining({ code: 'type_error', message: 'a function (f) cannot be stored as a result' }),
     );
-    expect(() => encodeValue('x'.repeat(100), meter(), { maxBytes: 50, what: 'the result of step s' })).toThrow(
-      expect.objectContaining({ code: 'result_too_large', message: 'the result of step s is larger than 50 bytes' }),
+    expect(() =>
+      encodeValue('x'.repeat(100), meter(), { maxBytes: 50, what: 'the result of step s' }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'result_too_large',
+        message: 'the result of step s is larger than 50 bytes',
+      }),
     );
   });
 });
@@ -158,9 +173,9 @@ describe('plain JSON', () => {
     expect(() => fromJson({ s: 'x'.repeat(11) }, conversionMeter({ maxStringLength: 10 }))).toThrow(
       expect.objectContaining({ code: 'string_too_large' }),
     );
-    expect(() => toJson(fromJson(new Array(100).fill('abc'), meter()), meter(), { maxBytes: 100, what: 'x' })).toThrow(
-      expect.objectContaining({ code: 'result_too_large' }),
-    );
+    expect(() =>
+      toJson(fromJson(new Array(100).fill('abc'), meter()), meter(), { maxBytes: 100, what: 'x' }),
+    ).toThrow(expect.objectContaining({ code: 'result_too_large' }));
   });
 });
 

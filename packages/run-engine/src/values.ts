@@ -420,18 +420,11 @@ export function printValue(v: Value, meter: Meter): string {
 
 function printInto(v: Value, push: (s: string) => void, meter: Meter): void {
   meter.tick(1);
-  if (v === null) return push('nil');
-  switch (typeof v) {
-    case 'boolean':
-      return push(String(v));
-    case 'number':
-      return push(formatNumber(v));
-    case 'string':
-      return push(JSON.stringify(v));
+  const atom = printAtom(v);
+  if (atom !== undefined) {
+    push(atom);
+    return;
   }
-  if (v instanceof Keyword) return push(`:${v.name}`);
-  if (v instanceof Sym) return push(v.name);
-  if (v instanceof Fn) return push(`#function[${v.name}]`);
   const seq = (open: string, items: Iterable<Value>, close: string) => {
     push(open);
     let first = true;
@@ -442,19 +435,38 @@ function printInto(v: Value, push: (s: string) => void, meter: Meter): void {
     }
     push(close);
   };
-  if (v instanceof Vec) return seq('[', v.items, ']');
-  if (v instanceof List) return seq('(', v.items, ')');
-  if (v instanceof VSet) return seq('#{', v.values(), '}');
-  push('{');
-  let first = true;
-  for (const [k, x] of v.entries()) {
-    if (!first) push(', ');
-    first = false;
-    printInto(k, push, meter);
-    push(' ');
-    printInto(x, push, meter);
+  if (v instanceof Vec) seq('[', v.items, ']');
+  else if (v instanceof List) seq('(', v.items, ')');
+  else if (v instanceof VSet) seq('#{', v.values(), '}');
+  else if (v instanceof VMap) {
+    push('{');
+    let first = true;
+    for (const [k, x] of v.entries()) {
+      if (!first) push(', ');
+      first = false;
+      printInto(k, push, meter);
+      push(' ');
+      printInto(x, push, meter);
+    }
+    push('}');
   }
-  push('}');
+}
+
+/** The text of a value that is not a collection, or undefined for collections. */
+function printAtom(v: Value): string | undefined {
+  if (v === null) return 'nil';
+  switch (typeof v) {
+    case 'boolean':
+      return String(v);
+    case 'number':
+      return formatNumber(v);
+    case 'string':
+      return JSON.stringify(v);
+  }
+  if (v instanceof Keyword) return `:${v.name}`;
+  if (v instanceof Sym) return v.name;
+  if (v instanceof Fn) return `#function[${v.name}]`;
+  return undefined;
 }
 
 // ---- JSON -----------------------------------------------------------------------------------------------------

@@ -20,7 +20,12 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://x');
     switch (url.pathname) {
       case '/v1/json':
-        json(res, 200, { hello: 'world', n: [1, 2] }, { 'set-cookie': 'sid=abc', 'x-api-key': 'k-123456', 'x-trace': 't1' });
+        json(
+          res,
+          200,
+          { hello: 'world', n: [1, 2] },
+          { 'set-cookie': 'sid=abc', 'x-api-key': 'k-123456', 'x-trace': 't1' },
+        );
         return;
       case '/v1/text':
         res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
@@ -31,14 +36,19 @@ beforeAll(async () => {
         res.end('{not json');
         return;
       case '/v1/echo':
-        json(res, 201, {
-          method: req.method,
-          query: Object.fromEntries(url.searchParams),
-          body,
-          contentType: req.headers['content-type'] ?? null,
-          note: req.headers['x-note'] ?? null,
-          auth: req.headers.authorization ?? null,
-        }, { 'x-echo-auth': String(req.headers.authorization ?? '') });
+        json(
+          res,
+          201,
+          {
+            method: req.method,
+            query: Object.fromEntries(url.searchParams),
+            body,
+            contentType: req.headers['content-type'] ?? null,
+            note: req.headers['x-note'] ?? null,
+            auth: req.headers.authorization ?? null,
+          },
+          { 'x-echo-auth': String(req.headers.authorization ?? '') },
+        );
         return;
       case '/v1/flaky':
         if (failuresLeft > 0) {
@@ -107,23 +117,27 @@ async function http(
     knownSecrets: [SECRET],
     ...options.connection,
   };
-  const outcome = await runBody(model, {}, {
-    steps: createStepRunner({
-      connections: {
-        resolve: async (slot) => {
-          if (slot !== 'api') throw new Error('unbound');
-          return connection;
+  const outcome = await runBody(
+    model,
+    {},
+    {
+      steps: createStepRunner({
+        connections: {
+          resolve: async (slot) => {
+            if (slot !== 'api') throw new Error('unbound');
+            return connection;
+          },
         },
+        kv: { get: async () => undefined, put: async () => undefined, delete: async () => undefined },
+        allowPrivateNetwork: options.allowPrivateNetwork ?? true,
+        ...(options.resolve ? { resolve: options.resolve } : {}),
+      }),
+      onEvent: (e) => {
+        events.push(e);
       },
-      kv: { get: async () => undefined, put: async () => undefined, delete: async () => undefined },
-      allowPrivateNetwork: options.allowPrivateNetwork ?? true,
-      ...(options.resolve ? { resolve: options.resolve } : {}),
-    }),
-    onEvent: (e) => {
-      events.push(e);
+      ...(options.limits ? { limits: options.limits } : {}),
     },
-    ...(options.limits ? { limits: options.limits } : {}),
-  });
+  );
   return { outcome, events };
 }
 
@@ -150,7 +164,11 @@ describe(':http through a connection on a real local server', () => {
     );
     expect((await http('{:connection :api :path "/text" :response-as :json}')).outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'http_response_invalid', message: 'the response (status 200) is not valid JSON', stepId: 'call' },
+      error: {
+        code: 'http_response_invalid',
+        message: 'the response (status 200) is not valid JSON',
+        stepId: 'call',
+      },
     });
     // :auto falls back to text when a JSON content type carries something else.
     expect(result(await http('{:connection :api :path "/bad-json"}')).body).toBe('{not json');
@@ -191,7 +209,10 @@ describe(':http through a connection on a real local server', () => {
   });
 
   it('follows redirects on the same origin', async () => {
-    expect(result(await http('{:connection :api :path "/redirect"}')).body).toEqual({ hello: 'world', n: [1, 2] });
+    expect(result(await http('{:connection :api :path "/redirect"}')).body).toEqual({
+      hello: 'world',
+      n: [1, 2],
+    });
   });
 
   it('retries 503 with backoff, reporting each retry, then succeeds', async () => {
@@ -209,10 +230,14 @@ describe(':http through a connection on a real local server', () => {
 
   it('returns the last 503 as the result once attempts are used up, and never retries a 404', async () => {
     failuresLeft = 5;
-    expect(result(await http('{:connection :api :path "/flaky" :retry {:max-attempts 2 :backoff-ms 1}}')).status).toBe(503);
+    expect(
+      result(await http('{:connection :api :path "/flaky" :retry {:max-attempts 2 :backoff-ms 1}}')).status,
+    ).toBe(503);
     failuresLeft = 0;
     const before = server.requests.length;
-    expect(result(await http('{:connection :api :path "/missing" :retry {:max-attempts 3 :backoff-ms 1}}')).status).toBe(404);
+    expect(
+      result(await http('{:connection :api :path "/missing" :retry {:max-attempts 3 :backoff-ms 1}}')).status,
+    ).toBe(404);
     expect(server.requests.length - before).toBe(1);
   });
 
@@ -222,14 +247,20 @@ describe(':http through a connection on a real local server', () => {
     const run = await http(`{:url "${closed.url}/x" :retry {:max-attempts 2 :backoff-ms 1}}`);
     expect(run.outcome).toMatchObject({
       status: 'failed',
-      error: { code: 'http_request_failed', message: 'network error (ECONNREFUSED) (2 attempts)', stepId: 'call' },
+      error: {
+        code: 'http_request_failed',
+        message: 'network error (ECONNREFUSED) (2 attempts)',
+        stepId: 'call',
+      },
       usage: { httpCalls: 2 },
     });
   });
 
   it('times out per attempt', async () => {
     const started = Date.now();
-    const run = await http('{:connection :api :path "/hang" :timeout-ms 100 :retry {:max-attempts 2 :backoff-ms 1}}');
+    const run = await http(
+      '{:connection :api :path "/hang" :timeout-ms 100 :retry {:max-attempts 2 :backoff-ms 1}}',
+    );
     expect(run.outcome).toMatchObject({
       status: 'failed',
       error: { code: 'http_timeout', message: 'the request timed out after 100 ms (2 attempts)' },
@@ -258,24 +289,38 @@ describe(':http through a connection on a real local server', () => {
 
   it('refuses bad configs clearly', async () => {
     for (const [config, message] of [
-      ['{:connection :api :path "/json" :url "http://a.example"}', 'an :http step needs exactly one of :connection or :url'],
+      [
+        '{:connection :api :path "/json" :url "http://a.example"}',
+        'an :http step needs exactly one of :connection or :url',
+      ],
       ['{:connection :api :path "no-slash"}', ':path must start with "/"'],
       ['{:connection :api :json 1 :body "x"}', 'an :http step takes only one of :json or :body'],
       ['{:connection :api :surprise 1}', ':http step: the config: Unrecognized key: "surprise"'],
       ['{:connection :api :path "/json" :headers {"Host" "evil"}}', 'the host header is set by the engine'],
-      ['{:connection :api :path "/json" :headers {"X-A" (str "a\\r\\nb")}}', 'a header value contains a line break'],
+      [
+        '{:connection :api :path "/json" :headers {"X-A" (str "a\\r\\nb")}}',
+        'a header value contains a line break',
+      ],
       ['{:connection :api :path "/json" :headers {"bad name" "x"}}', '"bad name" is not a valid header name'],
       ['{:url "ftp://x.example/"}', 'the request URL must be an http or https URL on the base URL’s host'],
       ['{:url "http://user:pw@x.example/"}', 'credentials in the URL are not allowed; use a connection'],
-      ['{:connection :api :timeout-ms 1000000}', ':http step: :timeout-ms: Too big: expected number to be <=60000'],
+      [
+        '{:connection :api :timeout-ms 1000000}',
+        ':http step: :timeout-ms: Too big: expected number to be <=60000',
+      ],
     ] as const) {
       const run = await http(config, { raw: true });
-      expect(run.outcome, config).toMatchObject({ status: 'failed', error: { code: 'step_config_invalid', message } });
+      expect(run.outcome, config).toMatchObject({
+        status: 'failed',
+        error: { code: 'step_config_invalid', message },
+      });
     }
     const unbound = await http('{:connection :api :path "/json"}', {
       connection: { baseUrl: 'not a url' },
     });
-    expect(unbound.outcome).toMatchObject({ error: { code: 'step_config_invalid', message: 'the connection base URL is not a valid URL' } });
+    expect(unbound.outcome).toMatchObject({
+      error: { code: 'step_config_invalid', message: 'the connection base URL is not a valid URL' },
+    });
   });
 });
 
@@ -290,25 +335,36 @@ describe(':http address policy (private networks not allowed)', () => {
 
   it('refuses loopback, metadata and local names without sending anything', async () => {
     const before = server.requests.length;
-    expect((await http(`{:url "${server.url}/v1/json"}`, { allowPrivateNetwork: false })).outcome).toMatchObject(refused('127.0.0.1'));
-    expect((await http('{:url "http://169.254.169.254/latest/meta-data/"}', { allowPrivateNetwork: false })).outcome).toMatchObject(
-      refused('169.254.169.254'),
-    );
-    expect((await http(`{:url "http://localhost:${server.port}/v1/json"}`, { allowPrivateNetwork: false })).outcome).toMatchObject(
-      refused('localhost'),
-    );
-    expect((await http(`{:url "http://[::1]:${server.port}/"}`, { allowPrivateNetwork: false })).outcome).toMatchObject(refused('::1'));
-    expect((await http(`{:url "http://2130706433:${server.port}/"}`, { allowPrivateNetwork: false })).outcome).toMatchObject(
-      refused('127.0.0.1'),
-    );
+    expect(
+      (await http(`{:url "${server.url}/v1/json"}`, { allowPrivateNetwork: false })).outcome,
+    ).toMatchObject(refused('127.0.0.1'));
+    expect(
+      (await http('{:url "http://169.254.169.254/latest/meta-data/"}', { allowPrivateNetwork: false }))
+        .outcome,
+    ).toMatchObject(refused('169.254.169.254'));
+    expect(
+      (await http(`{:url "http://localhost:${server.port}/v1/json"}`, { allowPrivateNetwork: false }))
+        .outcome,
+    ).toMatchObject(refused('localhost'));
+    expect(
+      (await http(`{:url "http://[::1]:${server.port}/"}`, { allowPrivateNetwork: false })).outcome,
+    ).toMatchObject(refused('::1'));
+    expect(
+      (await http(`{:url "http://2130706433:${server.port}/"}`, { allowPrivateNetwork: false })).outcome,
+    ).toMatchObject(refused('127.0.0.1'));
     expect(server.requests.length).toBe(before);
   });
 
   it('refuses a name that resolves to loopback, checked at connection time', async () => {
     const before = server.requests.length;
     const resolve: Resolver = async (host) =>
-      host === 'rebind.example.test' ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '93.184.216.34', family: 4 }];
-    const run = await http(`{:url "http://rebind.example.test:${server.port}/v1/json"}`, { allowPrivateNetwork: false, resolve });
+      host === 'rebind.example.test'
+        ? [{ address: '127.0.0.1', family: 4 }]
+        : [{ address: '93.184.216.34', family: 4 }];
+    const run = await http(`{:url "http://rebind.example.test:${server.port}/v1/json"}`, {
+      allowPrivateNetwork: false,
+      resolve,
+    });
     expect(run.outcome).toMatchObject(refused('rebind.example.test'));
     expect(run.outcome.usage.httpCalls).toBe(1);
     expect(server.requests.length).toBe(before);
@@ -322,7 +378,10 @@ describe(':http address policy (private networks not allowed)', () => {
 
 describe('redirects (transport)', () => {
   // Only 127.0.0.1 counts as public here, so a redirect to 127.0.0.2 stands for one into a private network.
-  const onlyLoopbackOne = { isBlocked: (a: string) => a !== '127.0.0.1', resolve: async () => [{ address: '127.0.0.1', family: 4 }] };
+  const onlyLoopbackOne = {
+    isBlocked: (a: string) => a !== '127.0.0.1',
+    resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+  };
   const request = (url: string, headers: Record<string, string> = {}, method = 'GET', body?: Buffer) =>
     send(
       {
@@ -341,7 +400,9 @@ describe('redirects (transport)', () => {
   let hop: TestServer;
   let other: TestServer;
   beforeAll(async () => {
-    other = await startServer((req, res) => json(res, 200, { auth: req.headers.authorization ?? null, method: req.method }));
+    other = await startServer((req, res) =>
+      json(res, 200, { auth: req.headers.authorization ?? null, method: req.method }),
+    );
     hop = await startServer((req, res) => {
       const target = new URL(req.url ?? '/', 'http://x').searchParams.get('to') ?? '/';
       const status = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('status') ?? 302);
@@ -359,10 +420,14 @@ describe('redirects (transport)', () => {
   });
 
   it('re-checks every hop: a redirect into a private address is refused', async () => {
-    await expect(request(`${hop.url}/r?to=${encodeURIComponent(`http://127.0.0.2:${other.port}/`)}`)).rejects.toMatchObject({
+    await expect(
+      request(`${hop.url}/r?to=${encodeURIComponent(`http://127.0.0.2:${other.port}/`)}`),
+    ).rejects.toMatchObject({
       code: 'network_address_refused',
     });
-    await expect(request(`${hop.url}/r?to=${encodeURIComponent(`http://localhost:${other.port}/`)}`)).rejects.toMatchObject({
+    await expect(
+      request(`${hop.url}/r?to=${encodeURIComponent(`http://localhost:${other.port}/`)}`),
+    ).rejects.toMatchObject({
       code: 'network_address_refused',
     });
   });
@@ -370,7 +435,9 @@ describe('redirects (transport)', () => {
   it('keeps credentials on the same origin and drops them across origins', async () => {
     const same = await request(`${hop.url}/r?to=/final`, { authorization: 'Bearer same-origin-token' });
     expect(JSON.parse(same.body.toString())).toEqual({ auth: 'Bearer same-origin-token', method: 'GET' });
-    const cross = await request(`${hop.url}/r?to=${encodeURIComponent(`${other.url}/`)}`, { authorization: 'Bearer x-origin-token' });
+    const cross = await request(`${hop.url}/r?to=${encodeURIComponent(`${other.url}/`)}`, {
+      authorization: 'Bearer x-origin-token',
+    });
     expect(JSON.parse(cross.body.toString())).toEqual({ auth: null, method: 'GET' });
   });
 
@@ -383,7 +450,9 @@ describe('redirects (transport)', () => {
       code: 'http_request_failed',
       message: 'more than 5 redirects',
     });
-    await expect(request(`${hop.url}/r?to=${encodeURIComponent('file:///etc/passwd')}`)).rejects.toMatchObject({
+    await expect(
+      request(`${hop.url}/r?to=${encodeURIComponent('file:///etc/passwd')}`),
+    ).rejects.toMatchObject({
       code: 'http_request_failed',
       message: 'a redirect pointed to a URL that is not http or https',
     });

@@ -60,7 +60,8 @@ export function buildUrl(config: HttpConfig, connection: ResolvedConnection | un
     throw new RunError('step_config_invalid', 'an :http step needs exactly one of :connection or :url');
   }
   const path = config.path ?? '';
-  if (path !== '' && !path.startsWith('/')) throw new RunError('step_config_invalid', ':path must start with "/"');
+  if (path !== '' && !path.startsWith('/'))
+    throw new RunError('step_config_invalid', ':path must start with "/"');
   let url: URL;
   let baseUrl: URL;
   try {
@@ -72,29 +73,42 @@ export function buildUrl(config: HttpConfig, connection: ResolvedConnection | un
     url = new URL(base.replace(/\/+$/, '') + path);
   } catch (error) {
     if (error instanceof RunError) throw error;
-    throw new RunError('step_config_invalid', connection ? 'the connection base URL is not a valid URL' : ':url is not a valid URL');
+    throw new RunError(
+      'step_config_invalid',
+      connection ? 'the connection base URL is not a valid URL' : ':url is not a valid URL',
+    );
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== baseUrl.origin) {
-    throw new RunError('step_config_invalid', 'the request URL must be an http or https URL on the base URL’s host');
+    throw new RunError(
+      'step_config_invalid',
+      'the request URL must be an http or https URL on the base URL’s host',
+    );
   }
-  if (url.username || url.password) throw new RunError('step_config_invalid', 'credentials in the URL are not allowed; use a connection');
+  if (url.username || url.password)
+    throw new RunError('step_config_invalid', 'credentials in the URL are not allowed; use a connection');
   for (const [name, value] of Object.entries(config.query ?? {})) {
-    for (const v of Array.isArray(value) ? value : [value]) if (v !== null) url.searchParams.append(name, String(v));
+    for (const v of Array.isArray(value) ? value : [value])
+      if (v !== null) url.searchParams.append(name, String(v));
   }
   return url;
 }
 
-function requestHeaders(config: HttpConfig, connection: ResolvedConnection | undefined): Record<string, string> {
+function requestHeaders(
+  config: HttpConfig,
+  connection: ResolvedConnection | undefined,
+): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(config.headers ?? {})) {
-    if (!HEADER_NAME.test(name)) throw new RunError('step_config_invalid', `"${name}" is not a valid header name`);
+    if (!HEADER_NAME.test(name))
+      throw new RunError('step_config_invalid', `"${name}" is not a valid header name`);
     if (ENGINE_HEADERS.has(name.toLowerCase())) {
       throw new RunError('step_config_invalid', `the ${name.toLowerCase()} header is set by the engine`);
     }
     if (value !== null) headers[name.toLowerCase()] = headerValue(value);
   }
   // The connection's credentials win over a header of the same name written in the flow.
-  for (const [name, value] of Object.entries(connection?.headers ?? {})) headers[name.toLowerCase()] = headerValue(value);
+  for (const [name, value] of Object.entries(connection?.headers ?? {}))
+    headers[name.toLowerCase()] = headerValue(value);
   return headers;
 }
 
@@ -102,15 +116,24 @@ function backoff(config: HttpConfig, attempt: number, response: IncomingResponse
   const base = config.retry?.['backoff-ms'] ?? 500;
   let ms = Math.min(L.backoffMsMax, base * 2 ** (attempt - 1));
   const retryAfter = Number(response?.headers['retry-after']);
-  if (Number.isFinite(retryAfter) && retryAfter > 0) ms = Math.min(L.backoffMsMax, Math.max(ms, retryAfter * 1000));
+  if (Number.isFinite(retryAfter) && retryAfter > 0)
+    ms = Math.min(L.backoffMsMax, Math.max(ms, retryAfter * 1000));
   return ms;
 }
 
 function isJsonType(contentType: string | undefined): boolean {
-  return contentType !== undefined && /^application\/([a-z0-9.+-]*\+)?json\b|^text\/json\b/i.test(contentType.trim());
+  return (
+    contentType !== undefined &&
+    /^application\/([a-z0-9.+-]*\+)?json\b|^text\/json\b/i.test(contentType.trim())
+  );
 }
 
-function responseBody(config: HttpConfig, method: string, response: IncomingResponse, ctx: StepContext): Value {
+function responseBody(
+  config: HttpConfig,
+  method: string,
+  response: IncomingResponse,
+  ctx: StepContext,
+): Value {
   if (method === 'HEAD' || response.status === 204 || response.status === 304 || response.body.length === 0) {
     return null;
   }
@@ -146,7 +169,9 @@ export async function runHttpStep(rawConfig: unknown, ctx: StepContext, ports: S
   if (config.json !== undefined && config.body !== undefined) {
     throw new RunError('step_config_invalid', 'an :http step takes only one of :json or :body');
   }
-  const connection = config.connection ? await connectionFor(ports, config.connection, 'http', ctx) : undefined;
+  const connection = config.connection
+    ? await connectionFor(ports, config.connection, 'http', ctx)
+    : undefined;
   const url = buildUrl(config, connection);
   const headers = requestHeaders(config, connection);
   let body: Buffer | undefined;
@@ -181,7 +206,9 @@ export async function runHttpStep(rawConfig: unknown, ctx: StepContext, ports: S
       failure = error;
     }
     if (ctx.signal.aborted) throw new RunError('http_request_failed', 'the request was stopped');
-    const retryable = failure !== undefined || (response !== undefined && (response.status >= 500 || response.status === 429));
+    const retryable =
+      failure !== undefined ||
+      (response !== undefined && (response.status >= 500 || response.status === 429));
     if (retryable && attempt < maxAttempts) {
       const delayMs = backoff(config, attempt, response);
       await ctx.retrying({

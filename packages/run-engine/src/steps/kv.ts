@@ -39,7 +39,10 @@ export async function runKvStep(rawConfig: unknown, ctx: StepContext, ports: Ste
       const value = (config.value ?? null) as JsonValue;
       const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
       if (bytes > L.valueBytesMax) {
-        throw new RunError('step_config_invalid', `the :kv value is ${bytes} bytes; the limit is ${L.valueBytesMax}`);
+        throw new RunError(
+          'step_config_invalid',
+          `the :kv value is ${bytes} bytes; the limit is ${L.valueBytesMax}`,
+        );
       }
       await port('write', () => ports.kv.put(config.key, value, config['ttl-s']));
       return VMap.of({ value: fromJson(value, ctx.meter) });

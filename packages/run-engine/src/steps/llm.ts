@@ -22,9 +22,7 @@ export const llmConfigSchema = z.strictObject({
 });
 
 const completionSchema = z.object({
-  choices: z
-    .array(z.object({ message: z.object({ content: z.string().nullable().optional() }) }))
-    .min(1),
+  choices: z.array(z.object({ message: z.object({ content: z.string().nullable().optional() }) })).min(1),
   usage: z
     .object({
       prompt_tokens: z.number().int().min(0).optional(),
@@ -62,7 +60,11 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
   }
   const connection = await connectionFor(ports, config.connection, 'llm', ctx);
   const model = config.model ?? connection.defaultModel;
-  if (!model) throw new RunError('step_config_invalid', 'an :llm step needs :model when its connection has no default model');
+  if (!model)
+    throw new RunError(
+      'step_config_invalid',
+      'an :llm step needs :model when its connection has no default model',
+    );
   const left = ctx.usage.llmTokensLeft();
   if (left <= 0) throw new RunError('llm_token_limit_exceeded', 'the run has no LLM tokens left');
 
@@ -72,7 +74,8 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
   ];
   const maxTokens = Math.min(config['max-tokens'] ?? STEP_LIMITS.llm.maxTokensMax, left);
   const payload: Record<string, unknown> = { model, messages };
-  if (config['max-tokens'] !== undefined || maxTokens < STEP_LIMITS.llm.maxTokensMax) payload.max_tokens = maxTokens;
+  if (config['max-tokens'] !== undefined || maxTokens < STEP_LIMITS.llm.maxTokensMax)
+    payload.max_tokens = maxTokens;
   if (config.temperature !== undefined) payload.temperature = config.temperature;
   if (config['response-format'] === 'json') payload.response_format = { type: 'json_object' };
 
@@ -97,7 +100,10 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
           method: 'POST',
           headers,
           body,
-          credentialHeaders: new Set(['authorization', ...Object.keys(connection.headers).map((h) => h.toLowerCase())]),
+          credentialHeaders: new Set([
+            'authorization',
+            ...Object.keys(connection.headers).map((h) => h.toLowerCase()),
+          ]),
           maxResponseBytes: STEP_LIMITS.http.responseBytesMax,
           signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(STEP_LIMITS.llm.timeoutMs)]),
           beforeSend: () => ctx.usage.countHttpCall(),
@@ -109,10 +115,16 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
       failure = error;
     }
     if (ctx.signal.aborted) throw new RunError('llm_request_failed', 'the request was stopped');
-    const retryable = failure !== undefined || (response !== undefined && (response.status >= 500 || response.status === 429));
+    const retryable =
+      failure !== undefined ||
+      (response !== undefined && (response.status >= 500 || response.status === 429));
     if (retryable && attempt < ports.llm.maxAttempts) {
       const delayMs = ports.llm.backoffMs * 2 ** (attempt - 1);
-      await ctx.retrying({ attempt, delayMs, reason: failure ? failure.message : `status ${response?.status}` });
+      await ctx.retrying({
+        attempt,
+        delayMs,
+        reason: failure ? failure.message : `status ${response?.status}`,
+      });
       await delay(delayMs, undefined, { signal: ctx.signal }).catch(() => undefined);
       if (ctx.signal.aborted) throw new RunError('llm_request_failed', 'the request was stopped');
       continue;
@@ -127,7 +139,10 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
   }
   const res = response as IncomingResponse;
   if (res.status < 200 || res.status >= 300) {
-    throw new RunError('llm_request_failed', `the LLM provider answered with status ${res.status}${providerMessage(res)}`);
+    throw new RunError(
+      'llm_request_failed',
+      `the LLM provider answered with status ${res.status}${providerMessage(res)}`,
+    );
   }
   let completion: z.infer<typeof completionSchema>;
   try {

@@ -69,7 +69,14 @@ describe('isBlockedAddress', () => {
 
 describe('checkHost', () => {
   it('refuses blocked literals and local names before any connection, unless private networks are allowed', () => {
-    for (const host of ['127.0.0.1', '::1', 'localhost', 'api.localhost', 'LOCALHOST.', 'metadata.google.internal']) {
+    for (const host of [
+      '127.0.0.1',
+      '::1',
+      'localhost',
+      'api.localhost',
+      'LOCALHOST.',
+      'metadata.google.internal',
+    ]) {
       expect(() => checkHost(host, isBlockedAddress), host).toThrow(AddressRefusedError);
       expect(() => checkHost(host, undefined)).not.toThrow();
     }
@@ -81,15 +88,25 @@ describe('checkHost', () => {
 describe('guardedLookup', () => {
   const lookupWith = (addresses: { address: string; family: number }[], all: boolean) =>
     new Promise<unknown>((resolve) => {
-      guardedLookup(async () => addresses, isBlockedAddress)('host.example.test', { all }, (error, address, family) => {
-        resolve(error ? error : { address, family });
-      });
+      guardedLookup(async () => addresses, isBlockedAddress)(
+        'host.example.test',
+        { all },
+        (error, address, family) => {
+          resolve(error ? error : { address, family });
+        },
+      );
     });
 
   it('refuses a name if any of its addresses is blocked', async () => {
-    expect(await lookupWith([{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }], false)).toBeInstanceOf(
-      AddressRefusedError,
-    );
+    expect(
+      await lookupWith(
+        [
+          { address: '93.184.216.34', family: 4 },
+          { address: '10.0.0.1', family: 4 },
+        ],
+        false,
+      ),
+    ).toBeInstanceOf(AddressRefusedError);
     expect(await lookupWith([{ address: '::1', family: 6 }], true)).toBeInstanceOf(AddressRefusedError);
   });
 

@@ -101,7 +101,8 @@ function isBlockedV6(b: readonly number[]): boolean {
   if (zeros(0, 12)) return zeros(12, 15) ? true : isBlockedV4(b.slice(12));
   // IPv4-mapped ::ffff:a.b.c.d and NAT64 64:ff9b::a.b.c.d reach the embedded IPv4 address.
   if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return isBlockedV4(b.slice(12));
-  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12)) return isBlockedV4(b.slice(12));
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12))
+    return isBlockedV4(b.slice(12));
   // 6to4 2002:aabb:ccdd:: embeds a.b.c.d.
   if (b[0] === 0x20 && b[1] === 0x02) return isBlockedV4(b.slice(2, 6));
   return V6_BLOCKED.some((range) => inRange(b, range));
@@ -116,7 +117,8 @@ export function isBlockedAddress(address: string): boolean {
   return true;
 }
 
-const BLOCKED_NAMES = /^(localhost|.*\.localhost|metadata|metadata\.google\.internal|instance-data|instance-data\.ec2\.internal)\.?$/i;
+const BLOCKED_NAMES =
+  /^(localhost|.*\.localhost|metadata|metadata\.google\.internal|instance-data|instance-data\.ec2\.internal)\.?$/i;
 
 /** The host of a URL without IPv6 brackets. */
 export function urlHost(url: URL): string {
@@ -146,7 +148,8 @@ export function guardedLookup(resolve: Resolver, isBlocked: AddressPolicy): Look
           return;
         }
         const family = typeof options.family === 'number' ? options.family : 0;
-        const usable = family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : addresses;
+        const usable =
+          family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : addresses;
         const list = usable.length > 0 ? usable : addresses;
         if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, [...list]);
         else callback(null, (list[0] as LookupAddress).address, (list[0] as LookupAddress).family);

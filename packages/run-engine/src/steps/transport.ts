@@ -1,10 +1,17 @@
-import { type IncomingMessage, request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { isSecretKey } from '@flowgate/secrets';
 import { RunError } from '../errors.js';
-import { type AddressPolicy, AddressRefusedError, checkHost, guardedLookup, type Resolver, urlHost } from './net.js';
+import {
+  type AddressPolicy,
+  AddressRefusedError,
+  checkHost,
+  guardedLookup,
+  type Resolver,
+  urlHost,
+} from './net.js';
 
 /**
  * One guarded HTTP exchange for :http and :llm steps, on node:http so the address check can live in the socket's
@@ -53,7 +60,13 @@ export const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** Response headers never returned to the flow: they carry session or credential material. */
-const DROPPED_RESPONSE_HEADERS = new Set(['set-cookie', 'set-cookie2', 'cookie', 'authorization', 'proxy-authorization']);
+const DROPPED_RESPONSE_HEADERS = new Set([
+  'set-cookie',
+  'set-cookie2',
+  'cookie',
+  'authorization',
+  'proxy-authorization',
+]);
 
 export function keepResponseHeader(name: string): boolean {
   return !DROPPED_RESPONSE_HEADERS.has(name) && !isSecretKey(name);
@@ -69,7 +82,8 @@ export async function send(req: OutgoingRequest, options: TransportOptions): Pro
     const response = await sendOnce(url, method, headers, body, req, options);
     const location = response.headers.location;
     if (!REDIRECTS.has(response.status) || location === undefined) return response;
-    if (hop >= MAX_REDIRECTS) throw new RunError('http_request_failed', `more than ${MAX_REDIRECTS} redirects`);
+    if (hop >= MAX_REDIRECTS)
+      throw new RunError('http_request_failed', `more than ${MAX_REDIRECTS} redirects`);
     let next: URL;
     try {
       next = new URL(location, url);
@@ -79,7 +93,10 @@ export async function send(req: OutgoingRequest, options: TransportOptions): Pro
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
       throw new RunError('http_request_failed', 'a redirect pointed to a URL that is not http or https');
     }
-    if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+    if (
+      response.status === 303 ||
+      ((response.status === 301 || response.status === 302) && method === 'POST')
+    ) {
       if (method !== 'HEAD') method = 'GET';
       body = undefined;
       headers = withoutHeaders(headers, new Set(['content-type', 'content-length']));
@@ -123,7 +140,8 @@ function sendOnce(
     return Promise.reject(refused(error as AddressRefusedError));
   }
   req.beforeSend();
-  const requestFn = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  // Looked up on the module at call time (not bound at import), so instrumentation and test interceptors apply.
+  const requestFn = url.protocol === 'https:' ? https.request : http.request;
   return new Promise<IncomingResponse>((resolve, reject) => {
     let settled = false;
     const fail = (error: unknown) => {
