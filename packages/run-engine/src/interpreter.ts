@@ -346,7 +346,7 @@ class BodyRun extends Evaluator {
       }
       if (entry.status === 'completed') return decodeValue(entry.result, this.meter);
       if (this.now() < entry.wakeAt) throw new Suspend(entry.wakeAt, stepId);
-      return this.complete(stepId, type, null, entry.wakeAt);
+      return this.complete(stepId, type, null, this.now());
     }
     return this.execute(stepId, type, prepared);
   }

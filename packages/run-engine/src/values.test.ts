@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversionMeter, MAX_VALUE_DEPTH } from './limits.js';
+import { storedToJson } from './stored.js';
 import {
   decodeValue,
   encodeValue,
@@ -200,5 +201,18 @@ describe('equality and keys', () => {
     const f = new Fn('f', () => null);
     expect(equals(f, f)).toBe(true);
     expect(equals(f, new Fn('f', () => null))).toBe(false);
+  });
+});
+
+describe('storedToJson', () => {
+  it('shows a journal result as plain, redacted JSON', () => {
+    const stored = encodeValue(
+      VMap.of({ status: 200, body: VMap.of({ token: 'abc', echo: 'conn-secret-123', kind: kw('ok') }) }),
+      meter(),
+    );
+    expect(storedToJson(stored, ['conn-secret-123'])).toEqual({
+      status: 200,
+      body: { token: '[redacted]', echo: '[redacted]', kind: 'ok' },
+    });
   });
 });
