@@ -302,6 +302,10 @@ describe(':http through a connection on a real local server', () => {
         'a header value contains a line break',
       ],
       ['{:connection :api :path "/json" :headers {"bad name" "x"}}', '"bad name" is not a valid header name'],
+      [
+        '{:connection :api :path "/json" :headers {"X-Price" "5 €"}}',
+        'the request could not be built: a header has an invalid character',
+      ],
       ['{:url "ftp://x.example/"}', 'the request URL must be an http or https URL on the base URL’s host'],
       ['{:url "http://user:pw@x.example/"}', 'credentials in the URL are not allowed; use a connection'],
       [

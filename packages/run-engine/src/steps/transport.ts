@@ -149,68 +149,81 @@ function sendOnce(
       settled = true;
       reject(classify(error, req.signal));
     };
-    const outgoing = requestFn(
-      url,
-      {
-        method,
-        headers: {
-          ...headers,
-          'accept-encoding': 'gzip, deflate, br',
-          ...(body ? { 'content-length': String(body.length) } : {}),
+    let outgoing: http.ClientRequest;
+    try {
+      outgoing = requestFn(
+        url,
+        {
+          method,
+          headers: {
+            ...headers,
+            'accept-encoding': 'gzip, deflate, br',
+            ...(body ? { 'content-length': String(body.length) } : {}),
+          },
+          lookup: guardedLookup(options.resolve, options.isBlocked),
+          signal: req.signal,
+          // One connection per exchange: a pooled socket could outlive the check of the address it was opened to.
+          agent: false,
         },
-        lookup: guardedLookup(options.resolve, options.isBlocked),
-        signal: req.signal,
-        // One connection per exchange: a pooled socket could outlive the check of the address it was opened to.
-        agent: false,
-      },
-      (res: IncomingMessage) => {
-        const out: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value === undefined) continue;
-          out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-        }
-        const status = res.statusCode ?? 0;
-        if (REDIRECTS.has(status) && out.location !== undefined) {
-          res.resume();
-          settled = true;
-          resolve({ status, headers: out, body: Buffer.alloc(0) });
-          return;
-        }
-        const decode = decoder(out['content-encoding']);
-        const stream: Readable = decode ? res.pipe(decode) : res;
-        if (decode) {
-          res.on('error', (e) => decode.destroy(e));
-          delete out['content-encoding'];
-          delete out['content-length'];
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        stream.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > req.maxResponseBytes) {
-            const error = new RunError(
-              'http_response_too_large',
-              `the response is larger than ${req.maxResponseBytes} bytes`,
-            );
-            if (!settled) {
-              settled = true;
-              reject(error);
-            }
-            res.destroy();
-            stream.destroy();
+        (res: IncomingMessage) => {
+          const out: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value === undefined) continue;
+            out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          const status = res.statusCode ?? 0;
+          if (REDIRECTS.has(status) && out.location !== undefined) {
+            res.resume();
+            settled = true;
+            resolve({ status, headers: out, body: Buffer.alloc(0) });
             return;
           }
-          chunks.push(chunk);
-        });
-        stream.on('end', () => {
-          if (settled) return;
-          settled = true;
-          resolve({ status, headers: out, body: Buffer.concat(chunks) });
-        });
-        stream.on('error', fail);
-        res.on('aborted', () => fail(new Error('the response was aborted')));
-      },
-    );
+          const decode = decoder(out['content-encoding']);
+          const stream: Readable = decode ? res.pipe(decode) : res;
+          if (decode) {
+            res.on('error', (e) => decode.destroy(e));
+            delete out['content-encoding'];
+            delete out['content-length'];
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          stream.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > req.maxResponseBytes) {
+              const error = new RunError(
+                'http_response_too_large',
+                `the response is larger than ${req.maxResponseBytes} bytes`,
+              );
+              if (!settled) {
+                settled = true;
+                reject(error);
+              }
+              res.destroy();
+              stream.destroy();
+              return;
+            }
+            chunks.push(chunk);
+          });
+          stream.on('end', () => {
+            if (settled) return;
+            settled = true;
+            resolve({ status, headers: out, body: Buffer.concat(chunks) });
+          });
+          stream.on('error', fail);
+          res.on('aborted', () => fail(new Error('the response was aborted')));
+        },
+      );
+    } catch {
+      // Node refuses some header values (characters outside Latin-1) when the request is built.
+      settled = true;
+      reject(
+        new RunError(
+          'step_config_invalid',
+          'the request could not be built: a header has an invalid character',
+        ),
+      );
+      return;
+    }
     outgoing.on('error', fail);
     if (body) outgoing.end(body);
     else outgoing.end();
