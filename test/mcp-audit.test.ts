@@ -200,7 +200,10 @@ describe('redaction', () => {
     const e = await entryFor('connections.create');
     expect(e).toMatchObject({ kind: 'admin', outcome: 'ok', principalType: 'operator' });
     // The auth object keeps its shape (the kind of auth is useful in an audit); its secret is replaced.
-    expect(e.arguments).toMatchObject({ name: 'audited-crm', auth: { type: 'bearer', secret: '[redacted]' } });
+    expect(e.arguments).toMatchObject({
+      name: 'audited-crm',
+      auth: { type: 'bearer', secret: '[redacted]' },
+    });
     expect(JSON.stringify(await gw.audit(WS))).not.toContain(secret);
   });
 });

@@ -33,7 +33,7 @@ async function startUpstream(seen: Seen[]): Promise<string> {
       res.end('{"ok":true}');
     });
   });
-  await new Promise<void>((r) => upstream!.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => upstream?.listen(0, '127.0.0.1', () => r()));
   return `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/api/workspaces/ws-a/mcp`;
 }
 
@@ -93,9 +93,9 @@ describe('auth proxy', () => {
     proxy = await startAuthProxy({ target, token: 't' });
     const res = await send(proxy.url.replace('/mcp', '/healthz'), 'GET', {});
     expect(res.status).toBe(418);
-    expect(seen[0]!.method).toBe('GET');
-    expect(seen[0]!.url).toBe('/healthz');
-    expect(seen[0]!.headers.authorization).toBe('Bearer t');
+    expect(seen[0]?.method).toBe('GET');
+    expect(seen[0]?.url).toBe('/healthz');
+    expect(seen[0]?.headers.authorization).toBe('Bearer t');
   });
 
   it('answers 503 until pointed at a gateway, then forwards', async () => {
@@ -108,13 +108,13 @@ describe('auth proxy', () => {
     proxy.retarget(target, 'later');
     const after = await send(proxy.url, 'POST', { 'content-type': 'application/json' }, '{}');
     expect(after.status).toBe(418);
-    expect(seen[0]!.headers.authorization).toBe('Bearer later');
+    expect(seen[0]?.headers.authorization).toBe('Bearer later');
   });
 
   it('answers 502 with a JSON error when the gateway is unreachable', async () => {
     const seen: Seen[] = [];
     const target = await startUpstream(seen);
-    await new Promise<void>((r) => upstream!.close(() => r()));
+    await new Promise<void>((r) => upstream?.close(() => r()));
     upstream = undefined;
     proxy = await startAuthProxy({ target, token: 'secret-token' });
     const res = await send(proxy.url, 'POST', { 'content-type': 'application/json' }, '{}');

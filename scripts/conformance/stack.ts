@@ -30,7 +30,7 @@ process.once('SIGTERM', () => void shutdown(0));
 process.once('SIGINT', () => void shutdown(0));
 
 async function admin(path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${gateway!.url}${path}`, {
+  const res = await fetch(`${gateway?.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),

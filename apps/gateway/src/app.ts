@@ -6,11 +6,11 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/routes.js';
-import { installDiscovery } from './discovery/routes.js';
 import type { KeyUsageTracker } from './audit/key-usage.js';
 import type { AuditSink } from './audit/queue.js';
 import type { GatewayConfig } from './config.js';
 import type { AppEnv } from './context.js';
+import { installDiscovery } from './discovery/routes.js';
 import { workspaceGuard } from './middleware/authenticate.js';
 import { createErrorHandler, errorResponse } from './middleware/errors.js';
 import { requestContext } from './middleware/request-id.js';
@@ -54,16 +54,22 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   // Public documents first, so the workspace guard below never runs for them.
   installDiscovery(app, deps);
 
-  const tooLarge = () => new AppError('payload_too_large', `request body exceeds ${deps.config.maxBodyBytes} bytes`);
-  const streamingLimit = bodyLimit({ maxSize: deps.config.maxBodyBytes, onError: (c) => errorResponse(c, tooLarge()) });
+  const tooLarge = () =>
+    new AppError('payload_too_large', `request body exceeds ${deps.config.maxBodyBytes} bytes`);
+  const streamingLimit = bodyLimit({
+    maxSize: deps.config.maxBodyBytes,
+    onError: (c) => errorResponse(c, tooLarge()),
+  });
   // Hono's bodyLimit reads `c.req.raw.body`, which makes @hono/node-server build a full web Request and stream
   // the body through it; with a Content-Length the header alone decides, and the route's `c.req.text()` keeps
   // node-server's direct read. Everything else (chunked bodies, or requests built in-process without a
   // Content-Length) goes through the streaming limit.
   app.use('/api/*', async (c, next) => {
     const length = c.req.header('content-length');
-    if (length === undefined || c.req.header('transfer-encoding') !== undefined) return streamingLimit(c, next);
-    if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes) return errorResponse(c, tooLarge());
+    if (length === undefined || c.req.header('transfer-encoding') !== undefined)
+      return streamingLimit(c, next);
+    if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes)
+      return errorResponse(c, tooLarge());
     return next();
   });
   app.use(

@@ -9,9 +9,12 @@ const bool = z
   .refine((v) => ['true', '1', 'yes', 'on', 'false', '0', 'no', 'off', ''].includes(v), 'expected true/false')
   .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 
-const list = z
-  .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 const envSchema = z.object({
   FLOWGATE_HOST: z.string().min(1).default('127.0.0.1'),
@@ -29,10 +32,20 @@ const envSchema = z.object({
     .string()
     .trim()
     .toLowerCase()
-    .refine((v) => /^(true|yes|on|1|false|no|off|0|)$/.test(v) || /^[1-9]$/.test(v), 'expected false, true or a hop count 1-9')
-    .transform((v) => (['false', 'no', 'off', '0', ''].includes(v) ? 0 : ['true', 'yes', 'on'].includes(v) ? 1 : Number(v)))
+    .refine(
+      (v) => /^(true|yes|on|1|false|no|off|0|)$/.test(v) || /^[1-9]$/.test(v),
+      'expected false, true or a hop count 1-9',
+    )
+    .transform((v) =>
+      ['false', 'no', 'off', '0', ''].includes(v) ? 0 : ['true', 'yes', 'on'].includes(v) ? 1 : Number(v),
+    )
     .default(0),
-  FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+  FLOWGATE_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(1024 * 1024),
   FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_JWT_ISSUER: z.string().min(1).optional(),
@@ -76,21 +89,28 @@ export function hostForUrl(host: string): string {
 
 /** Reads and validates the environment; a bad value stops the start with a message naming each variable. */
 export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => k in envSchema.shape && v !== undefined));
+  const cleaned = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k in envSchema.shape && v !== undefined),
+  );
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`);
     throw new AppError('invalid_request', `invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
-  const jwtKeys = [e.FLOWGATE_JWT_JWKS_URL, e.FLOWGATE_JWT_PUBLIC_KEY, e.FLOWGATE_JWT_SECRET].filter(Boolean).length;
+  const jwtKeys = [e.FLOWGATE_JWT_JWKS_URL, e.FLOWGATE_JWT_PUBLIC_KEY, e.FLOWGATE_JWT_SECRET].filter(
+    Boolean,
+  ).length;
   let jwt: JwtSettings | undefined;
   if (jwtKeys > 0 || e.FLOWGATE_JWT_ISSUER || e.FLOWGATE_JWT_AUDIENCE) {
     const problems: string[] = [];
-    if (jwtKeys !== 1) problems.push('set exactly one of FLOWGATE_JWT_JWKS_URL, FLOWGATE_JWT_PUBLIC_KEY, FLOWGATE_JWT_SECRET');
+    if (jwtKeys !== 1)
+      problems.push('set exactly one of FLOWGATE_JWT_JWKS_URL, FLOWGATE_JWT_PUBLIC_KEY, FLOWGATE_JWT_SECRET');
     if (!e.FLOWGATE_JWT_ISSUER) problems.push('FLOWGATE_JWT_ISSUER is required when JWT auth is configured');
-    if (!e.FLOWGATE_JWT_AUDIENCE) problems.push('FLOWGATE_JWT_AUDIENCE is required when JWT auth is configured');
-    if (problems.length) throw new AppError('invalid_request', `invalid configuration:\n  ${problems.join('\n  ')}`);
+    if (!e.FLOWGATE_JWT_AUDIENCE)
+      problems.push('FLOWGATE_JWT_AUDIENCE is required when JWT auth is configured');
+    if (problems.length)
+      throw new AppError('invalid_request', `invalid configuration:\n  ${problems.join('\n  ')}`);
     const candidate = {
       issuer: e.FLOWGATE_JWT_ISSUER,
       audience: e.FLOWGATE_JWT_AUDIENCE,
@@ -101,7 +121,9 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     };
     const checked = jwtConfigSchema.safeParse(candidate);
     if (!checked.success) {
-      const lines = checked.error.issues.map((i) => `FLOWGATE_JWT (${i.path.join('.') || 'config'}): ${i.message}`);
+      const lines = checked.error.issues.map(
+        (i) => `FLOWGATE_JWT (${i.path.join('.') || 'config'}): ${i.message}`,
+      );
       throw new AppError('invalid_request', `invalid configuration:\n  ${lines.join('\n  ')}`);
     }
     jwt = candidate as JwtSettings;
@@ -115,7 +137,10 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
   return {
     host: e.FLOWGATE_HOST,
     port: e.FLOWGATE_PORT,
-    publicUrl: (e.FLOWGATE_PUBLIC_URL ?? `http://${hostForUrl(e.FLOWGATE_HOST)}:${e.FLOWGATE_PORT}`).replace(/\/+$/, ''),
+    publicUrl: (e.FLOWGATE_PUBLIC_URL ?? `http://${hostForUrl(e.FLOWGATE_HOST)}:${e.FLOWGATE_PORT}`).replace(
+      /\/+$/,
+      '',
+    ),
     publicUrlConfigured: e.FLOWGATE_PUBLIC_URL !== undefined,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.FLOWGATE_DATA_DIR,

@@ -1,19 +1,20 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hkdfSync } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAuthenticator } from '@flowgate/auth';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
-import { createAuditQueue } from './audit/queue.js';
 import { createKeyUsageTracker } from './audit/key-usage.js';
+import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
-import { createWorkspaceCache } from './workspace-cache.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
+import { createWorkspaceCache } from './workspace-cache.js';
 
 export { VERSION } from './version.js';
+
 import { VERSION } from './version.js';
 
 export interface RunningGateway {
@@ -51,7 +52,10 @@ export function createLogger(level: string): Logger {
     level,
     base: { service: 'flowgate' },
     // Belt and braces: these paths never reach a log line even if a caller passes them.
-    redact: { paths: ['token', 'apiKey', 'authorization', 'headers.authorization', 'secret', '*.secret'], censor: '[redacted]' },
+    redact: {
+      paths: ['token', 'apiKey', 'authorization', 'headers.authorization', 'secret', '*.secret'],
+      censor: '[redacted]',
+    },
   });
 }
 
@@ -60,12 +64,17 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
   const logger = options.logger ?? createLogger(config.logLevel);
   const ownsDb = !options.db;
   const db =
-    options.db ?? (await createDb(config.databaseUrl ? { url: config.databaseUrl } : { dataDir: join(config.dataDir, 'pgdata') }));
+    options.db ??
+    (await createDb(
+      config.databaseUrl ? { url: config.databaseUrl } : { dataDir: join(config.dataDir, 'pgdata') },
+    ));
   if (ownsDb) await db.migrate();
   const encryptionKey = resolveEncryptionKey(config);
   const secretBox = createSecretBox(encryptionKey);
   // A separate key for signing cursors, derived so the encryption key itself is never used for two jobs.
-  const cursorKey = Buffer.from(hkdfSync('sha256', encryptionKey, Buffer.alloc(0), 'flowgate/cursor-signing/v1', 32));
+  const cursorKey = Buffer.from(
+    hkdfSync('sha256', encryptionKey, Buffer.alloc(0), 'flowgate/cursor-signing/v1', 32),
+  );
   const keyUsage = createKeyUsageTracker(db.db, logger);
   const authenticator = createAuthenticator({
     lookupApiKey: (keyId) => repos.lookupApiKey(db.db, keyId),
@@ -109,7 +118,9 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       const s = serve(
         {
           fetch: (request, env) =>
-            fetchHandler ? fetchHandler(request, env) : new Response('starting', { status: 503, headers: { 'retry-after': '1' } }),
+            fetchHandler
+              ? fetchHandler(request, env)
+              : new Response('starting', { status: 503, headers: { 'retry-after': '1' } }),
           hostname: options.config.host,
           port: options.config.port,
         },

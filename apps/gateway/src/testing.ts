@@ -78,12 +78,16 @@ export async function createHarness(
     },
     async createServiceAccount(workspaceId, capabilities, name = 'agent') {
       const sa = await expectStatus(
-        await request('POST', `/api/workspaces/${workspaceId}/service-accounts`, { body: { name, capabilities } }),
+        await request('POST', `/api/workspaces/${workspaceId}/service-accounts`, {
+          body: { name, capabilities },
+        }),
         201,
       );
       const serviceAccountId = sa.serviceAccountId as string;
       const created = await expectStatus(
-        await request('POST', `/api/workspaces/${workspaceId}/service-accounts/${serviceAccountId}/keys`, { body: {} }),
+        await request('POST', `/api/workspaces/${workspaceId}/service-accounts/${serviceAccountId}/keys`, {
+          body: {},
+        }),
         201,
       );
       const key = created.key as { keyId: string; apiKey: string };

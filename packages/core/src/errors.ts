@@ -62,7 +62,9 @@ export class AppError extends Error {
   }
 
   toBody(): { code: ErrorCode; message: string; issues?: ErrorIssue[] } {
-    return this.issues ? { code: this.code, message: this.message, issues: this.issues } : { code: this.code, message: this.message };
+    return this.issues
+      ? { code: this.code, message: this.message, issues: this.issues }
+      : { code: this.code, message: this.message };
   }
 }
 

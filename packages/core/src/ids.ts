@@ -23,7 +23,9 @@ export function newId(prefix: string, length = 20): string {
 }
 
 export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
-export const workspaceIdSchema = z.string().regex(WORKSPACE_ID_PATTERN, 'workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
+export const workspaceIdSchema = z
+  .string()
+  .regex(WORKSPACE_ID_PATTERN, 'workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
 
 export const FLOW_SLUG_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]{0,127}$/;
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;

@@ -1,4 +1,11 @@
-export { AppError, isAppError, statusForCode } from './errors.js';
 export type { ErrorCode, ErrorIssue } from './errors.js';
-export { newId, randomBase62, WORKSPACE_ID_PATTERN, workspaceIdSchema, FLOW_SLUG_PATTERN, TOOL_NAME_PATTERN } from './ids.js';
+export { AppError, isAppError, statusForCode } from './errors.js';
+export {
+  FLOW_SLUG_PATTERN,
+  newId,
+  randomBase62,
+  TOOL_NAME_PATTERN,
+  WORKSPACE_ID_PATTERN,
+  workspaceIdSchema,
+} from './ids.js';
 export { zodIssues } from './zod.js';

@@ -41,7 +41,9 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../migrations', import.m
 const MIGRATION_LOCK_KEY = 727_001;
 
 export async function createDb(options: DbOptions = {}): Promise<DbHandle> {
-  return options.url ? createPostgres(options.url, options.maxConnections ?? 10) : createPglite(options.dataDir);
+  return options.url
+    ? createPostgres(options.url, options.maxConnections ?? 10)
+    : createPglite(options.dataDir);
 }
 
 async function createPglite(dataDir: string | undefined): Promise<DbHandle> {
@@ -54,7 +56,11 @@ async function createPglite(dataDir: string | undefined): Promise<DbHandle> {
   const handle: DbHandle = {
     db,
     driver: 'pglite',
-    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER }),
+    migrate: async () => {
+      await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER });
+      // PGlite has no autovacuum: refresh planner statistics at each start so plans follow the data's real size.
+      await client.exec('analyze');
+    },
     ready: () => checkReady(db),
     listen: async (channel, onPayload) => {
       const unsubscribe = await client.listen(channel, onPayload);
@@ -101,7 +107,9 @@ async function checkReady(db: Database): Promise<boolean> {
   try {
     const { readMigrationFiles } = await import('drizzle-orm/migrator');
     const expected = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).length;
-    const rows = (await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)) as unknown;
+    const rows = (await db.execute(
+      sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
+    )) as unknown;
     const list = Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows;
     const n = (list[0] as { n: number } | undefined)?.n ?? 0;
     return n >= expected;

@@ -1,7 +1,7 @@
-export { createDb, MIGRATIONS_FOLDER } from './client.js';
 export type { Database, DbHandle, DbOptions, Schema } from './client.js';
-export * as schema from './schema.js';
+export { createDb, MIGRATIONS_FOLDER } from './client.js';
+export type { KeyLookup } from './repos/api-keys.js';
+export type { ConnectionRow, ConnectionView } from './repos/connections.js';
 export * as repos from './repos/index.js';
 export type { WorkspacePolicy } from './repos/policy.js';
-export type { ConnectionRow, ConnectionView } from './repos/connections.js';
-export type { KeyLookup } from './repos/api-keys.js';
+export * as schema from './schema.js';

@@ -1,5 +1,5 @@
-import postgres from 'postgres';
 import { randomBase62 } from '@flowgate/core';
+import postgres from 'postgres';
 import { createDb, type DbHandle } from './client.js';
 
 /**

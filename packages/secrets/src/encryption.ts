@@ -14,7 +14,10 @@ export interface SecretBox {
 export function parseEncryptionKey(value: string): Buffer {
   const key = Buffer.from(value, /^[0-9a-f]{64}$/i.test(value) ? 'hex' : 'base64');
   if (key.length !== 32) {
-    throw new AppError('invalid_request', 'FLOWGATE_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64');
+    throw new AppError(
+      'invalid_request',
+      'FLOWGATE_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64',
+    );
   }
   return key;
 }
@@ -32,17 +35,22 @@ export function createSecretBox(key: Buffer): SecretBox {
       cipher.setAAD(Buffer.from(workspaceId, 'utf8'));
       const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       const tag = cipher.getAuthTag();
-      return ['v1', nonce.toString('base64url'), ct.toString('base64url'), tag.toString('base64url')].join('.');
+      return ['v1', nonce.toString('base64url'), ct.toString('base64url'), tag.toString('base64url')].join(
+        '.',
+      );
     },
     decrypt(envelope, workspaceId) {
       const parts = envelope.split('.');
-      if (parts.length !== 4 || parts[0] !== 'v1') throw new AppError('internal_error', 'stored secret has an unknown format');
+      if (parts.length !== 4 || parts[0] !== 'v1')
+        throw new AppError('internal_error', 'stored secret has an unknown format');
       const [, nonce, ct, tag] = parts as [string, string, string, string];
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
         decipher.setAAD(Buffer.from(workspaceId, 'utf8'));
         decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-        return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+        return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString(
+          'utf8',
+        );
       } catch {
         throw new AppError('internal_error', 'stored secret could not be decrypted with the configured key');
       }

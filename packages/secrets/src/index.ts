@@ -1,4 +1,4 @@
-export { createSecretBox, generateEncryptionKey, parseEncryptionKey } from './encryption.js';
 export type { SecretBox } from './encryption.js';
-export { redact, redactString, isSecretKey, REDACTED } from './redact.js';
+export { createSecretBox, generateEncryptionKey, parseEncryptionKey } from './encryption.js';
 export type { RedactOptions } from './redact.js';
+export { isSecretKey, REDACTED, redact, redactString } from './redact.js';

@@ -24,8 +24,16 @@ describe('secret box', () => {
 
 describe('redaction', () => {
   it('redacts values under secret-looking keys, at any depth', () => {
-    const out = redact({ a: 1, headers: { Authorization: 'Bearer abc', 'X-Api-Key': 'k' }, nested: [{ password: 'p' }] });
-    expect(out).toEqual({ a: 1, headers: { Authorization: REDACTED, 'X-Api-Key': REDACTED }, nested: [{ password: REDACTED }] });
+    const out = redact({
+      a: 1,
+      headers: { Authorization: 'Bearer abc', 'X-Api-Key': 'k' },
+      nested: [{ password: 'p' }],
+    });
+    expect(out).toEqual({
+      a: 1,
+      headers: { Authorization: REDACTED, 'X-Api-Key': REDACTED },
+      nested: [{ password: REDACTED }],
+    });
   });
 
   it('redacts token shapes inside free text', () => {
@@ -41,15 +49,21 @@ describe('redaction', () => {
   it('redacts PEM private keys and known secrets', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----';
     expect(redactString(`x ${pem} y`)).toBe(`x ${REDACTED} y`);
-    expect(redactString('the value hunter22 leaked', { knownSecrets: ['hunter22'] })).toBe(`the value ${REDACTED} leaked`);
+    expect(redactString('the value hunter22 leaked', { knownSecrets: ['hunter22'] })).toBe(
+      `the value ${REDACTED} leaked`,
+    );
   });
 
   it('redacts credentials inside URLs but keeps the URL readable', () => {
-    expect(redactString('see https://bob:hunter2@db.example.test/x?a=1')).toBe(`see https://${REDACTED}@db.example.test/x?a=1`);
+    expect(redactString('see https://bob:hunter2@db.example.test/x?a=1')).toBe(
+      `see https://${REDACTED}@db.example.test/x?a=1`,
+    );
     expect(redactString('https://api.test/v1?api_key=abc123&page=2&access_token=zz')).toBe(
       `https://api.test/v1?api_key=${REDACTED}&page=2&access_token=${REDACTED}`,
     );
-    expect(redactString('https://api.test/v1?page=2&q=tokenizer')).toBe('https://api.test/v1?page=2&q=tokenizer');
+    expect(redactString('https://api.test/v1?page=2&q=tokenizer')).toBe(
+      'https://api.test/v1?page=2&q=tokenizer',
+    );
   });
 
   it('stays linear on adversarial input', () => {
@@ -87,11 +101,15 @@ describe('redaction', () => {
   });
 
   it('keeps the shape of an auth object while removing its secret', () => {
-    expect(redact({ auth: { type: 'bearer', secret: 'x' } })).toEqual({ auth: { type: 'bearer', secret: REDACTED } });
+    expect(redact({ auth: { type: 'bearer', secret: 'x' } })).toEqual({
+      auth: { type: 'bearer', secret: REDACTED },
+    });
   });
 
   it('leaves ordinary data alone and bounds depth', () => {
-    expect(redact({ name: 'acme', prompt_tokens: 3, maxTokens: 9, clientSecret: 'x', access_token: 'y' })).toEqual({
+    expect(
+      redact({ name: 'acme', prompt_tokens: 3, maxTokens: 9, clientSecret: 'x', access_token: 'y' }),
+    ).toEqual({
       name: 'acme',
       prompt_tokens: 3,
       maxTokens: 9,

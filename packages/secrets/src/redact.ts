@@ -6,8 +6,23 @@
 export const REDACTED = '[redacted]';
 
 // Matched per word of the key (`clientSecret` → client, secret), so `prompt_tokens` or `max_tokens` stay visible.
-const SECRET_WORDS = new Set(['password', 'passwd', 'pass', 'secret', 'secrets', 'token', 'authorization', 'authorisation',
-  'apikey', 'credential', 'credentials', 'cookie', 'pwd', 'privatekey', 'sessionid']);
+const SECRET_WORDS = new Set([
+  'password',
+  'passwd',
+  'pass',
+  'secret',
+  'secrets',
+  'token',
+  'authorization',
+  'authorisation',
+  'apikey',
+  'credential',
+  'credentials',
+  'cookie',
+  'pwd',
+  'privatekey',
+  'sessionid',
+]);
 const SECRET_PAIRS = new Set(['api key', 'private key', 'session id', 'access key', 'signing key']);
 
 // Every pattern is linear in the input: no nested or overlapping quantifiers that could backtrack, since
@@ -97,7 +112,10 @@ function walk(value: unknown, options: RedactOptions, depth: number, maxDepth: n
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      const next = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? REDACTED : walk(v, options, depth + 1, maxDepth);
+      const next =
+        isSecretKey(k) && v !== null && v !== undefined && v !== ''
+          ? REDACTED
+          : walk(v, options, depth + 1, maxDepth);
       // defineProperty: an own `__proto__` key stays a plain property instead of replacing the prototype.
       Object.defineProperty(out, k, { value: next, enumerable: true, writable: true, configurable: true });
     }

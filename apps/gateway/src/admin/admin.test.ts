@@ -13,7 +13,13 @@ async function counts() {
     db.select().from(schema.connections),
     db.select().from(schema.workspaceMcpPolicies),
   ]);
-  return { workspaces: w.length, serviceAccounts: sa.length, keys: k.length, connections: cn.length, policies: p.length };
+  return {
+    workspaces: w.length,
+    serviceAccounts: sa.length,
+    keys: k.length,
+    connections: cn.length,
+    policies: p.length,
+  };
 }
 
 beforeAll(async () => {
@@ -35,10 +41,16 @@ describe('workspaces', () => {
 
   it('needs the operator token', async () => {
     const { apiKey } = await h.createServiceAccount('ws-admin', ['workspace.full']);
-    const res = await h.request('POST', '/api/admin/workspaces', { token: apiKey, body: { id: 'ws-x1', name: 'x' } });
+    const res = await h.request('POST', '/api/admin/workspaces', {
+      token: apiKey,
+      body: { id: 'ws-x1', name: 'x' },
+    });
     expect(res.status).toBe(403);
     expect((await res.json()).code).toBe('insufficient_role');
-    const anon = await h.request('POST', '/api/admin/workspaces', { token: null, body: { id: 'ws-x2', name: 'x' } });
+    const anon = await h.request('POST', '/api/admin/workspaces', {
+      token: null,
+      body: { id: 'ws-x2', name: 'x' },
+    });
     expect(anon.status).toBe(401);
   });
 });
@@ -54,39 +66,70 @@ describe('service accounts and keys', () => {
     expect(sa.serviceAccountId).toMatch(/^sa_[A-Za-z0-9]{16}$/);
 
     const list = await (await h.request('GET', '/api/workspaces/ws-admin/service-accounts')).json();
-    expect(list.items.map((i: { serviceAccountId: string }) => i.serviceAccountId)).toContain(sa.serviceAccountId);
+    expect(list.items.map((i: { serviceAccountId: string }) => i.serviceAccountId)).toContain(
+      sa.serviceAccountId,
+    );
 
-    const patched = await h.request('PATCH', `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}`, {
-      body: { status: 'disabled', name: 'reader-2' },
-    });
+    const patched = await h.request(
+      'PATCH',
+      `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}`,
+      {
+        body: { status: 'disabled', name: 'reader-2' },
+      },
+    );
     expect(patched.status).toBe(200);
-    expect(await patched.json()).toMatchObject({ name: 'reader-2', status: 'disabled', capabilities: ['flows.read', 'runs.read'] });
-
-    const keyRes = await h.request('POST', `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys`, {
-      body: { name: 'ci', expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+    expect(await patched.json()).toMatchObject({
+      name: 'reader-2',
+      status: 'disabled',
+      capabilities: ['flows.read', 'runs.read'],
     });
+
+    const keyRes = await h.request(
+      'POST',
+      `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys`,
+      {
+        body: { name: 'ci', expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+      },
+    );
     expect(keyRes.status).toBe(201);
     expect(keyRes.headers.get('cache-control')).toBe('no-store');
     const key = await keyRes.json();
     expect(key.serviceAccountId).toBe(sa.serviceAccountId);
     expect(key.key.apiKey).toMatch(new RegExp(`^fgk_${key.key.keyId}_[A-Za-z0-9]{43}$`));
 
-    const keys = await (await h.request('GET', `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys`)).json();
+    const keys = await (
+      await h.request('GET', `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys`)
+    ).json();
     expect(keys.items).toEqual([
-      { keyId: key.key.keyId, name: 'ci', createdAt: expect.any(String), expiresAt: key.key.expiresAt, lastUsedAt: null, revokedAt: null },
+      {
+        keyId: key.key.keyId,
+        name: 'ci',
+        createdAt: expect.any(String),
+        expiresAt: key.key.expiresAt,
+        lastUsedAt: null,
+        revokedAt: null,
+      },
     ]);
     expect(JSON.stringify(keys)).not.toContain(key.key.apiKey.split('_')[2]);
 
-    const del = await h.request('DELETE', `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys/${key.key.keyId}`);
+    const del = await h.request(
+      'DELETE',
+      `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys/${key.key.keyId}`,
+    );
     expect(del.status).toBe(204);
-    const again = await h.request('DELETE', `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys/nope`);
+    const again = await h.request(
+      'DELETE',
+      `/api/workspaces/ws-admin/service-accounts/${sa.serviceAccountId}/keys/nope`,
+    );
     expect(again.status).toBe(404);
   });
 
   it('lists with a bounded page and an opaque cursor', async () => {
     await h.createWorkspace('ws-page');
     for (let i = 0; i < 5; i++) {
-      await h.request('POST', '/api/workspaces/ws-page/service-accounts', { body: { name: `sa${i}`, capabilities: [] } });
+      await h.request('POST', '/api/workspaces/ws-page/service-accounts', {
+        body: { name: `sa${i}`, capabilities: [] },
+      });
     }
     const first = await (await h.request('GET', '/api/workspaces/ws-page/service-accounts?limit=3')).json();
     expect(first.items).toHaveLength(3);
@@ -103,22 +146,134 @@ describe('service accounts and keys', () => {
 
 describe('bad input changes nothing', () => {
   const cases: Array<[string, string, string, unknown, number, string]> = [
-    ['missing name', 'POST', '/api/workspaces/ws-admin/service-accounts', { capabilities: [] }, 400, 'validation_failed'],
-    ['wrong type', 'POST', '/api/workspaces/ws-admin/service-accounts', { name: 5, capabilities: 'flows.read' }, 400, 'validation_failed'],
-    ['unknown capability', 'POST', '/api/workspaces/ws-admin/service-accounts', { name: 'x', capabilities: ['root'] }, 400, 'validation_failed'],
-    ['extra field', 'POST', '/api/workspaces/ws-admin/service-accounts', { name: 'x', capabilities: [], admin: true }, 400, 'validation_failed'],
-    ['bad workspace id', 'POST', '/api/admin/workspaces', { id: 'Bad_ID', name: 'x' }, 400, 'validation_failed'],
-    ['past expiry', 'POST', '/api/workspaces/ws-admin/service-accounts/sa_missing/keys', { expiresAt: '2001-01-01T00:00:00Z' }, 400, 'validation_failed'],
-    ['key for unknown account', 'POST', '/api/workspaces/ws-admin/service-accounts/sa_missing/keys', {}, 404, 'not_found'],
-    ['patch unknown account', 'PATCH', '/api/workspaces/ws-admin/service-accounts/sa_missing', { status: 'disabled' }, 404, 'not_found'],
-    ['empty patch', 'PATCH', '/api/workspaces/ws-admin/service-accounts/sa_missing', {}, 400, 'validation_failed'],
-    ['connection without secret', 'POST', '/api/workspaces/ws-admin/connections', { name: 'c', type: 'http-api', baseUrl: 'https://x.test', auth: { type: 'bearer' } }, 400, 'validation_failed'],
-    ['connection bad url', 'POST', '/api/workspaces/ws-admin/connections', { name: 'c', type: 'http-api', baseUrl: 'file:///etc/passwd', auth: { type: 'none' } }, 400, 'validation_failed'],
-    ['policy bad ip', 'PUT', '/api/workspaces/ws-admin/mcp-policy', { allowedIps: ['10.0.0.0/99'] }, 400, 'validation_failed'],
-    ['policy bad origin', 'PUT', '/api/workspaces/ws-admin/mcp-policy', { allowedOrigins: ['https://a.test/path'] }, 400, 'validation_failed'],
-    ['policy unknown tool', 'PUT', '/api/workspaces/ws-admin/mcp-policy', { disabledTools: ['rm_rf'] }, 400, 'validation_failed'],
-    ['NUL in a string', 'POST', '/api/workspaces/ws-admin/service-accounts', { name: 'a\u0000b', capabilities: [] }, 400, 'invalid_request'],
-    ['unknown workspace', 'POST', '/api/workspaces/ws-nowhere/service-accounts', { name: 'x', capabilities: [] }, 404, 'not_found'],
+    [
+      'missing name',
+      'POST',
+      '/api/workspaces/ws-admin/service-accounts',
+      { capabilities: [] },
+      400,
+      'validation_failed',
+    ],
+    [
+      'wrong type',
+      'POST',
+      '/api/workspaces/ws-admin/service-accounts',
+      { name: 5, capabilities: 'flows.read' },
+      400,
+      'validation_failed',
+    ],
+    [
+      'unknown capability',
+      'POST',
+      '/api/workspaces/ws-admin/service-accounts',
+      { name: 'x', capabilities: ['root'] },
+      400,
+      'validation_failed',
+    ],
+    [
+      'extra field',
+      'POST',
+      '/api/workspaces/ws-admin/service-accounts',
+      { name: 'x', capabilities: [], admin: true },
+      400,
+      'validation_failed',
+    ],
+    [
+      'bad workspace id',
+      'POST',
+      '/api/admin/workspaces',
+      { id: 'Bad_ID', name: 'x' },
+      400,
+      'validation_failed',
+    ],
+    [
+      'past expiry',
+      'POST',
+      '/api/workspaces/ws-admin/service-accounts/sa_missing/keys',
+      { expiresAt: '2001-01-01T00:00:00Z' },
+      400,
+      'validation_failed',
+    ],
+    [
+      'key for unknown account',
+      'POST',
+      '/api/workspaces/ws-admin/service-accounts/sa_missing/keys',
+      {},
+      404,
+      'not_found',
+    ],
+    [
+      'patch unknown account',
+      'PATCH',
+      '/api/workspaces/ws-admin/service-accounts/sa_missing',
+      { status: 'disabled' },
+      404,
+      'not_found',
+    ],
+    [
+      'empty patch',
+      'PATCH',
+      '/api/workspaces/ws-admin/service-accounts/sa_missing',
+      {},
+      400,
+      'validation_failed',
+    ],
+    [
+      'connection without secret',
+      'POST',
+      '/api/workspaces/ws-admin/connections',
+      { name: 'c', type: 'http-api', baseUrl: 'https://x.test', auth: { type: 'bearer' } },
+      400,
+      'validation_failed',
+    ],
+    [
+      'connection bad url',
+      'POST',
+      '/api/workspaces/ws-admin/connections',
+      { name: 'c', type: 'http-api', baseUrl: 'file:///etc/passwd', auth: { type: 'none' } },
+      400,
+      'validation_failed',
+    ],
+    [
+      'policy bad ip',
+      'PUT',
+      '/api/workspaces/ws-admin/mcp-policy',
+      { allowedIps: ['10.0.0.0/99'] },
+      400,
+      'validation_failed',
+    ],
+    [
+      'policy bad origin',
+      'PUT',
+      '/api/workspaces/ws-admin/mcp-policy',
+      { allowedOrigins: ['https://a.test/path'] },
+      400,
+      'validation_failed',
+    ],
+    [
+      'policy unknown tool',
+      'PUT',
+      '/api/workspaces/ws-admin/mcp-policy',
+      { disabledTools: ['rm_rf'] },
+      400,
+      'validation_failed',
+    ],
+    [
+      'NUL in a string',
+      'POST',
+      '/api/workspaces/ws-admin/service-accounts',
+      { name: 'a\u0000b', capabilities: [] },
+      400,
+      'invalid_request',
+    ],
+    [
+      'unknown workspace',
+      'POST',
+      '/api/workspaces/ws-nowhere/service-accounts',
+      { name: 'x', capabilities: [] },
+      404,
+      'not_found',
+    ],
   ];
 
   it.each(cases)('%s → %s %s %s %s', async (_label, method, path, body, status, code) => {
@@ -133,7 +288,9 @@ describe('bad input changes nothing', () => {
 
   it('rejects malformed JSON, a wrong media type and an oversize body', async () => {
     const before = await counts();
-    const malformed = await h.request('POST', '/api/workspaces/ws-admin/service-accounts', { body: '{"name": ' });
+    const malformed = await h.request('POST', '/api/workspaces/ws-admin/service-accounts', {
+      body: '{"name": ',
+    });
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).code).toBe('invalid_request');
     const text = await h.request('POST', '/api/workspaces/ws-admin/service-accounts', {
@@ -161,13 +318,23 @@ describe('connections', () => {
   it('stores the secret encrypted and never returns it on any read path', async () => {
     const secret = 'sk-live-verysecretvalue-12345';
     const res = await h.request('POST', '/api/workspaces/ws-admin/connections', {
-      body: { name: 'crm', type: 'http-api', baseUrl: 'https://crm.example.test', auth: { type: 'bearer', secret } },
+      body: {
+        name: 'crm',
+        type: 'http-api',
+        baseUrl: 'https://crm.example.test',
+        auth: { type: 'bearer', secret },
+      },
     });
     expect(res.status).toBe(201);
     const created = await res.text();
     expect(created).not.toContain(secret);
     const conn = JSON.parse(created);
-    expect(conn).toMatchObject({ name: 'crm', type: 'http-api', baseUrl: 'https://crm.example.test', auth: { type: 'bearer', hasSecret: true } });
+    expect(conn).toMatchObject({
+      name: 'crm',
+      type: 'http-api',
+      baseUrl: 'https://crm.example.test',
+      auth: { type: 'bearer', hasSecret: true },
+    });
 
     const raw = await h.db.db.select().from(schema.connections);
     const row = raw.find((r) => r.id === conn.connectionId);
@@ -197,9 +364,17 @@ describe('workspace MCP policy', () => {
       body: { readOnly: true, disabledTools: [], allowedOrigins: ['https://app.example.test'] },
     });
     expect(put.status).toBe(200);
-    expect(await put.json()).toMatchObject({ readOnly: true, disabledTools: [], allowedIps: [], allowedOrigins: ['https://app.example.test'] });
+    expect(await put.json()).toMatchObject({
+      readOnly: true,
+      disabledTools: [],
+      allowedIps: [],
+      allowedOrigins: ['https://app.example.test'],
+    });
     const put2 = await h.request('PUT', '/api/workspaces/ws-admin/mcp-policy', { body: { readOnly: false } });
-    expect(await put2.json()).toMatchObject({ readOnly: false, allowedOrigins: ['https://app.example.test'] });
+    expect(await put2.json()).toMatchObject({
+      readOnly: false,
+      allowedOrigins: ['https://app.example.test'],
+    });
     const got = await (await h.request('GET', '/api/workspaces/ws-admin/mcp-policy')).json();
     expect(got).toMatchObject({ readOnly: false, allowedOrigins: ['https://app.example.test'] });
     await h.request('PUT', '/api/workspaces/ws-admin/mcp-policy', { body: { allowedOrigins: [] } });
@@ -215,8 +390,15 @@ describe('audit', () => {
     const page = await res.json();
     expect(page.items).toHaveLength(2);
     expect(page.items[0].id).toBeGreaterThan(page.items[1].id);
-    expect(page.items[0]).toMatchObject({ workspaceId: 'ws-admin', kind: 'admin', principalType: 'operator', outcome: 'ok' });
-    const next = await (await h.request('GET', `/api/workspaces/ws-admin/audit?limit=200&cursor=${page.nextCursor}`)).json();
+    expect(page.items[0]).toMatchObject({
+      workspaceId: 'ws-admin',
+      kind: 'admin',
+      principalType: 'operator',
+      outcome: 'ok',
+    });
+    const next = await (
+      await h.request('GET', `/api/workspaces/ws-admin/audit?limit=200&cursor=${page.nextCursor}`)
+    ).json();
     expect(next.items[0].id).toBeLessThan(page.items[1].id);
     expect(TEST_ADMIN_TOKEN).not.toBe('');
   });

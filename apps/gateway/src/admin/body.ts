@@ -16,7 +16,8 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
     throw new AppError('invalid_request', 'request body could not be read');
   }
   // Postgres cannot store NUL in text; refuse it here with a clear error instead of failing at the database.
-  if (/\\u0000/i.test(text)) throw new AppError('invalid_request', 'strings must not contain NUL (\\u0000) characters');
+  if (/\\u0000/i.test(text))
+    throw new AppError('invalid_request', 'strings must not contain NUL (\\u0000) characters');
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -24,6 +25,7 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
     throw new AppError('invalid_request', 'request body is not valid JSON');
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new AppError('validation_failed', 'request body is invalid', zodIssues(parsed.error));
+  if (!parsed.success)
+    throw new AppError('validation_failed', 'request body is invalid', zodIssues(parsed.error));
   return parsed.data;
 }

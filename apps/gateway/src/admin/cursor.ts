@@ -5,7 +5,10 @@ export function encodeCursor(position: Record<string, string | number>): string 
   return Buffer.from(JSON.stringify(position)).toString('base64url');
 }
 
-export function decodeCursor<T extends Record<string, string | number>>(cursor: string | undefined, keys: (keyof T)[]): T | undefined {
+export function decodeCursor<T extends Record<string, string | number>>(
+  cursor: string | undefined,
+  keys: (keyof T)[],
+): T | undefined {
   if (cursor === undefined) return undefined;
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;

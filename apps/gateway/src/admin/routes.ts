@@ -1,4 +1,4 @@
-import { generateApiKey, type Authenticator, type WorkspaceAccess } from '@flowgate/auth';
+import { type Authenticator, generateApiKey, type WorkspaceAccess } from '@flowgate/auth';
 import { AppError, newId } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
@@ -8,9 +8,9 @@ import type { AppEnv } from '../context.js';
 import { operatorGuard, requireWorkspaceAdmin } from '../middleware/authenticate.js';
 import type { WorkspaceCache } from '../workspace-cache.js';
 import { readJson } from './body.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { flowRoutes } from './flows.js';
 import { runRoutes } from './runs.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
 import {
   createConnectionBody,
   createKeyBody,
@@ -60,7 +60,11 @@ export function connectionView(row: repos.ConnectionRow) {
     name: view.name,
     type: view.type,
     baseUrl: view.baseUrl,
-    auth: { type: view.authType, hasSecret: view.hasSecret, ...(view.config.headerName ? { headerName: view.config.headerName } : {}) },
+    auth: {
+      type: view.authType,
+      hasSecret: view.hasSecret,
+      ...(view.config.headerName ? { headerName: view.config.headerName } : {}),
+    },
     status: view.status,
     health: view.health ?? null,
     createdAt: view.createdAt.toISOString(),
@@ -90,7 +94,13 @@ export function adminRoutes(deps: AdminDeps) {
   const { db } = deps;
   const app = new Hono<AppEnv>();
 
-  const audit = (c: Context<AppEnv>, action: string, outcome: 'ok' | 'error', args?: unknown, started?: number) => {
+  const audit = (
+    c: Context<AppEnv>,
+    action: string,
+    outcome: 'ok' | 'error',
+    args?: unknown,
+    started?: number,
+  ) => {
     const access = c.get('access');
     deps.audit.record({
       workspaceId: access.workspaceId,
@@ -135,7 +145,10 @@ export function adminRoutes(deps: AdminDeps) {
   ws.post('/service-accounts', admin, async (c) => {
     const started = performance.now();
     const body = await readJson(c, createServiceAccountBody);
-    const row = await repos.createServiceAccount(db, c.get('access').workspaceId, { id: newId('sa', 16), ...body });
+    const row = await repos.createServiceAccount(db, c.get('access').workspaceId, {
+      id: newId('sa', 16),
+      ...body,
+    });
     audit(c, 'service_accounts.create', 'ok', body, started);
     return c.json(serviceAccountView(row), 201);
   });
@@ -144,7 +157,10 @@ export function adminRoutes(deps: AdminDeps) {
     const q = pageQuery.safeParse(c.req.query());
     if (!q.success) throw new AppError('invalid_request', 'limit must be 1..200');
     const after = decodeCursor<{ id: string }>(q.data.cursor, ['id']);
-    const rows = await repos.listServiceAccounts(db, c.get('access').workspaceId, { limit: q.data.limit + 1, afterId: after?.id });
+    const rows = await repos.listServiceAccounts(db, c.get('access').workspaceId, {
+      limit: q.data.limit + 1,
+      afterId: after?.id,
+    });
     const page = rows.slice(0, q.data.limit);
     const last = page.at(-1);
     return c.json({
@@ -181,7 +197,10 @@ export function adminRoutes(deps: AdminDeps) {
     });
     audit(c, 'api_keys.create', 'ok', { serviceAccountId: saId, keyId: row.id, name: body.name }, started);
     return c.json(
-      { serviceAccountId: saId, key: { keyId: row.id, apiKey: key.apiKey, expiresAt: row.expiresAt?.toISOString() ?? null } },
+      {
+        serviceAccountId: saId,
+        key: { keyId: row.id, apiKey: key.apiKey, expiresAt: row.expiresAt?.toISOString() ?? null },
+      },
       201,
       { 'Cache-Control': 'no-store' },
     );
@@ -230,7 +249,10 @@ export function adminRoutes(deps: AdminDeps) {
     const q = pageQuery.safeParse(c.req.query());
     if (!q.success) throw new AppError('invalid_request', 'limit must be 1..200');
     const after = decodeCursor<{ id: string }>(q.data.cursor, ['id']);
-    const rows = await repos.listConnections(db, c.get('access').workspaceId, { limit: q.data.limit + 1, afterId: after?.id });
+    const rows = await repos.listConnections(db, c.get('access').workspaceId, {
+      limit: q.data.limit + 1,
+      afterId: after?.id,
+    });
     const page = rows.slice(0, q.data.limit);
     const last = page.at(-1);
     return c.json({
@@ -239,7 +261,9 @@ export function adminRoutes(deps: AdminDeps) {
     });
   });
 
-  ws.get('/mcp-policy', admin, async (c) => c.json(policyView(await repos.getPolicy(db, c.get('access').workspaceId))));
+  ws.get('/mcp-policy', admin, async (c) =>
+    c.json(policyView(await repos.getPolicy(db, c.get('access').workspaceId))),
+  );
 
   ws.put('/mcp-policy', admin, async (c) => {
     const started = performance.now();
@@ -256,7 +280,10 @@ export function adminRoutes(deps: AdminDeps) {
     if (!q.success) throw new AppError('invalid_request', 'limit must be 1..200');
     const before = decodeCursor<{ id: number }>(q.data.cursor, ['id']);
     if (before && !Number.isInteger(before.id)) throw new AppError('invalid_request', 'invalid cursor');
-    const rows = await repos.listAuditEntries(db, c.get('access').workspaceId, { limit: q.data.limit + 1, beforeId: before?.id });
+    const rows = await repos.listAuditEntries(db, c.get('access').workspaceId, {
+      limit: q.data.limit + 1,
+      beforeId: before?.id,
+    });
     const page = rows.slice(0, q.data.limit);
     const last = page.at(-1);
     return c.json({

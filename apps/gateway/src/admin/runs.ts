@@ -47,7 +47,8 @@ export function runRoutes(db: Database) {
     const q = pageQuery.safeParse(c.req.query());
     if (!q.success) throw new AppError('invalid_request', 'limit must be 1..200');
     const before = decodeCursor<{ createdAt: string; id: string }>(q.data.cursor, ['createdAt', 'id']);
-    if (before && !TIMESTAMP.test(String(before.createdAt))) throw new AppError('invalid_request', 'invalid cursor');
+    if (before && !TIMESTAMP.test(String(before.createdAt)))
+      throw new AppError('invalid_request', 'invalid cursor');
     const rows = await repos.listRuns(db, c.get('access').workspaceId, {
       limit: q.data.limit + 1,
       before: before ? { createdAt: String(before.createdAt), id: String(before.id) } : undefined,
@@ -56,7 +57,8 @@ export function runRoutes(db: Database) {
     const last = page.at(-1);
     return c.json({
       items: page.map(runView),
-      nextCursor: rows.length > q.data.limit && last ? encodeCursor({ createdAt: last.position, id: last.id }) : null,
+      nextCursor:
+        rows.length > q.data.limit && last ? encodeCursor({ createdAt: last.position, id: last.id }) : null,
     });
   });
   app.get('/runs/:runId', gate, async (c) => {

@@ -9,7 +9,10 @@ export const createWorkspaceBody = z.strictObject({ id: workspaceIdSchema, name 
 
 export const createServiceAccountBody = z.strictObject({
   name,
-  capabilities: z.array(capabilitySchema).max(20).transform((c) => [...new Set(c)]),
+  capabilities: z
+    .array(capabilitySchema)
+    .max(20)
+    .transform((c) => [...new Set(c)]),
 });
 
 export const updateServiceAccountBody = z
@@ -36,9 +39,15 @@ export const createKeyBody = z.strictObject({
 const secret = z.string().min(1).max(8192);
 export const createConnectionBody = z
   .strictObject({
-    name: z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/, 'letters, digits, space, _ . - (max 100)'),
+    name: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/, 'letters, digits, space, _ . - (max 100)'),
     type: z.enum(['http-api', 'llm-provider', 'secret']),
-    baseUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+    baseUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
     auth: z.discriminatedUnion('type', [
       z.strictObject({ type: z.literal('none') }),
       z.strictObject({ type: z.literal('bearer'), secret }),
@@ -50,12 +59,17 @@ export const createConnectionBody = z
           .regex(/^[A-Za-z0-9-]{1,64}$/)
           .default('X-API-Key'),
       }),
-      z.strictObject({ type: z.literal('basic'), secret: secret.regex(/^[^:]*:.*$/s, 'basic auth secret is "user:password"') }),
+      z.strictObject({
+        type: z.literal('basic'),
+        secret: secret.regex(/^[^:]*:.*$/s, 'basic auth secret is "user:password"'),
+      }),
     ]),
   })
   .superRefine((b, ctx) => {
-    if (b.type !== 'secret' && !b.baseUrl) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required for ${b.type}` });
-    if (b.type === 'secret' && b.auth.type === 'none') ctx.addIssue({ code: 'custom', path: ['auth'], message: 'a secret connection needs a secret' });
+    if (b.type !== 'secret' && !b.baseUrl)
+      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required for ${b.type}` });
+    if (b.type === 'secret' && b.auth.type === 'none')
+      ctx.addIssue({ code: 'custom', path: ['auth'], message: 'a secret connection needs a secret' });
   });
 
 const origin = z
@@ -71,23 +85,31 @@ const origin = z
   }, 'must be an origin like https://app.example.com (scheme, host, optional port; no path)');
 
 export function mcpPolicyBody(toolNames: readonly string[]) {
-  return z
-    .strictObject({
-      readOnly: z.boolean().optional(),
-      disabledTools: z
-        .array(z.string().max(128))
-        .max(64)
-        .superRefine((list, ctx) => {
-          const unknown = list.filter((t) => !toolNames.includes(t));
-          if (unknown.length) ctx.addIssue({ code: 'custom', message: `unknown tools: ${unknown.join(', ')}; valid: ${toolNames.join(', ')}` });
-        })
-        .optional(),
-      allowedOrigins: z.array(origin).max(50).optional(),
-      allowedIps: z
-        .array(z.string().max(64).refine((s) => parseIpRule(s) !== null, 'must be an IP address or CIDR range'))
-        .max(100)
-        .optional(),
-    });
+  return z.strictObject({
+    readOnly: z.boolean().optional(),
+    disabledTools: z
+      .array(z.string().max(128))
+      .max(64)
+      .superRefine((list, ctx) => {
+        const unknown = list.filter((t) => !toolNames.includes(t));
+        if (unknown.length)
+          ctx.addIssue({
+            code: 'custom',
+            message: `unknown tools: ${unknown.join(', ')}; valid: ${toolNames.join(', ')}`,
+          });
+      })
+      .optional(),
+    allowedOrigins: z.array(origin).max(50).optional(),
+    allowedIps: z
+      .array(
+        z
+          .string()
+          .max(64)
+          .refine((s) => parseIpRule(s) !== null, 'must be an IP address or CIDR range'),
+      )
+      .max(100)
+      .optional(),
+  });
 }
 
 export const pageQuery = z.object({

@@ -1,8 +1,8 @@
+import type { DbHandle } from '@flowgate/db';
 import { repos } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DbHandle } from '@flowgate/db';
 import { createAuditQueue } from './queue.js';
 
 let h: DbHandle;
@@ -12,13 +12,24 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-const base = { workspaceId: 'ws-q', principalType: 'service_account', principalId: 'sa_1', kind: 'tools/call', outcome: 'ok' as const };
+const base = {
+  workspaceId: 'ws-q',
+  principalType: 'service_account',
+  principalId: 'sa_1',
+  kind: 'tools/call',
+  outcome: 'ok' as const,
+};
 
 describe('audit queue', () => {
   it('cleans NUL and lone surrogates so one hostile entry cannot block the others', async () => {
     const queue = createAuditQueue(h.db, pino({ level: 'silent' }), { flushIntervalMs: 60_000 });
     queue.record({ ...base, action: 'before' });
-    queue.record({ ...base, action: 'evil\u0000tool', arguments: { x: 'a\u0000b', y: '\uD800', 'k\u0000': 1 }, reason: 'r\u0000' });
+    queue.record({
+      ...base,
+      action: 'evil\u0000tool',
+      arguments: { x: 'a\u0000b', y: '\uD800', 'k\u0000': 1 },
+      reason: 'r\u0000',
+    });
     queue.record({ ...base, action: 'after' });
     await queue.close();
     const rows = await repos.listAuditEntries(h.db, 'ws-q', { limit: 10 });
@@ -31,7 +42,11 @@ describe('audit queue', () => {
     queue.record({
       ...base,
       action: 'flowgate://runs/x?token=abcdef123',
-      arguments: { big: 'x'.repeat(100_000), list: Array.from({ length: 1_000 }, (_, i) => i), password: 'p' },
+      arguments: {
+        big: 'x'.repeat(100_000),
+        list: Array.from({ length: 1_000 }, (_, i) => i),
+        password: 'p',
+      },
     });
     await queue.close();
     const [row] = await repos.listAuditEntries(h.db, 'ws-q', { limit: 1 });

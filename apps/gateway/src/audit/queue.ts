@@ -45,7 +45,10 @@ export function createAuditQueue(
         continue;
       } catch (err) {
         // Never log the driver's message: it carries every parameter of the batch.
-        logger.warn({ code: 'audit_batch_failed', dbCode: errorCode(err), size: batch.length }, 'audit batch failed; retrying row by row');
+        logger.warn(
+          { code: 'audit_batch_failed', dbCode: errorCode(err), size: batch.length },
+          'audit batch failed; retrying row by row',
+        );
       }
       // One bad row must not hold back the rest: write row by row; a row the database refuses is dropped.
       let written = 0;
@@ -61,7 +64,10 @@ export function createAuditQueue(
             logger.error({ code: 'audit_write_failed', dbCode: code }, 'audit write failed; will retry');
             return;
           }
-          logger.error({ code: 'audit_entry_dropped', dbCode: code, action: entry.action, kind: entry.kind }, 'audit entry refused by the database');
+          logger.error(
+            { code: 'audit_entry_dropped', dbCode: code, action: entry.action, kind: entry.kind },
+            'audit entry refused by the database',
+          );
         }
         written++;
       }
@@ -93,10 +99,14 @@ export function createAuditQueue(
         action: redactString(cleanText(entry.action, 500)),
         reason: entry.reason == null ? entry.reason : redactString(cleanText(entry.reason, 1_000)),
         clientName: entry.clientName == null ? entry.clientName : cleanText(entry.clientName, 200),
-        clientVersion: entry.clientVersion == null ? entry.clientVersion : cleanText(entry.clientVersion, 100),
+        clientVersion:
+          entry.clientVersion == null ? entry.clientVersion : cleanText(entry.clientVersion, 100),
         arguments: entry.arguments == null ? entry.arguments : redact(boundedJson(entry.arguments)),
         blockers: entry.blockers == null ? entry.blockers : boundedJson(entry.blockers),
-        resourceUris: entry.resourceUris == null ? entry.resourceUris : entry.resourceUris.slice(0, 20).map((u) => redactString(cleanText(u, 500))),
+        resourceUris:
+          entry.resourceUris == null
+            ? entry.resourceUris
+            : entry.resourceUris.slice(0, 20).map((u) => redactString(cleanText(u, 500))),
       });
       if (queue.length > maxQueued) {
         dropped += queue.length - maxQueued;

@@ -2,6 +2,7 @@
  * Postgres refuses NUL in text and jsonb, and lone UTF-16 surrogates do not encode. Audit entries carry
  * caller-supplied strings, so every string is cleaned and bounded before it is queued.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point of this pattern.
 const BAD_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 export function cleanText(value: string, max = 2_000): string {
@@ -49,7 +50,12 @@ export function boundedJson(value: unknown): unknown {
           break;
         }
         budget -= Math.min(k.length, 200) + 4;
-        Object.defineProperty(out, cleanText(k, 200), { value: walk(item, depth + 1), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(out, cleanText(k, 200), {
+          value: walk(item, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       return out;
     }

@@ -13,7 +13,9 @@ afterAll(async () => h?.close());
 describe('generated discovery documents', () => {
   it('the committed server card and server.json match what the build step writes (run `pnpm generate`)', () => {
     expect(readFileSync(new URL('./server-card.json', import.meta.url), 'utf8')).toBe(renderServerCard());
-    expect(readFileSync(new URL('../../../../server.json', import.meta.url), 'utf8')).toBe(renderRegistryManifest());
+    expect(readFileSync(new URL('../../../../server.json', import.meta.url), 'utf8')).toBe(
+      renderRegistryManifest(),
+    );
   });
 
   it('server.json has the registry fields the spec names', () => {
@@ -46,7 +48,10 @@ describe('serving the card', () => {
     expect(card.remotes[0].url).toBe('https://gw.example.test/api/workspaces/{workspace_id}/mcp');
     expect(card.authentication).toEqual({ required: true, schemes: ['bearer'] });
     const etag = res.headers.get('etag') as string;
-    const again = await h.request('GET', '/.well-known/mcp/server-card.json', { token: null, headers: { 'if-none-match': etag } });
+    const again = await h.request('GET', '/.well-known/mcp/server-card.json', {
+      token: null,
+      headers: { 'if-none-match': etag },
+    });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
   });

@@ -11,7 +11,9 @@ const CARD_FILE = new URL('./server-card.json', import.meta.url);
  * (`pnpm generate`); only the example base URL is swapped for this deployment's public URL.
  */
 export const installDiscovery: RouteInstaller = (app, deps) => {
-  const body = readFileSync(CARD_FILE, 'utf8').split(SERVER_CARD_DEFAULT_BASE_URL).join(deps.config.publicUrl);
+  const body = readFileSync(CARD_FILE, 'utf8')
+    .split(SERVER_CARD_DEFAULT_BASE_URL)
+    .join(deps.config.publicUrl);
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
   const cors = {
     'access-control-allow-origin': '*',
@@ -21,7 +23,7 @@ export const installDiscovery: RouteInstaller = (app, deps) => {
   const serve = (mediaType: string) => (c: Context) => {
     const headers = { ...cors, etag, 'cache-control': 'public, max-age=3600', vary: 'Accept-Encoding' };
     const match = c.req.header('if-none-match');
-    if (match && match.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*')) {
+    if (match?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*')) {
       return c.body(null, 304, headers);
     }
     return c.body(body, 200, { ...headers, 'content-type': mediaType });

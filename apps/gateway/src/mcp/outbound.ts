@@ -53,14 +53,20 @@ const LOOKUP_TIMEOUT_MS = 3_000;
 export function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     let done = false;
-    const finish = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
+    const finish = (
+      err: NodeJS.ErrnoException | null,
+      address: string | LookupAddress[],
+      family?: number,
+    ) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       callback(err, address as string, family);
     };
     const timer = setTimeout(() => {
-      const err: NodeJS.ErrnoException = new Error(`could not resolve ${hostname} within ${LOOKUP_TIMEOUT_MS} ms`);
+      const err: NodeJS.ErrnoException = new Error(
+        `could not resolve ${hostname} within ${LOOKUP_TIMEOUT_MS} ms`,
+      );
       err.code = 'ETIMEOUT';
       finish(err, '');
     }, LOOKUP_TIMEOUT_MS);
@@ -99,9 +105,15 @@ export function probe(
     return Promise.reject(new AppError('invalid_request', 'only http and https URLs can be called'));
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!options.allowPrivate && (isIP(host) ? isPrivateAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) {
+  if (
+    !options.allowPrivate &&
+    (isIP(host) ? isPrivateAddress(host) : host === 'localhost' || host.endsWith('.localhost'))
+  ) {
     return Promise.reject(
-      new AppError('forbidden', `${host} is a private or loopback address, which this deployment does not allow`),
+      new AppError(
+        'forbidden',
+        `${host} is a private or loopback address, which this deployment does not allow`,
+      ),
     );
   }
   const started = performance.now();

@@ -19,11 +19,18 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
 export function acceptsStreamableHttp(accept: string | undefined): boolean {
   if (!accept) return false;
   const types = accept.split(',').map((part) => (part.split(';')[0] ?? '').trim().toLowerCase());
-  const allows = (type: string) => types.some((t) => t === type || t === '*/*' || t === `${type.split('/')[0]}/*`);
+  const allows = (type: string) =>
+    types.some((t) => t === type || t === '*/*' || t === `${type.split('/')[0]}/*`);
   return allows('application/json') && allows('text/event-stream');
 }
 
-function httpError(c: Context, status: 400 | 405 | 406 | 415, code: number, message: string, headers: Record<string, string> = {}) {
+function httpError(
+  c: Context,
+  status: 400 | 405 | 406 | 415,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
   return c.body(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), status, {
     'content-type': 'application/json',
     ...headers,
@@ -48,15 +55,30 @@ function clientFromHeaders(c: Context): ClientInfo | null {
 export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   // Cursors must open on any replica: the key is derived from the deployment's encryption key.
   const cursorKey = deps.cursorKey;
-  const serviceDeps = { db: deps.db.db, secretBox: deps.secretBox, allowPrivateNetwork: deps.config.allowPrivateNetwork };
+  const serviceDeps = {
+    db: deps.db.db,
+    secretBox: deps.secretBox,
+    allowPrivateNetwork: deps.config.allowPrivateNetwork,
+  };
   const limits = { maxRequestBodyBytes: deps.config.maxBodyBytes };
 
   return (app) => {
     const notAllowed = (c: Context) =>
-      c.body(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: this endpoint takes POST only (no standalone SSE stream)' } }), 405, {
-        'content-type': 'application/json',
-        allow: 'POST',
-      });
+      c.body(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: -32000,
+            message: 'Method not allowed: this endpoint takes POST only (no standalone SSE stream)',
+          },
+        }),
+        405,
+        {
+          'content-type': 'application/json',
+          allow: 'POST',
+        },
+      );
     app.get('/api/workspaces/:ws/mcp', notAllowed);
     app.delete('/api/workspaces/:ws/mcp', notAllowed);
 
@@ -65,7 +87,12 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         return httpError(c, 415, -32600, 'Unsupported Media Type: Content-Type must be application/json');
       }
       if (!acceptsStreamableHttp(c.req.header('accept'))) {
-        return httpError(c, 406, -32600, 'Not Acceptable: Accept must allow both application/json and text/event-stream');
+        return httpError(
+          c,
+          406,
+          -32600,
+          'Not Acceptable: Accept must allow both application/json and text/event-stream',
+        );
       }
       const narrowing = parseNarrowingHeaders(narrowingHeadersFrom((name) => c.req.header(name)));
       if (!narrowing.ok) {
@@ -117,7 +144,11 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           }),
         onError: (error) =>
           deps.logger.error(
-            { requestId, code: 'mcp_internal_error', err: error instanceof Error ? error.message.slice(0, 300) : 'unknown' },
+            {
+              requestId,
+              code: 'mcp_internal_error',
+              err: error instanceof Error ? error.message.slice(0, 300) : 'unknown',
+            },
             'mcp handler failed',
           ),
       });

@@ -15,7 +15,10 @@ export interface ServiceDeps {
   allowPrivateNetwork: boolean;
 }
 
-function summary(row: repos.ConnectionRow, slots: Array<{ flowSlug: string; slot: string; target: string }>): ConnectionSummary {
+function summary(
+  row: repos.ConnectionRow,
+  slots: Array<{ flowSlug: string; slot: string; target: string }>,
+): ConnectionSummary {
   return {
     id: row.id,
     name: row.name,
@@ -24,7 +27,12 @@ function summary(row: repos.ConnectionRow, slots: Array<{ flowSlug: string; slot
     authType: row.authType,
     status: row.status,
     health: row.health
-      ? { ok: row.health.ok, checkedAt: row.health.checkedAt, httpStatus: row.health.status ?? null, message: row.health.message ?? null }
+      ? {
+          ok: row.health.ok,
+          checkedAt: row.health.checkedAt,
+          httpStatus: row.health.status ?? null,
+          message: row.health.message ?? null,
+        }
       : null,
     configKeys: Object.keys(row.config).sort(),
     boundSlots: slots,
@@ -49,14 +57,30 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
     const checkedAt = new Date().toISOString();
     const base = { connectionId: row.id, name: row.name, type: row.type, checkedAt };
     if (row.status === 'disabled') {
-      return { ...base, ok: false, status: 'disabled', httpStatus: null, latencyMs: null, message: 'connection is disabled' };
+      return {
+        ...base,
+        ok: false,
+        status: 'disabled',
+        httpStatus: null,
+        latencyMs: null,
+        message: 'connection is disabled',
+      };
     }
     const secret = row.secretCiphertext ? deps.secretBox.decrypt(row.secretCiphertext, ws) : null;
     if (row.type === 'secret' || !row.baseUrl) {
       const ok = secret !== null;
-      return { ...base, ok, status: ok ? 'healthy' : 'unhealthy', httpStatus: null, latencyMs: null, message: ok ? 'secret is stored' : 'no secret stored' };
+      return {
+        ...base,
+        ok,
+        status: ok ? 'healthy' : 'unhealthy',
+        httpStatus: null,
+        latencyMs: null,
+        message: ok ? 'secret is stored' : 'no secret stored',
+      };
     }
-    const target = new URL(row.type === 'llm-provider' ? `${row.baseUrl.replace(/\/+$/, '')}/models` : row.baseUrl);
+    const target = new URL(
+      row.type === 'llm-provider' ? `${row.baseUrl.replace(/\/+$/, '')}/models` : row.baseUrl,
+    );
     let result: ConnectionCheck;
     try {
       const res = await probe(target, {
@@ -65,15 +89,41 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
         allowPrivate: deps.allowPrivateNetwork,
       });
       // Reachable and credentials accepted. LLM providers must answer their model list.
-      const ok = row.type === 'llm-provider' ? res.status >= 200 && res.status < 300 : res.status < 500 && res.status !== 401 && res.status !== 403;
-      const message = ok ? null : res.status === 401 || res.status === 403 ? 'credentials were rejected' : `answered HTTP ${res.status}`;
-      result = { ...base, ok, status: ok ? 'healthy' : 'unhealthy', httpStatus: res.status, latencyMs: res.latencyMs, message };
+      const ok =
+        row.type === 'llm-provider'
+          ? res.status >= 200 && res.status < 300
+          : res.status < 500 && res.status !== 401 && res.status !== 403;
+      const message = ok
+        ? null
+        : res.status === 401 || res.status === 403
+          ? 'credentials were rejected'
+          : `answered HTTP ${res.status}`;
+      result = {
+        ...base,
+        ok,
+        status: ok ? 'healthy' : 'unhealthy',
+        httpStatus: res.status,
+        latencyMs: res.latencyMs,
+        message,
+      };
     } catch (err) {
       const reason =
-        err instanceof AppError ? err.message : (err as Error).name === 'TimeoutError' ? `no answer within ${CHECK_TIMEOUT_MS} ms` : 'could not connect';
-      result = { ...base, ok: false, status: 'unhealthy', httpStatus: null, latencyMs: null, message: reason };
+        err instanceof AppError
+          ? err.message
+          : (err as Error).name === 'TimeoutError'
+            ? `no answer within ${CHECK_TIMEOUT_MS} ms`
+            : 'could not connect';
+      result = {
+        ...base,
+        ok: false,
+        status: 'unhealthy',
+        httpStatus: null,
+        latencyMs: null,
+        message: reason,
+      };
     }
-    result.message = result.message === null ? null : redactString(result.message, { knownSecrets: secret ? [secret] : [] });
+    result.message =
+      result.message === null ? null : redactString(result.message, { knownSecrets: secret ? [secret] : [] });
     await repos.setConnectionHealth(db, ws, row.id, {
       ok: result.ok,
       checkedAt,
@@ -106,9 +156,18 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
     async listConnections({ limit, after }) {
       const rows = await repos.listConnections(db, ws, { limit: limit + 1, afterId: after ?? undefined });
       const page = rows.slice(0, limit);
-      const slots = await repos.listBindingsForConnections(db, ws, page.map((r) => r.id));
+      const slots = await repos.listBindingsForConnections(
+        db,
+        ws,
+        page.map((r) => r.id),
+      );
       return {
-        items: page.map((r) => summary(r, slots.filter((s) => s.connectionId === r.id).map(({ connectionId: _c, ...s }) => s))),
+        items: page.map((r) =>
+          summary(
+            r,
+            slots.filter((s) => s.connectionId === r.id).map(({ connectionId: _c, ...s }) => s),
+          ),
+        ),
         nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
       };
     },
@@ -117,11 +176,19 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
         const unique = [...new Set(connectionIds)];
         const rows = await repos.listConnections(db, ws, { limit: unique.length, ids: unique });
         const found = new Set(rows.map((r) => r.id));
-        return { items: await checkAll(rows), unknownConnectionIds: unique.filter((id) => !found.has(id)), nextAfter: null };
+        return {
+          items: await checkAll(rows),
+          unknownConnectionIds: unique.filter((id) => !found.has(id)),
+          nextAfter: null,
+        };
       }
       const rows = await repos.listConnections(db, ws, { limit: limit + 1, afterId: after ?? undefined });
       const page = rows.slice(0, limit);
-      return { items: await checkAll(page), unknownConnectionIds: [], nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+      return {
+        items: await checkAll(page),
+        unknownConnectionIds: [],
+        nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
+      };
     },
     async sendFeedback(input) {
       const row = await repos.insertFeedback(db, ws, {

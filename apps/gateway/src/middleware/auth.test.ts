@@ -1,6 +1,6 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { schema } from '@flowgate/db';
-import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../testing.js';
 
@@ -15,7 +15,11 @@ const wsRoutes = (ws: string): Array<[string, string, unknown?]> => [
   ['POST', `/api/workspaces/${ws}/service-accounts/sa_x/keys`, {}],
   ['GET', `/api/workspaces/${ws}/service-accounts/sa_x/keys`],
   ['DELETE', `/api/workspaces/${ws}/service-accounts/sa_x/keys/k`],
-  ['POST', `/api/workspaces/${ws}/connections`, { name: 'c', type: 'secret', auth: { type: 'bearer', secret: 's' } }],
+  [
+    'POST',
+    `/api/workspaces/${ws}/connections`,
+    { name: 'c', type: 'secret', auth: { type: 'bearer', secret: 's' } },
+  ],
   ['GET', `/api/workspaces/${ws}/connections`],
   ['GET', `/api/workspaces/${ws}/mcp-policy`],
   ['PUT', `/api/workspaces/${ws}/mcp-policy`, { readOnly: true }],
@@ -39,22 +43,31 @@ describe('401 before anything else', () => {
     const none = await h.request('GET', '/api/workspaces/ws-a/runs', { token: null });
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer realm="flowgate"');
-    const basic = await h.request('GET', '/api/workspaces/ws-a/runs', { token: null, headers: { authorization: 'Basic abc' } });
+    const basic = await h.request('GET', '/api/workspaces/ws-a/runs', {
+      token: null,
+      headers: { authorization: 'Basic abc' },
+    });
     expect(basic.status).toBe(401);
     expect(basic.headers.get('www-authenticate')).toBe('Bearer realm="flowgate", error="invalid_token"');
-    const unknown = await h.request('GET', '/api/workspaces/ws-a/runs', { token: `fgk_${'A'.repeat(16)}_${'b'.repeat(43)}` });
+    const unknown = await h.request('GET', '/api/workspaces/ws-a/runs', {
+      token: `fgk_${'A'.repeat(16)}_${'b'.repeat(43)}`,
+    });
     expect(unknown.status).toBe(401);
     expect(unknown.headers.get('www-authenticate')).toBe('Bearer realm="flowgate", error="invalid_token"');
     expect(await unknown.json()).toMatchObject({ code: 'invalid_token' });
   });
 
   it('refuses a token in the query string even with a valid header', async () => {
-    const res = await h.request('GET', `/api/workspaces/ws-a/runs?access_token=${keyA.apiKey}`, { token: keyA.apiKey });
+    const res = await h.request('GET', `/api/workspaces/ws-a/runs?access_token=${keyA.apiKey}`, {
+      token: keyA.apiKey,
+    });
     expect(res.status).toBe(401);
     const text = await res.text();
     expect(JSON.parse(text).code).toBe('token_in_query');
     expect(text).not.toContain(keyA.apiKey);
-    const upper = await h.request('GET', '/api/workspaces/ws-a/runs?ACCESS_TOKEN=x&limit=5', { token: keyA.apiKey });
+    const upper = await h.request('GET', '/api/workspaces/ws-a/runs?ACCESS_TOKEN=x&limit=5', {
+      token: keyA.apiKey,
+    });
     expect(upper.status).toBe(401);
     const harmless = await h.request('GET', '/api/workspaces/ws-a/runs?limit=5', { token: keyA.apiKey });
     expect(harmless.status).toBe(200);
@@ -68,7 +81,10 @@ describe('tenancy', () => {
         const res = await h.request(method, path, { token: keyA.apiKey, body });
         expect(`${method} ${path} → ${res.status}`).toBe(`${method} ${path} → 403`);
         const json = await res.json();
-        expect(json).toEqual({ code: 'forbidden', message: 'this token does not grant access to the requested workspace' });
+        expect(json).toEqual({
+          code: 'forbidden',
+          message: 'this token does not grant access to the requested workspace',
+        });
       }
     }
   });
@@ -82,7 +98,10 @@ describe('tenancy', () => {
     expect(sas).not.toContain(keyB.serviceAccountId);
     const conns = await (await h.request('GET', '/api/workspaces/ws-a/connections')).json();
     expect(conns.items.map((c: { name: string }) => c.name)).not.toContain('b-only');
-    const keysOfB = await h.request('GET', `/api/workspaces/ws-a/service-accounts/${keyB.serviceAccountId}/keys`);
+    const keysOfB = await h.request(
+      'GET',
+      `/api/workspaces/ws-a/service-accounts/${keyB.serviceAccountId}/keys`,
+    );
     expect(keysOfB.status).toBe(404);
     const audit = await (await h.request('GET', '/api/workspaces/ws-a/audit?limit=200')).json();
     expect(audit.items.every((e: { workspaceId: string }) => e.workspaceId === 'ws-a')).toBe(true);
@@ -101,7 +120,10 @@ describe('tenancy', () => {
     const k = await h.createServiceAccount('ws-a', ['flows.read']);
     const res = await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey });
     expect(res.status).toBe(403);
-    expect(await res.json()).toEqual({ code: 'forbidden', message: 'this action needs the runs.read capability' });
+    expect(await res.json()).toEqual({
+      code: 'forbidden',
+      message: 'this action needs the runs.read capability',
+    });
   });
 });
 
@@ -111,27 +133,42 @@ describe('key lifecycle', () => {
     try {
       const k = await h.createServiceAccount('ws-a', ['runs.read']);
       expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(200);
-      expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(200);
-      const del = await h.request('DELETE', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}/keys/${k.keyId}`);
+      expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(
+        200,
+      );
+      const del = await h.request(
+        'DELETE',
+        `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}/keys/${k.keyId}`,
+      );
       expect(del.status).toBe(204);
       expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(401);
       // The other replica still holds its cached principal: the documented bound is the cache TTL.
-      expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(200);
+      expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(
+        200,
+      );
       await new Promise((r) => setTimeout(r, 1_100));
-      expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(401);
+      expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(
+        401,
+      );
     } finally {
       await replica.close();
     }
   });
 
   it('an expired key is 401', async () => {
-    const sa = await (await h.request('POST', '/api/workspaces/ws-a/service-accounts', { body: { name: 'exp', capabilities: ['runs.read'] } })).json();
+    const sa = await (
+      await h.request('POST', '/api/workspaces/ws-a/service-accounts', {
+        body: { name: 'exp', capabilities: ['runs.read'] },
+      })
+    ).json();
     const created = await (
       await h.request('POST', `/api/workspaces/ws-a/service-accounts/${sa.serviceAccountId}/keys`, {
         body: { expiresAt: new Date(Date.now() + 1_500).toISOString() },
       })
     ).json();
-    expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: created.key.apiKey })).status).toBe(200);
+    expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: created.key.apiKey })).status).toBe(
+      200,
+    );
     await new Promise((r) => setTimeout(r, 1_600));
     const res = await h.request('GET', '/api/workspaces/ws-a/runs', { token: created.key.apiKey });
     expect(res.status).toBe(401);
@@ -140,27 +177,41 @@ describe('key lifecycle', () => {
   it('a disabled account is 403, and enabling it again restores access', async () => {
     const k = await h.createServiceAccount('ws-a', ['runs.read']);
     expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(200);
-    await h.request('PATCH', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}`, { body: { status: 'disabled' } });
+    await h.request('PATCH', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}`, {
+      body: { status: 'disabled' },
+    });
     const res = await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey });
     expect(res.status).toBe(403);
-    await h.request('PATCH', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}`, { body: { status: 'active' } });
+    await h.request('PATCH', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}`, {
+      body: { status: 'active' },
+    });
     expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(200);
   });
 
   it('records lastUsedAt off the hot path', async () => {
     const k = await h.createServiceAccount('ws-a', ['runs.read']);
     await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey });
-    const before = await (await h.request('GET', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}/keys`)).json();
+    const before = await (
+      await h.request('GET', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}/keys`)
+    ).json();
     expect(before.items[0].lastUsedAt).toBeNull();
     await h.deps.keyUsage.flush();
-    const after = await (await h.request('GET', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}/keys`)).json();
+    const after = await (
+      await h.request('GET', `/api/workspaces/ws-a/service-accounts/${k.serviceAccountId}/keys`)
+    ).json();
     expect(Date.parse(after.items[0].lastUsedAt)).toBeGreaterThan(Date.now() - 10_000);
   });
 
   it('no key secret is stored in plaintext anywhere in the database', async () => {
     const k = await h.createServiceAccount('ws-a', ['runs.read']);
     const secret = k.apiKey.split('_')[2] as string;
-    const tables = [schema.workspaces, schema.serviceAccounts, schema.apiKeys, schema.auditEntries, schema.connections];
+    const tables = [
+      schema.workspaces,
+      schema.serviceAccounts,
+      schema.apiKeys,
+      schema.auditEntries,
+      schema.connections,
+    ];
     for (const table of tables) {
       const rows = await h.db.db.select().from(table);
       const dump = JSON.stringify(rows);
@@ -175,13 +226,24 @@ describe('key lifecycle', () => {
 
 describe('origin and IP allowlist', () => {
   it('an Origin that is not allowed is 403; the deployment origin and workspace origins pass', async () => {
-    const evil = await h.request('GET', '/api/workspaces/ws-a/runs', { token: keyA.apiKey, headers: { origin: 'https://evil.test' } });
+    const evil = await h.request('GET', '/api/workspaces/ws-a/runs', {
+      token: keyA.apiKey,
+      headers: { origin: 'https://evil.test' },
+    });
     expect(evil.status).toBe(403);
     expect((await evil.json()).code).toBe('origin_not_allowed');
-    const own = await h.request('GET', '/api/workspaces/ws-a/runs', { token: keyA.apiKey, headers: { origin: 'http://127.0.0.1:8787' } });
+    const own = await h.request('GET', '/api/workspaces/ws-a/runs', {
+      token: keyA.apiKey,
+      headers: { origin: 'http://127.0.0.1:8787' },
+    });
     expect(own.status).toBe(200);
-    await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', { body: { allowedOrigins: ['https://app.example.test'] } });
-    const listed = await h.request('GET', '/api/workspaces/ws-a/runs', { token: keyA.apiKey, headers: { origin: 'https://app.example.test' } });
+    await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', {
+      body: { allowedOrigins: ['https://app.example.test'] },
+    });
+    const listed = await h.request('GET', '/api/workspaces/ws-a/runs', {
+      token: keyA.apiKey,
+      headers: { origin: 'https://app.example.test' },
+    });
     expect(listed.status).toBe(200);
     await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', { body: { allowedOrigins: [] } });
   });
@@ -196,7 +258,10 @@ describe('origin and IP allowlist', () => {
         headers: { 'x-forwarded-for': '10.1.2.3' },
       });
       const from = (header: string) =>
-        proxied.request('GET', '/api/workspaces/ws-ip/runs', { token: k.apiKey, headers: { 'x-forwarded-for': header } });
+        proxied.request('GET', '/api/workspaces/ws-ip/runs', {
+          token: k.apiKey,
+          headers: { 'x-forwarded-for': header },
+        });
       expect((await from('10.1.200.7')).status).toBe(200);
       expect((await from('2001:db8::5')).status).toBe(200);
       const denied = await from('10.2.0.1');
@@ -207,7 +272,10 @@ describe('origin and IP allowlist', () => {
       expect((await from('203.0.113.9, 10.1.2.3')).status).toBe(200);
       expect((await from('not-an-ip')).status).toBe(403);
       // The untrusting replica ignores the header and has no socket address here: denied.
-      const direct = await h.request('GET', '/api/workspaces/ws-ip/runs', { token: k.apiKey, headers: { 'x-forwarded-for': '10.1.2.3' } });
+      const direct = await h.request('GET', '/api/workspaces/ws-ip/runs', {
+        token: k.apiKey,
+        headers: { 'x-forwarded-for': '10.1.2.3' },
+      });
       expect(direct.status).toBe(403);
     } finally {
       await proxied.close();
@@ -228,12 +296,19 @@ describe('JWT principals through the gateway', () => {
     otherKey = (await generateKeyPair('ES256')).privateKey;
     jwtHarness = await createHarness({
       db: h.db,
-      env: { FLOWGATE_JWT_ISSUER: issuer, FLOWGATE_JWT_AUDIENCE: audience, FLOWGATE_JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey) },
+      env: {
+        FLOWGATE_JWT_ISSUER: issuer,
+        FLOWGATE_JWT_AUDIENCE: audience,
+        FLOWGATE_JWT_PUBLIC_KEY: await exportSPKI(pair.publicKey),
+      },
     });
   });
   afterAll(async () => jwtHarness?.close());
 
-  const sign = (claims: Record<string, unknown>, opts: { key?: CryptoKey; iss?: string; aud?: string; exp?: number | string; nbf?: number } = {}) => {
+  const sign = (
+    claims: Record<string, unknown>,
+    opts: { key?: CryptoKey; iss?: string; aud?: string; exp?: number | string; nbf?: number } = {},
+  ) => {
     let jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'ES256' })
       .setIssuer(opts.iss ?? issuer)
@@ -244,7 +319,8 @@ describe('JWT principals through the gateway', () => {
     if (opts.nbf !== undefined) jwt = jwt.setNotBefore(opts.nbf);
     return jwt.sign(opts.key ?? privateKey);
   };
-  const get = (token: string, ws = 'ws-a') => jwtHarness.request('GET', `/api/workspaces/${ws}/runs`, { token });
+  const get = (token: string, ws = 'ws-a') =>
+    jwtHarness.request('GET', `/api/workspaces/${ws}/runs`, { token });
   const now = () => Math.floor(Date.now() / 1000);
 
   it('accepts a valid token and applies its role', async () => {
@@ -263,7 +339,10 @@ describe('JWT principals through the gateway', () => {
     ['expired', async () => sign({ workspace_id: 'ws-a', role: 'viewer' }, { exp: now() - 3600 })],
     ['not yet valid', async () => sign({ workspace_id: 'ws-a', role: 'viewer' }, { nbf: now() + 3600 })],
     ['wrong audience', async () => sign({ workspace_id: 'ws-a', role: 'viewer' }, { aud: 'someone-else' })],
-    ['wrong issuer', async () => sign({ workspace_id: 'ws-a', role: 'viewer' }, { iss: 'https://evil.test/' })],
+    [
+      'wrong issuer',
+      async () => sign({ workspace_id: 'ws-a', role: 'viewer' }, { iss: 'https://evil.test/' }),
+    ],
     ['wrong key', async () => sign({ workspace_id: 'ws-a', role: 'viewer' }, { key: otherKey })],
     [
       'alg none',

@@ -1,19 +1,32 @@
+import { isIP } from 'node:net';
 import type { Authenticator } from '@flowgate/auth';
 import { AppError, WORKSPACE_ID_PATTERN } from '@flowgate/core';
-import type { Context, MiddlewareHandler } from 'hono';
-import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
 import type { WorkspaceCache } from '../workspace-cache.js';
 import { errorResponse } from './errors.js';
 import { ipAllowed } from './ip.js';
 
-const TOKEN_QUERY_PARAMS = ['access_token', 'token', 'api_key', 'apikey', 'key', 'auth', 'authorization', 'bearer'];
+const TOKEN_QUERY_PARAMS = [
+  'access_token',
+  'token',
+  'api_key',
+  'apikey',
+  'key',
+  'auth',
+  'authorization',
+  'bearer',
+];
 // Up to the authenticator's own cap, so large multi-workspace JWTs are not mistaken for malformed headers.
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,16384})$/i;
 
 function challenge(tokenSent: boolean): Record<string, string> {
-  return { 'WWW-Authenticate': tokenSent ? 'Bearer realm="flowgate", error="invalid_token"' : 'Bearer realm="flowgate"' };
+  return {
+    'WWW-Authenticate': tokenSent
+      ? 'Bearer realm="flowgate", error="invalid_token"'
+      : 'Bearer realm="flowgate"',
+  };
 }
 
 /** Extracts the bearer token or answers 401. A token in the query string is refused, whatever the header says. */
@@ -26,7 +39,10 @@ export function readBearer(c: Context): { token: string } | { response: Response
       return {
         response: errorResponse(
           c,
-          new AppError('token_in_query', 'tokens are not accepted in the query string; send Authorization: Bearer <token>'),
+          new AppError(
+            'token_in_query',
+            'tokens are not accepted in the query string; send Authorization: Bearer <token>',
+          ),
           challenge(true),
         ),
       };
@@ -35,7 +51,11 @@ export function readBearer(c: Context): { token: string } | { response: Response
   const header = c.req.header('authorization');
   if (!header) {
     return {
-      response: errorResponse(c, new AppError('unauthorized', 'missing Authorization: Bearer <token> header'), challenge(false)),
+      response: errorResponse(
+        c,
+        new AppError('unauthorized', 'missing Authorization: Bearer <token> header'),
+        challenge(false),
+      ),
     };
   }
   const match = BEARER.exec(header.trim());
@@ -57,7 +77,10 @@ export function readBearer(c: Context): { token: string } | { response: Response
  */
 export function clientIp(c: Context, trustedHops: number): string | null {
   if (trustedHops > 0) {
-    const entries = (c.req.header('x-forwarded-for') ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+    const entries = (c.req.header('x-forwarded-for') ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
     const candidate = entries[entries.length - trustedHops];
     if (candidate !== undefined) return isIP(candidate) ? candidate : null;
   }
@@ -91,7 +114,10 @@ export function workspaceGuard(options: WorkspaceGuardOptions): MiddlewareHandle
     }
     const workspaceId = c.req.param('ws') ?? '';
     const denied = () =>
-      errorResponse(c, new AppError('forbidden', 'this token does not grant access to the requested workspace'));
+      errorResponse(
+        c,
+        new AppError('forbidden', 'this token does not grant access to the requested workspace'),
+      );
     if (!WORKSPACE_ID_PATTERN.test(workspaceId)) return denied();
     const access = options.authenticator.resolveAccess(result.principal, workspaceId);
     // One message for every denial, so the answer never hints at why (disabled, other tenant, no such workspace).
@@ -99,18 +125,24 @@ export function workspaceGuard(options: WorkspaceGuardOptions): MiddlewareHandle
     const state = await options.workspaces.get(workspaceId);
     if (!state.exists) {
       // Only the operator may learn that a workspace does not exist.
-      if (result.principal.kind === 'operator') return errorResponse(c, new AppError('not_found', 'workspace not found'));
+      if (result.principal.kind === 'operator')
+        return errorResponse(c, new AppError('not_found', 'workspace not found'));
       return denied();
     }
     const origin = c.req.header('origin');
     if (origin !== undefined) {
       const allowed =
-        origin === publicOrigin || options.allowedOrigins.includes(origin) || state.policy.allowedOrigins.includes(origin);
+        origin === publicOrigin ||
+        options.allowedOrigins.includes(origin) ||
+        state.policy.allowedOrigins.includes(origin);
       if (!allowed) return errorResponse(c, new AppError('origin_not_allowed', 'this Origin is not allowed'));
     }
     const ip = clientIp(c, options.trustProxy);
     if (state.policy.allowedIps.length > 0 && (ip === null || !ipAllowed(ip, state.policy.allowedIps))) {
-      return errorResponse(c, new AppError('ip_not_allowed', "the client address is not in this workspace's IP allowlist"));
+      return errorResponse(
+        c,
+        new AppError('ip_not_allowed', "the client address is not in this workspace's IP allowlist"),
+      );
     }
     c.set('access', access.access);
     c.set('policy', state.policy);
@@ -127,7 +159,10 @@ export function operatorGuard(authenticator: Authenticator): MiddlewareHandler<A
     const result = await authenticator.authenticate(bearer.token);
     if (!result.ok) return errorResponse(c, new AppError('invalid_token', result.message), challenge(true));
     if (result.principal.kind !== 'operator') {
-      return errorResponse(c, new AppError('insufficient_role', 'this action needs the operator token (FLOWGATE_ADMIN_TOKEN)'));
+      return errorResponse(
+        c,
+        new AppError('insufficient_role', 'this action needs the operator token (FLOWGATE_ADMIN_TOKEN)'),
+      );
     }
     await next();
   };
@@ -138,7 +173,10 @@ export const requireWorkspaceAdmin: MiddlewareHandler<AppEnv> = async (c, next) 
   if (!c.get('access').isAdmin) {
     return errorResponse(
       c,
-      new AppError('insufficient_role', 'this action needs a workspace admin or the operator token; service-account keys cannot manage'),
+      new AppError(
+        'insufficient_role',
+        'this action needs a workspace admin or the operator token; service-account keys cannot manage',
+      ),
     );
   }
   await next();

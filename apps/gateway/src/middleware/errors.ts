@@ -16,9 +16,17 @@ export function createErrorHandler(logger: Logger) {
       return errorResponse(c, new AppError('payload_too_large', 'request body is too large'));
     }
     logger.error(
-      { requestId: c.get('requestId'), code: 'internal_error', errName: err.name, err: err.message.slice(0, 300) },
+      {
+        requestId: c.get('requestId'),
+        code: 'internal_error',
+        errName: err.name,
+        err: err.message.slice(0, 300),
+      },
       'unhandled error',
     );
-    return errorResponse(c, new AppError('internal_error', 'internal error; the request id identifies it in the logs'));
+    return errorResponse(
+      c,
+      new AppError('internal_error', 'internal error; the request id identifies it in the logs'),
+    );
   };
 }

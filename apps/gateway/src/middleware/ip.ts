@@ -1,7 +1,9 @@
 import { BlockList, isIP } from 'node:net';
 
 /** Parses `allowedIps` entries (addresses or CIDR ranges, v4 or v6); returns null for an invalid entry. */
-export function parseIpRule(entry: string): { address: string; prefix: number | null; family: 'ipv4' | 'ipv6' } | null {
+export function parseIpRule(
+  entry: string,
+): { address: string; prefix: number | null; family: 'ipv4' | 'ipv6' } | null {
   const [address, prefixText, extra] = entry.trim().split('/');
   if (!address || extra !== undefined) return null;
   const version = isIP(address);

@@ -9,7 +9,8 @@ const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export function requestContext(logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const incoming = c.req.header('x-request-id');
-    const requestId = incoming && SAFE_ID.test(incoming) ? incoming : `req_${randomUUID().replaceAll('-', '')}`;
+    const requestId =
+      incoming && SAFE_ID.test(incoming) ? incoming : `req_${randomUUID().replaceAll('-', '')}`;
     c.set('requestId', requestId);
     const started = performance.now();
     // Set before the handler runs: Hono merges it into the response as it is built. Setting it afterwards

@@ -7,13 +7,26 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export async function createApiKey(
   db: Database,
   workspaceId: string,
-  input: { id: string; serviceAccountId: string; name: string | null; secretHash: string; expiresAt: Date | null },
+  input: {
+    id: string;
+    serviceAccountId: string;
+    name: string | null;
+    secretHash: string;
+    expiresAt: Date | null;
+  },
 ): Promise<ApiKeyRow> {
-  const rows = await db.insert(apiKeys).values({ ...input, workspaceId }).returning();
+  const rows = await db
+    .insert(apiKeys)
+    .values({ ...input, workspaceId })
+    .returning();
   return rows[0] as ApiKeyRow;
 }
 
-export async function listApiKeys(db: Database, workspaceId: string, serviceAccountId: string): Promise<ApiKeyRow[]> {
+export async function listApiKeys(
+  db: Database,
+  workspaceId: string,
+  serviceAccountId: string,
+): Promise<ApiKeyRow[]> {
   return db
     .select()
     .from(apiKeys)
@@ -23,8 +36,17 @@ export async function listApiKeys(db: Database, workspaceId: string, serviceAcco
 }
 
 /** Marks the key revoked; returns false when no such key belongs to this account and workspace. */
-export async function revokeApiKey(db: Database, workspaceId: string, serviceAccountId: string, keyId: string): Promise<boolean> {
-  const where = and(eq(apiKeys.workspaceId, workspaceId), eq(apiKeys.serviceAccountId, serviceAccountId), eq(apiKeys.id, keyId));
+export async function revokeApiKey(
+  db: Database,
+  workspaceId: string,
+  serviceAccountId: string,
+  keyId: string,
+): Promise<boolean> {
+  const where = and(
+    eq(apiKeys.workspaceId, workspaceId),
+    eq(apiKeys.serviceAccountId, serviceAccountId),
+    eq(apiKeys.id, keyId),
+  );
   // Revoking twice keeps the first revocation time.
   const rows = await db
     .update(apiKeys)
@@ -68,7 +90,10 @@ export async function lookupApiKey(db: Database, keyId: string): Promise<KeyLook
     .from(apiKeys)
     .innerJoin(
       serviceAccounts,
-      and(eq(serviceAccounts.id, apiKeys.serviceAccountId), eq(serviceAccounts.workspaceId, apiKeys.workspaceId)),
+      and(
+        eq(serviceAccounts.id, apiKeys.serviceAccountId),
+        eq(serviceAccounts.workspaceId, apiKeys.workspaceId),
+      ),
     )
     .where(eq(apiKeys.id, keyId))
     .limit(1);
@@ -78,5 +103,8 @@ export async function lookupApiKey(db: Database, keyId: string): Promise<KeyLook
 /** Batched `lastUsedAt` write; keys that are revoked keep their last value. */
 export async function touchApiKeys(db: Database, keyIds: string[], at: Date): Promise<void> {
   if (keyIds.length === 0) return;
-  await db.update(apiKeys).set({ lastUsedAt: at }).where(and(inArray(apiKeys.id, keyIds), isNull(apiKeys.revokedAt)));
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: at })
+    .where(and(inArray(apiKeys.id, keyIds), isNull(apiKeys.revokedAt)));
 }

@@ -10,7 +10,12 @@ export async function listBindingsForConnections(
 ): Promise<Array<{ connectionId: string; flowSlug: string; slot: string; target: string }>> {
   if (connectionIds.length === 0) return [];
   return db
-    .select({ connectionId: bindings.connectionId, flowSlug: flows.slug, slot: bindings.slot, target: bindings.target })
+    .select({
+      connectionId: bindings.connectionId,
+      flowSlug: flows.slug,
+      slot: bindings.slot,
+      target: bindings.target,
+    })
     .from(bindings)
     .innerJoin(flows, and(eq(flows.id, bindings.flowId), eq(flows.workspaceId, bindings.workspaceId)))
     .where(and(eq(bindings.workspaceId, workspaceId), inArray(bindings.connectionId, connectionIds)))

@@ -24,7 +24,11 @@ export async function createConnection(
     config: Record<string, string>;
   },
 ): Promise<ConnectionRow | null> {
-  const rows = await db.insert(connections).values({ ...input, workspaceId }).onConflictDoNothing().returning();
+  const rows = await db
+    .insert(connections)
+    .values({ ...input, workspaceId })
+    .onConflictDoNothing()
+    .returning();
   return rows[0] ?? null;
 }
 
@@ -36,10 +40,19 @@ export async function listConnections(
   const conds = [eq(connections.workspaceId, workspaceId)];
   if (page.afterId) conds.push(gt(connections.id, page.afterId));
   if (page.ids) conds.push(inArray(connections.id, page.ids.length ? page.ids : ['']));
-  return db.select().from(connections).where(and(...conds)).orderBy(asc(connections.id)).limit(page.limit);
+  return db
+    .select()
+    .from(connections)
+    .where(and(...conds))
+    .orderBy(asc(connections.id))
+    .limit(page.limit);
 }
 
-export async function getConnection(db: Database, workspaceId: string, id: string): Promise<ConnectionRow | null> {
+export async function getConnection(
+  db: Database,
+  workspaceId: string,
+  id: string,
+): Promise<ConnectionRow | null> {
   const rows = await db
     .select()
     .from(connections)

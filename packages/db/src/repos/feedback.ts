@@ -8,6 +8,9 @@ export async function insertFeedback(
   workspaceId: string,
   input: Omit<typeof feedback.$inferInsert, 'workspaceId' | 'createdAt'>,
 ): Promise<FeedbackRow> {
-  const rows = await db.insert(feedback).values({ ...input, workspaceId }).returning();
+  const rows = await db
+    .insert(feedback)
+    .values({ ...input, workspaceId })
+    .returning();
   return rows[0] as FeedbackRow;
 }

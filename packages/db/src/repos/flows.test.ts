@@ -73,7 +73,7 @@ async function conn(ws: string, id: string, type: 'http-api' | 'llm-provider' | 
 async function allToolPages(ws: string, options: Omit<repos.ToolSearchOptions, 'after'>) {
   const names: string[] = [];
   let after: repos.ToolSearchPosition | undefined;
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1000; i++) {
     const page = await repos.searchFlowTools(h.db, ws, { ...options, after });
     names.push(
       ...page.items.map(
@@ -689,19 +689,19 @@ describe('search over a workspace larger than the walk (both search paths)', () 
         .sort((a, b) => rank(a.name) - rank(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
         .map((r) => `${r.slug}:live:${r.name}`);
     };
-    for (const query of [
-      'zebra',
-      'alpha',
-      'flow',
-      'echo 7',
-      'u_',
-      't_golf_1',
-      'nomatch',
-      'extra hotel',
-      'a_9',
-    ]) {
-      const expected = oracle(query);
-      expect(await allToolPages('ws-big', { query, limit: 37 }), query).toEqual(expected);
+    const queries = ['zebra', 'alpha', 'flow', 'echo 7', 'u_', 't_golf_1', 'nomatch', 'extra hotel', 'a_9', 'extra', '1'];
+    for (const query of queries) {
+      expect(await allToolPages('ws-big', { query, limit: 37 }), query).toEqual(oracle(query));
+    }
+    // Shrunk bounds send the same queries through every branch: the second walk, and the sorted fallback after it.
+    const saved = { ...repos.SEARCH_TUNING };
+    Object.assign(repos.SEARCH_TUNING, { firstWalkRows: 5, indexMatchesMax: 20, secondWalkRows: 40 });
+    try {
+      for (const query of queries) {
+        expect(await allToolPages('ws-big', { query, limit: 7 }), `${query} (shrunk)`).toEqual(oracle(query));
+      }
+    } finally {
+      Object.assign(repos.SEARCH_TUNING, saved);
     }
     // browse: every live tool once, in name order
     const all = await allToolPages('ws-big', { limit: 50 });
@@ -718,6 +718,23 @@ describe('search over a workspace larger than the walk (both search paths)', () 
       after = page.next ?? undefined;
     } while (after);
     expect(names).toEqual(models.filter((m) => m.name?.includes('zebra')).map((m) => m.slug));
+    const saved = { ...repos.SEARCH_TUNING };
+    Object.assign(repos.SEARCH_TUNING, { firstWalkRows: 5, indexMatchesMax: 20, secondWalkRows: 40 });
+    try {
+      for (const query of ['hotel', 'flow', 'zebra']) {
+        const slugs: string[] = [];
+        let next: repos.FlowSearchPosition | undefined;
+        do {
+          const page = await repos.searchFlows(h.db, 'ws-big', { query, limit: 9, after: next });
+          slugs.push(...page.items.map((f) => f.flowSlug));
+          next = page.next ?? undefined;
+        } while (next);
+        const text = (m: FlowModel) => repos.flowSearchText(m);
+        expect(slugs, query).toEqual(models.filter((m) => text(m).includes(query)).map((m) => m.slug));
+      }
+    } finally {
+      Object.assign(repos.SEARCH_TUNING, saved);
+    }
     const exact = await repos.searchFlows(h.db, 'ws-big', { query: 'f0042', limit: 3 });
     expect(exact.items.map((f) => [f.flowSlug, f.rank])).toEqual([['f0042', 0]]);
   });

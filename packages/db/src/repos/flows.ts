@@ -645,5 +645,8 @@ export async function importFlows(
       }
     }
   });
+  // Fresh statistics after a bulk load, so search plans walk the name index instead of guessing from empty tables
+  // (the embedded database has no autovacuum to do it).
+  await db.execute(sql`analyze flows, flow_tools, flow_versions, flow_version_tools`);
   return items.length;
 }

@@ -19,7 +19,11 @@ export const DEFAULT_POLICY: WorkspacePolicy = {
 };
 
 export async function getPolicy(db: Database, workspaceId: string): Promise<WorkspacePolicy> {
-  const rows = await db.select().from(workspaceMcpPolicies).where(eq(workspaceMcpPolicies.workspaceId, workspaceId)).limit(1);
+  const rows = await db
+    .select()
+    .from(workspaceMcpPolicies)
+    .where(eq(workspaceMcpPolicies.workspaceId, workspaceId))
+    .limit(1);
   const row = rows[0];
   if (!row) return DEFAULT_POLICY;
   return {

@@ -23,22 +23,43 @@ describe('repositories are scoped by workspace', () => {
   });
 
   it("never reads or changes another workspace's service accounts and keys", async () => {
-    const sa = await repos.createServiceAccount(h.db, 'ws-one', { id: 'sa_one', name: 'one', capabilities: ['flows.read'] });
-    await repos.createApiKey(h.db, 'ws-one', { id: 'key_one', serviceAccountId: sa.id, name: null, secretHash: 'h', expiresAt: null });
+    const sa = await repos.createServiceAccount(h.db, 'ws-one', {
+      id: 'sa_one',
+      name: 'one',
+      capabilities: ['flows.read'],
+    });
+    await repos.createApiKey(h.db, 'ws-one', {
+      id: 'key_one',
+      serviceAccountId: sa.id,
+      name: null,
+      secretHash: 'h',
+      expiresAt: null,
+    });
     expect(await repos.getServiceAccount(h.db, 'ws-two', 'sa_one')).toBeNull();
     expect(await repos.updateServiceAccount(h.db, 'ws-two', 'sa_one', { status: 'disabled' })).toBeNull();
     expect(await repos.listServiceAccounts(h.db, 'ws-two', { limit: 10 })).toEqual([]);
     expect(await repos.listApiKeys(h.db, 'ws-two', 'sa_one')).toEqual([]);
     expect(await repos.revokeApiKey(h.db, 'ws-two', 'sa_one', 'key_one')).toBe(false);
     const lookup = await repos.lookupApiKey(h.db, 'key_one');
-    expect(lookup).toMatchObject({ workspaceId: 'ws-one', serviceAccountStatus: 'active', revokedAt: null, capabilities: ['flows.read'] });
+    expect(lookup).toMatchObject({
+      workspaceId: 'ws-one',
+      serviceAccountStatus: 'active',
+      revokedAt: null,
+      capabilities: ['flows.read'],
+    });
     expect(await repos.revokeApiKey(h.db, 'ws-one', 'sa_one', 'key_one')).toBe(true);
     expect((await repos.lookupApiKey(h.db, 'key_one'))?.revokedAt).toBeInstanceOf(Date);
   });
 
   it('keeps connections, policy and audit apart', async () => {
     await repos.createConnection(h.db, 'ws-one', {
-      id: 'conn_one', name: 'crm', type: 'http-api', baseUrl: 'https://x.test', authType: 'none', secretCiphertext: null, config: {},
+      id: 'conn_one',
+      name: 'crm',
+      type: 'http-api',
+      baseUrl: 'https://x.test',
+      authType: 'none',
+      secretCiphertext: null,
+      config: {},
     });
     expect(await repos.getConnection(h.db, 'ws-two', 'conn_one')).toBeNull();
     expect(await repos.listConnections(h.db, 'ws-two', { limit: 10 })).toEqual([]);
@@ -46,17 +67,41 @@ describe('repositories are scoped by workspace', () => {
     // The same name is free in another workspace.
     expect(
       await repos.createConnection(h.db, 'ws-two', {
-        id: 'conn_two', name: 'crm', type: 'http-api', baseUrl: 'https://y.test', authType: 'none', secretCiphertext: null, config: {},
+        id: 'conn_two',
+        name: 'crm',
+        type: 'http-api',
+        baseUrl: 'https://y.test',
+        authType: 'none',
+        secretCiphertext: null,
+        config: {},
       }),
     ).not.toBeNull();
 
     await repos.putPolicy(h.db, 'ws-one', { readOnly: true, disabledTools: ['send_feedback'] });
     expect((await repos.getPolicy(h.db, 'ws-two')).readOnly).toBe(false);
-    expect(await repos.getPolicy(h.db, 'ws-one')).toMatchObject({ readOnly: true, disabledTools: ['send_feedback'], allowedIps: [] });
+    expect(await repos.getPolicy(h.db, 'ws-one')).toMatchObject({
+      readOnly: true,
+      disabledTools: ['send_feedback'],
+      allowedIps: [],
+    });
 
     await repos.insertAuditEntries(h.db, [
-      { workspaceId: 'ws-one', principalType: 'operator', principalId: 'operator', kind: 'admin', action: 'a', outcome: 'ok' },
-      { workspaceId: 'ws-two', principalType: 'operator', principalId: 'operator', kind: 'admin', action: 'b', outcome: 'ok' },
+      {
+        workspaceId: 'ws-one',
+        principalType: 'operator',
+        principalId: 'operator',
+        kind: 'admin',
+        action: 'a',
+        outcome: 'ok',
+      },
+      {
+        workspaceId: 'ws-two',
+        principalType: 'operator',
+        principalId: 'operator',
+        kind: 'admin',
+        action: 'b',
+        outcome: 'ok',
+      },
     ]);
     const one = await repos.listAuditEntries(h.db, 'ws-one', { limit: 10 });
     expect(one.map((e) => e.action)).toEqual(['a']);
@@ -80,8 +125,18 @@ describe('concurrent and repeated writes', () => {
   });
 
   it('revoking a key twice keeps the first revocation time', async () => {
-    const sa = await repos.createServiceAccount(h.db, 'ws-race', { id: 'sa_race', name: 'r', capabilities: [] });
-    await repos.createApiKey(h.db, 'ws-race', { id: 'key_race', serviceAccountId: sa.id, name: null, secretHash: 'h', expiresAt: null });
+    const sa = await repos.createServiceAccount(h.db, 'ws-race', {
+      id: 'sa_race',
+      name: 'r',
+      capabilities: [],
+    });
+    await repos.createApiKey(h.db, 'ws-race', {
+      id: 'key_race',
+      serviceAccountId: sa.id,
+      name: null,
+      secretHash: 'h',
+      expiresAt: null,
+    });
     expect(await repos.revokeApiKey(h.db, 'ws-race', 'sa_race', 'key_race')).toBe(true);
     const first = (await repos.lookupApiKey(h.db, 'key_race'))?.revokedAt;
     await new Promise((r) => setTimeout(r, 5));
@@ -98,8 +153,14 @@ describe('runs', () => {
     const at = new Date();
     await h.db.insert(runs).values(
       Array.from({ length: 5 }, (_, i) => ({
-        id: `run_same${i}xxxxxxxx`, workspaceId: 'ws-runs', flowId: 'f', flowSlug: 'f', target: 'live' as const,
-        status: 'queued' as const, input: {}, createdAt: at,
+        id: `run_same${i}xxxxxxxx`,
+        workspaceId: 'ws-runs',
+        flowId: 'f',
+        flowSlug: 'f',
+        target: 'live' as const,
+        status: 'queued' as const,
+        input: {},
+        createdAt: at,
       })),
     );
     const seen: string[] = [];

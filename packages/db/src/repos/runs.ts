@@ -16,7 +16,10 @@ export async function listRuns(
 ): Promise<RunListRow[]> {
   const b = page.before;
   const where = b
-    ? and(eq(runs.workspaceId, workspaceId), sql`(${runs.createdAt}, ${runs.id}) < (${b.createdAt}::timestamptz, ${b.id})`)
+    ? and(
+        eq(runs.workspaceId, workspaceId),
+        sql`(${runs.createdAt}, ${runs.id}) < (${b.createdAt}::timestamptz, ${b.id})`,
+      )
     : eq(runs.workspaceId, workspaceId);
   const rows = await db
     .select({ run: runs, createdAtText: sql<string>`${runs.createdAt}::text` })
@@ -28,6 +31,10 @@ export async function listRuns(
 }
 
 export async function getRun(db: Database, workspaceId: string, id: string): Promise<RunRow | null> {
-  const rows = await db.select().from(runs).where(and(eq(runs.workspaceId, workspaceId), eq(runs.id, id))).limit(1);
+  const rows = await db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), eq(runs.id, id)))
+    .limit(1);
   return rows[0] ?? null;
 }

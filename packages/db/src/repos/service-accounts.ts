@@ -9,7 +9,10 @@ export async function createServiceAccount(
   workspaceId: string,
   input: { id: string; name: string; capabilities: string[] },
 ): Promise<ServiceAccountRow> {
-  const rows = await db.insert(serviceAccounts).values({ ...input, workspaceId }).returning();
+  const rows = await db
+    .insert(serviceAccounts)
+    .values({ ...input, workspaceId })
+    .returning();
   return rows[0] as ServiceAccountRow;
 }
 
@@ -24,7 +27,11 @@ export async function listServiceAccounts(
   return db.select().from(serviceAccounts).where(where).orderBy(asc(serviceAccounts.id)).limit(page.limit);
 }
 
-export async function getServiceAccount(db: Database, workspaceId: string, id: string): Promise<ServiceAccountRow | null> {
+export async function getServiceAccount(
+  db: Database,
+  workspaceId: string,
+  id: string,
+): Promise<ServiceAccountRow | null> {
   const rows = await db
     .select()
     .from(serviceAccounts)
@@ -37,7 +44,11 @@ export async function updateServiceAccount(
   db: Database,
   workspaceId: string,
   id: string,
-  patch: { name?: string | undefined; status?: 'active' | 'disabled' | undefined; capabilities?: string[] | undefined },
+  patch: {
+    name?: string | undefined;
+    status?: 'active' | 'disabled' | undefined;
+    capabilities?: string[] | undefined;
+  },
 ): Promise<ServiceAccountRow | null> {
   const set: Partial<typeof serviceAccounts.$inferInsert> = { updatedAt: new Date() };
   if (patch.name !== undefined) set.name = patch.name;

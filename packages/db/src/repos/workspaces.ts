@@ -5,7 +5,10 @@ import { workspaces } from '../schema.js';
 export type WorkspaceRow = typeof workspaces.$inferSelect;
 
 /** Returns null when the id is taken (callers answer 409). */
-export async function createWorkspace(db: Database, input: { id: string; name: string }): Promise<WorkspaceRow | null> {
+export async function createWorkspace(
+  db: Database,
+  input: { id: string; name: string },
+): Promise<WorkspaceRow | null> {
   const rows = await db.insert(workspaces).values(input).onConflictDoNothing().returning();
   return rows[0] ?? null;
 }
