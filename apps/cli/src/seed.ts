@@ -1,4 +1,4 @@
-import type { Capability } from '@flowgate/auth';
+import { type Capability, ROLE_CAPABILITIES } from '@flowgate/auth';
 import { EXAMPLE_FLOWS, type RequiresSlot, validateFlow } from '@flowgate/flows';
 import { AdminApiError, type AdminClient, type ServiceAccount } from './admin-client.js';
 import { CliError } from './cli-io.js';
@@ -16,15 +16,8 @@ export const DEMO_WORKSPACE_NAME = 'Demo workspace';
 export const DEMO_ACCOUNTS: ReadonlyArray<{ name: string; capabilities: readonly Capability[] }> = [
   {
     name: 'demo-readonly',
-    capabilities: [
-      'flows.read',
-      'runs.read',
-      'resources.read',
-      'installations.read',
-      'connections.read',
-      'steps.read',
-      'feedback.send',
-    ],
+    // The viewer role's capabilities: everything read-only plus feedback.
+    capabilities: ROLE_CAPABILITIES.viewer,
   },
   { name: 'demo-full', capabilities: ['workspace.full'] },
 ];

@@ -1,4 +1,4 @@
-import type { Capability } from '@flowgate/auth';
+import { capabilitySchema } from '@flowgate/auth/capabilities';
 import { z } from 'zod';
 
 /** The toolsets a client may name in `X-MCP-Toolsets`; every one is known even before its tools exist. */
@@ -27,27 +27,8 @@ export const TOOLSET_DESCRIPTIONS: Readonly<Record<Toolset, string>> = Object.fr
   feedback: 'Report friction with docs, setup, runtime or flow interfaces.',
 });
 
-export const capabilityNameSchema = z.enum([
-  'flows.read',
-  'flows.run',
-  'flows.manage',
-  'runs.read',
-  'resources.read',
-  'installations.read',
-  'connections.read',
-  'steps.read',
-  'feedback.send',
-  'workspace.full',
-]);
-
-// Kept local (auth is a type-only dependency); this fails to compile if the two lists ever differ.
-type CapabilityName = z.infer<typeof capabilityNameSchema>;
-const capabilityListsMatch: [Capability] extends [CapabilityName]
-  ? [CapabilityName] extends [Capability]
-    ? true
-    : never
-  : never = true;
-void capabilityListsMatch;
+// The capability names come from auth's own list; the subpath keeps JWT code out of this package.
+export const capabilityNameSchema = capabilitySchema;
 
 /** Why a tool is hidden (spec 4). One entry per applicable reason, so scopes and narrowing can be fixed separately. */
 export const blockerSchema = z.discriminatedUnion('reason', [
