@@ -86,9 +86,11 @@ export async function startDev(options: DevOptions, io: CliIo): Promise<DevSessi
 }
 
 export async function runDev(options: DevOptions, io: CliIo): Promise<void> {
+  // Listen for signals before starting, so one that arrives during the start is not fatal.
+  const shutdown = waitForShutdownSignal();
   const session = await startDev(options, io);
   io.stdout(renderDevBanner(session, io.cwd));
-  const signal = await waitForShutdownSignal();
+  const signal = await shutdown;
   io.stdout(`\nReceived ${signal}, shutting down…\n`);
   await session.close();
   io.stdout('Stopped.\n');

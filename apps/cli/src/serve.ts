@@ -20,11 +20,13 @@ export async function runServe(options: { worker: boolean }, io: CliIo): Promise
     ensurePrivateDir(config.dataDir);
     unlock = lockDataDir(config.dataDir);
   }
+  // Listen for signals before starting: one that arrives mid-start is then honoured right after the start.
+  const shutdown = waitForShutdownSignal();
   try {
     const gateway = await startGateway({ config, logger }).catch((error: unknown) => {
       throw describeListenError(error, config.host, config.port);
     });
-    const signal = await waitForShutdownSignal();
+    const signal = await shutdown;
     logger.info({ signal }, 'flowgate shutting down');
     await gateway.close();
   } finally {
