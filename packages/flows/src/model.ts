@@ -33,6 +33,8 @@ export const CONNECTION_TYPES = ['http-api', 'llm-provider', 'secret'] as const;
  * they become JSON property names and URL parts, and `__proto__`-like names can never reach an object key.
  */
 export const IDENTIFIER_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+/** A `:select` option: a value, never prose (it reaches the input schema's enum even when text is untrusted). */
+export const SELECT_OPTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}$/;
 
 export const MODEL_LIMITS = {
   nameLength: 200,
@@ -96,7 +98,7 @@ const inputSchema = z.object({
   required: z.boolean(),
   label: label.optional(),
   description: z.string().max(MODEL_LIMITS.descriptionLength).optional(),
-  options: z.array(z.string()).min(1).max(MODEL_LIMITS.selectOptions).optional(),
+  options: z.array(z.string().regex(SELECT_OPTION_PATTERN)).min(1).max(MODEL_LIMITS.selectOptions).optional(),
   default: z.union([z.string(), z.number(), z.boolean()]).optional(),
 });
 
@@ -236,6 +238,10 @@ class Builder {
       `missing required field :${name} in ${where}`,
       hint,
     );
+  }
+
+  invalidOption(node: EdnNode, path: Path, message: string, hint: string): void {
+    this.r.error('invalid_select_option', node, path, message, hint);
   }
 
   invalid(node: EdnNode, path: Path, message: string, hint: string): void {
@@ -769,12 +775,21 @@ function readOptions(b: Builder, node: EdnNode, path: Path): string[] | undefine
   const options: string[] = [];
   items.forEach((item, i) => {
     const value = item.kind === 'string' ? item.value : item.kind === 'keyword' ? item.name : undefined;
-    if (value === undefined || value.length > MODEL_LIMITS.labelLength) {
+    if (value === undefined) {
       b.invalid(
         item,
         [...path, String(i)],
         `an option must be a string or keyword of at most ${MODEL_LIMITS.labelLength} characters`,
         'e.g. "high"',
+      );
+    } else if (!SELECT_OPTION_PATTERN.test(value)) {
+      // Options become the input schema's enum, which models always see, even when the flow's text is untrusted:
+      // they must be values, never sentences.
+      b.invalidOption(
+        item,
+        [...path, String(i)],
+        `option ${i} is not a token: options are values, not text (letters, digits and _ . : / @ + -, at most 64 characters, no spaces)`,
+        `use a short value such as "say-yes"; explain the choices in the input's :description`,
       );
     } else if (options.includes(value)) {
       b.invalid(item, [...path, String(i)], `option "${value}" is listed twice`, 'list each option once');

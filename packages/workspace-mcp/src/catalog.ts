@@ -15,6 +15,7 @@ import { MAX_VALIDATION_DIAGNOSTICS, STEP_TYPES } from '@flowgate/flows';
 import { z } from 'zod';
 import { FLOW_SOURCES } from './context.js';
 import {
+  CONTENT_TRUST,
   diagnosticSchema,
   flowDefinitionOutputSchema,
   flowEntrySchema,
@@ -624,6 +625,8 @@ export const validateFlowDefinitionTool = defineTool({
     version: z.number().int().nullable(),
     diagnostics: z.array(diagnosticSchema),
     summary: diagnosticsSummarySchema,
+    /** Stored definitions only: diagnostics quote the flow author's text (e.g. keywords), which is data. */
+    contentTrust: z.literal(CONTENT_TRUST).optional(),
   }),
   annotations: readOnlyFlowAnnotations,
 });

@@ -581,6 +581,7 @@ describe('validate_flow_definition', () => {
       version: 1,
       diagnostics: [],
       summary: { errors: 0, warnings: 0 },
+      contentTrust: 'flow_authored_untrusted',
     });
   });
 

@@ -1,6 +1,7 @@
 import { type Diagnostic, validateFlow } from '@flowgate/flows';
 import type { validateFlowDefinitionTool } from '../catalog.js';
 import type { FlowSelector } from '../context.js';
+import { CONTENT_TRUST } from '../flow-schemas.js';
 import { definitionUriFor, requireDefinition, requireFlow } from '../flow-views.js';
 import type { ToolHandler } from './types.js';
 
@@ -54,6 +55,8 @@ export const validateFlowDefinition: ToolHandler<typeof validateFlowDefinitionTo
       version: def.version,
       diagnostics: diagnosticViews(result.diagnostics),
       summary: diagnosticsSummary(result.diagnostics),
+      // The definition was written by its author (for an installed flow, another workspace's publisher).
+      contentTrust: CONTENT_TRUST,
     },
     resourceUris: [definitionUriFor(def)],
   };
