@@ -103,9 +103,9 @@ export const flows = pgTable('flows', {
 }, (t) => [
   uniqueIndex('flows_ws_slug_uq').on(t.workspaceId, t.slug),
   index('flows_public_idx').on(t.isPublic).where(sql`${t.isPublic}`),
-  // Search walks flows in byte order of the slug (stable across database collations) and falls back to a trigram
-  // index for rare terms; see repos/search.ts.
-  index('flows_ws_slug_c_idx').on(t.workspaceId, sql`("slug" collate "C")`),
+  // Search walks flows in byte order of the lowercased slug (stable across database collations) and falls back to a
+  // trigram index for rare terms; see repos/search.ts.
+  index('flows_ws_slug_key_idx').on(t.workspaceId, sql`(lower("slug") collate "C")`, sql`("slug" collate "C")`),
   index('flows_search_idx').using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops')).with({ fastupdate: false }),
 ]);
 
@@ -148,7 +148,7 @@ export const flowTools = pgTable('flow_tools', {
     t.source,
     sql`("tool_name" collate "C")`,
   ),
-  index('flow_tools_search_idx').using('gin', t.workspaceId, t.source, t.searchText.op('gin_trgm_ops')).with({ fastupdate: false }),
+  index('flow_tools_search_idx').using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops')).with({ fastupdate: false }),
 ]);
 
 /**
