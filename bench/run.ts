@@ -6,11 +6,12 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { toolsListBench } from './tools-list.js';
 
-const BENCHMARKS: Benchmark[] = [toolsListBench];
+const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench];
 
 const { values } = parseArgs({
   options: {

@@ -1,0 +1,347 @@
+/**
+ * `searchFlowTools` over a workspace of 10,000 flows with 30,000 MCP interfaces (plus 50 installations of a
+ * neighbour's public flows, whose 2,000 flows share the indexes), on embedded PGlite and on Postgres when one is
+ * reachable (DATABASE_URL, else the local server). ~500 varied queries — exact tool names, name prefixes, common and
+ * rare words, two-word queries, misses, browsing — interleaved query by query with a primary-key lookup (`getFlow` by
+ * slug) measured in the same run, so drift hits both alike. Figures: p50/p99 of each, their ratio, and second pages.
+ * Target: search p99 ≤ 10 ms on each driver.
+ */
+import { performance } from 'node:perf_hooks';
+import { createDb, type DbHandle, repos } from '@flowgate/db';
+import { createTestDb } from '@flowgate/db/testing';
+import { type FlowModel, validateFlow } from '@flowgate/flows';
+import type { Benchmark, BenchOptions } from './lib/bench.js';
+import { type Check, fmt, heading, log } from './lib/report.js';
+
+const WS = 'ws-bench';
+const NEIGHBOUR = 'ws-neighbour';
+const FLOWS = 10_000;
+const TOOLS_PER_FLOW = 3;
+const NEIGHBOUR_FLOWS = 2_000;
+const INSTALLATIONS = 50;
+const QUERIES = 500;
+const PAGE = 20;
+const TARGET_P99_MS = 10;
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Deterministic, so every run searches the same data with the same queries. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const COMMON = (
+  'account address alert analytics approval archive audit backup balance billing booking budget calendar campaign ' +
+  'candidate cart catalog channel checkout claim client company compliance contact content contract conversion ' +
+  'coupon crm customer dashboard data deal delivery digest discount document domain email employee enrich event ' +
+  'expense export feedback file finance forecast form fulfilment growth health import incident inventory invoice ' +
+  'issue journal lead ledger license lookup marketing meeting message metric notification onboarding order partner ' +
+  'payment payroll pipeline pricing product profile project purchase quote reconcile refund report request review ' +
+  'risk sales schedule score segment sentiment shipment signup sla slack stock subscription summary supplier support ' +
+  'survey sync task tax team ticket timesheet transcript translate trial usage vendor webhook workflow'
+).split(' ');
+const VERBS =
+  'get create update sync send check list find enrich score summarize classify export import notify route'.split(
+    ' ',
+  );
+const SYLLABLES = 'ka lo mi ne ru ta vo zi pe sa do fu gri bla tor ven qua lix mon dra sel pho kry zun'.split(
+  ' ',
+);
+
+interface Dataset {
+  flows: Array<{ literal: string; model: FlowModel }>;
+  toolNames: string[];
+  rareWords: string[];
+  slugs: string[];
+}
+
+export function makeFlows(count: number, seed: number, publicShare: number): Dataset {
+  const rnd = prng(seed);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)] as T;
+  // Zipf-like: low indexes far more often, as real vocabularies are.
+  const common = () => COMMON[Math.floor(COMMON.length * rnd() ** 2)] as string;
+  const rareWords = Array.from(
+    { length: 6000 },
+    () => `${pick(SYLLABLES)}${pick(SYLLABLES)}${pick(SYLLABLES)}`,
+  );
+  const rare = () => pick(rareWords);
+  const flows: Dataset['flows'] = [];
+  const toolNames: string[] = [];
+  const slugs: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const slug = `${common()}-${rare()}-${i}`;
+    const description = Array.from({ length: 10 + Math.floor(rnd() * 6) }, () =>
+      rnd() < 0.65 ? common() : rare(),
+    ).join(' ');
+    const tools = Array.from({ length: TOOLS_PER_FLOW }, (_, k) => {
+      // One in ten tools has a generic name shared by many flows (create_invoice); the rest are specific.
+      const name = rnd() < 0.1 ? `${pick(VERBS)}_${common()}` : `${pick(VERBS)}_${common()}_${rare()}`;
+      return `${name}${k === 0 ? '' : `_${k}`}`;
+    });
+    toolNames.push(...tools);
+    slugs.push(slug);
+    const literal = [
+      `{:slug :${slug}`,
+      ` :name "${common()} ${rare()}"`,
+      ` :description "${description}"`,
+      ` :tags ["${common()}" "${common()}"]`,
+      ' :invocations {:default {:inputs [{:name :id :type :string :required true}]}}',
+      ` :interfaces {:mcp [${tools.map((t) => `{:tool-name "${t}" :description "${pick(VERBS)} ${common()} ${rare()}" :invocation :default}`).join(' ')}]}`,
+      ` :discover {:public ${rnd() < publicShare ? 'true' : 'false'}}`,
+      ' :flow (flow/input)}',
+    ].join('\n');
+    const result = validateFlow(literal);
+    if (!result.valid || !result.model)
+      throw new Error(`generated flow ${slug} is invalid: ${result.diagnostics[0]?.message}`);
+    flows.push({ literal, model: result.model });
+  }
+  return { flows, toolNames, rareWords, slugs };
+}
+
+export interface BenchQuery {
+  kind: string;
+  text: string;
+}
+
+export function makeQueries(data: Dataset, seed: number): BenchQuery[] {
+  const rnd = prng(seed);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)] as T;
+  const mix: Array<[string, number, () => string]> = [
+    ['exact tool name', 100, () => pick(data.toolNames)],
+    ['name prefix', 75, () => pick(data.toolNames).slice(0, 4 + Math.floor(rnd() * 7))],
+    ['common word', 100, () => pick(COMMON)],
+    ['rare word', 100, () => pick(data.rareWords)],
+    ['two words', 75, () => `${pick(COMMON)} ${rnd() < 0.5 ? pick(COMMON) : pick(data.rareWords)}`],
+    ['no match', 25, () => `zq${Math.floor(rnd() * 1e6).toString(36)}x`],
+    ['browse', 25, () => ''],
+  ];
+  const queries = mix.flatMap(([kind, count, make]) =>
+    Array.from({ length: count }, () => ({ kind, text: make() })),
+  );
+  for (let i = queries.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [queries[i], queries[j]] = [queries[j] as BenchQuery, queries[i] as BenchQuery];
+  }
+  return queries.slice(0, QUERIES);
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] as number;
+}
+
+export async function seed(h: DbHandle, main: Dataset, neighbour: Dataset): Promise<number> {
+  const started = performance.now();
+  await repos.createWorkspace(h.db, { id: WS, name: 'bench' });
+  await repos.createWorkspace(h.db, { id: NEIGHBOUR, name: 'neighbour' });
+  await repos.importFlows(h.db, WS, main.flows, { release: true, chunkSize: 500 });
+  await repos.importFlows(h.db, NEIGHBOUR, neighbour.flows, { release: true, chunkSize: 500 });
+  const publicSlugs = neighbour.flows.filter((f) => f.model.discover.public).map((f) => f.model.slug);
+  for (const flowSlug of publicSlugs.slice(0, INSTALLATIONS)) {
+    await repos.installFlow(h.db, WS, {
+      sourceWorkspaceId: NEIGHBOUR,
+      flowSlug,
+      versionPolicy: 'track-latest',
+    });
+  }
+  return performance.now() - started;
+}
+
+interface DriverFigures {
+  driver: string;
+  seedMs: number;
+  search: number[];
+  byKind: Map<string, number[]>;
+  secondPage: number[];
+  pk: number[];
+  hits: number;
+}
+
+async function measure(
+  h: DbHandle,
+  main: Dataset,
+  queries: BenchQuery[],
+  rounds: number,
+): Promise<Omit<DriverFigures, 'driver' | 'seedMs'>> {
+  const rnd = prng(7);
+  const search: number[] = [];
+  const byKind = new Map<string, number[]>();
+  const secondPage: number[] = [];
+  const pk: number[] = [];
+  let hits = 0;
+  const timeSearch = async (query: string, after?: repos.ToolSearchPosition) => {
+    const t0 = performance.now();
+    const page = await repos.searchFlowTools(h.db, WS, { query, limit: PAGE, after });
+    return { ms: performance.now() - t0, page };
+  };
+  const timePk = async () => {
+    const slug = main.slugs[Math.floor(rnd() * main.slugs.length)] as string;
+    const t0 = performance.now();
+    const row = await repos.getFlow(h.db, WS, slug);
+    const ms = performance.now() - t0;
+    if (!row) throw new Error(`primary-key lookup missed ${slug}`);
+    return ms;
+  };
+  // Warm-up: plans, caches and JIT, not measured.
+  for (const q of queries.slice(0, 50)) {
+    await timeSearch(q.text);
+    await timePk();
+  }
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < queries.length; i++) {
+      const q = queries[(i + r * 37) % queries.length] as BenchQuery;
+      // Alternate which goes first so neither always runs on a warmer cache.
+      if (i % 2 === 0) pk.push(await timePk());
+      const first = await timeSearch(q.text);
+      search.push(first.ms);
+      byKind.set(q.kind, [...(byKind.get(q.kind) ?? []), first.ms]);
+      hits += first.page.items.length;
+      if (i % 2 === 1) pk.push(await timePk());
+      if (first.page.next && i % 5 === 0) secondPage.push((await timeSearch(q.text, first.page.next)).ms);
+    }
+  }
+  return { search, byKind, secondPage, pk, hits };
+}
+
+async function runDriver(
+  driver: 'pglite' | 'postgres',
+  main: Dataset,
+  neighbour: Dataset,
+  queries: BenchQuery[],
+  rounds: number,
+): Promise<DriverFigures> {
+  const previous = process.env.DATABASE_URL;
+  if (driver === 'pglite') delete process.env.DATABASE_URL;
+  else process.env.DATABASE_URL = previous ?? DEFAULT_PG_URL;
+  let h: DbHandle | undefined;
+  try {
+    h = await createTestDb();
+    const seedMs = await seed(h, main, neighbour);
+    return { driver, seedMs, ...(await measure(h, main, queries, rounds)) };
+  } finally {
+    await h?.close();
+    if (previous === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = previous;
+  }
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const url = process.env.DATABASE_URL ?? DEFAULT_PG_URL;
+  let h: DbHandle | undefined;
+  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref());
+  try {
+    // NOTIFY is a real round trip that needs no table: it fails fast when nothing listens on the port.
+    const probe = (async () => {
+      h = await createDb({ url, maxConnections: 1 });
+      await h.notify('flowgate_bench_probe', '');
+      return true;
+    })();
+    return await Promise.race([probe, timeout]);
+  } catch {
+    return false;
+  } finally {
+    await h?.close().catch(() => {});
+  }
+}
+
+function report(f: DriverFigures): Check[] {
+  const s50 = percentile(f.search, 50);
+  const s99 = percentile(f.search, 99);
+  const k50 = percentile(f.pk, 50);
+  const k99 = percentile(f.pk, 99);
+  heading(`flow-search on ${f.driver}`);
+  log(
+    `  seeded ${FLOWS.toLocaleString('en-US')} flows / ${(FLOWS * TOOLS_PER_FLOW).toLocaleString('en-US')} MCP interfaces (+${NEIGHBOUR_FLOWS} neighbour flows, ${INSTALLATIONS} installations) in ${fmt(f.seedMs / 1000, 1)} s`,
+  );
+  log(
+    `  ${f.search.length} searches (${QUERIES} queries × rounds, page of ${PAGE}), ${fmt(f.hits / f.search.length, 1)} hits per page on average`,
+  );
+  const rows = [
+    ['operation', 'samples', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+    [
+      'searchFlowTools',
+      String(f.search.length),
+      fmt(s50, 2),
+      fmt(percentile(f.search, 90), 2),
+      fmt(s99, 2),
+      fmt(Math.max(...f.search), 2),
+    ],
+    ...[...f.byKind].map(([kind, v]) => [
+      `  ${kind}`,
+      String(v.length),
+      fmt(percentile(v, 50), 2),
+      fmt(percentile(v, 90), 2),
+      fmt(percentile(v, 99), 2),
+      fmt(Math.max(...v), 2),
+    ]),
+    [
+      '  second pages',
+      String(f.secondPage.length),
+      fmt(percentile(f.secondPage, 50), 2),
+      fmt(percentile(f.secondPage, 90), 2),
+      fmt(percentile(f.secondPage, 99), 2),
+      fmt(Math.max(0, ...f.secondPage), 2),
+    ],
+    [
+      'getFlow by slug (PK)',
+      String(f.pk.length),
+      fmt(k50, 2),
+      fmt(percentile(f.pk, 90), 2),
+      fmt(k99, 2),
+      fmt(Math.max(...f.pk), 2),
+    ],
+  ];
+  const widths = (rows[0] as string[]).map((_, i) => Math.max(...rows.map((r) => (r[i] as string).length)));
+  for (const r of rows)
+    log(
+      `  ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ')}`,
+    );
+  log(`  ratio search ÷ PK lookup: p50 ${fmt(s50 / k50, 1)}×, p99 ${fmt(s99 / k99, 1)}×`);
+  return [
+    {
+      benchmark: 'flow-search',
+      name: `${f.driver} search p99`,
+      value: `${fmt(s99, 2)} ms`,
+      target: `≤ ${TARGET_P99_MS} ms`,
+      pass: s99 <= TARGET_P99_MS,
+    },
+    {
+      benchmark: 'flow-search',
+      name: `${f.driver} p99 ÷ PK p99`,
+      value: fmt(s99 / k99, 1),
+      target: 'reported',
+      pass: true,
+    },
+  ];
+}
+
+async function run(options: BenchOptions): Promise<Check[]> {
+  heading('flow-search: generating data');
+  const t0 = performance.now();
+  const main = makeFlows(FLOWS, 1, 0.2);
+  const neighbour = makeFlows(NEIGHBOUR_FLOWS, 2, 0.5);
+  const queries = makeQueries(main, 3);
+  log(
+    `  ${FLOWS + NEIGHBOUR_FLOWS} definitions validated in ${fmt((performance.now() - t0) / 1000, 1)} s; ${queries.length} queries`,
+  );
+  const rounds = Math.max(1, options.rounds);
+  const checks = report(await runDriver('pglite', main, neighbour, queries, rounds));
+  if (await postgresReachable())
+    checks.push(...report(await runDriver('postgres', main, neighbour, queries, rounds)));
+  else log('\n  Postgres not reachable (DATABASE_URL or the local server): measured on PGlite only');
+  return checks;
+}
+
+export const flowSearchBench: Benchmark = {
+  name: 'flow-search',
+  description:
+    'searchFlowTools over 10k flows / 30k MCP interfaces on PGlite and Postgres, beside a primary-key lookup',
+  run,
+};
