@@ -96,6 +96,8 @@ export const flows = pgTable('flows', {
   isPublic: boolean('is_public').notNull().default(false),
   /** Workspace admin opt-in: show this flow's authored text to models. */
   trustMetadata: boolean('trust_metadata').notNull().default(false),
+  /** sha256 (hex) of the live literal the admin reviewed when opting in: the opt-in covers only that text. */
+  trustedLiteralSha256: text('trusted_literal_sha256'),
   /** Lowercased slug, name, description and tags of the draft: what `searchFlows` matches. */
   searchText: text('search_text').notNull().default(''),
   createdAt: createdAt(),
@@ -187,6 +189,8 @@ export const installations = pgTable('installations', {
   pinnedVersion: integer('pinned_version'),
   enabled: boolean('enabled').notNull().default(false),
   trustMetadata: boolean('trust_metadata').notNull().default(false),
+  /** sha256 (hex) of the version literal the installer reviewed when opting in: the opt-in covers only that text. */
+  trustedLiteralSha256: text('trusted_literal_sha256'),
   slotBindings: jsonb('slot_bindings').$type<Record<string, string>>().notNull().default({}),
   createdAt: createdAt(),
   updatedAt: ts('updated_at').notNull().defaultNow(),

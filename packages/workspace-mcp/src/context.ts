@@ -63,7 +63,10 @@ export interface FlowInstallationRecord {
   /** The released version this installation runs now, resolved from its policy (null when none exists). */
   activeVersion: number | null;
   enabled: boolean;
-  /** The installer's opt-in to show the source flow's authored text to models. */
+  /**
+   * The installer's opt-in to show the source flow's authored text to models, as it applies to the version the
+   * installation runs now: false when the installer reviewed a different version (see `metadataChangedSinceReview`).
+   */
   trustMetadata: boolean;
   /** `:requires` slot → a connection id of this workspace. */
   slotBindings: Record<string, string>;
@@ -89,6 +92,11 @@ export interface FlowRecord {
    * installer decides there (`installation.trustMetadata`), so a source author cannot vouch for itself.
    */
   ownerTrustMetadata: boolean;
+  /**
+   * An opt-in exists (owner's or installer's) but the definition whose text this record describes is not
+   * byte-identical to the one reviewed, so it does not apply (and the trust flags above are false).
+   */
+  metadataChangedSinceReview?: boolean;
   /** Tool names of the `:mcp` interfaces of the definition flow tools use (live, else the draft). */
   mcpToolNames: string[];
 }
@@ -114,8 +122,13 @@ export interface FlowToolHit {
   source: 'live' | 'draft';
   title: string | null;
   description: string | null;
-  /** Owner admin opt-in (own flows) or installer opt-in (installations), as in FlowRecord/FlowInstallationRecord. */
+  /**
+   * Owner admin opt-in (own flows) or installer opt-in (installations), as in FlowRecord/FlowInstallationRecord:
+   * true only when it covers the exact definition this row describes (never a draft).
+   */
   trustMetadata: boolean;
+  /** As in FlowRecord: an opt-in exists but was given for a different definition. */
+  metadataChangedSinceReview?: boolean;
 }
 
 /** A `:requires` slot binding with what is known about the bound connection (no live check, never secrets). */
@@ -208,12 +221,23 @@ export interface WorkspaceServices {
    * Releases an own flow: with `version` null the draft becomes the next immutable version; with a version,
    * that existing version becomes live. Throws `not_found` for unknown flows/versions.
    */
-  releaseFlow(input: { slug: string; version: number | null; releaseNote: string | null }): Promise<{
+  releaseFlow(input: {
+    slug: string;
+    version: number | null;
+    releaseNote: string | null;
+    /**
+     * The `:discover {:public}` visibility the caller checked; the release enforces it atomically (the flow's and
+     * the released definition's) and fails with `conflict` when either changed meanwhile.
+     */
+    expectedPublic?: boolean | undefined;
+  }): Promise<{
     version: number;
     /** False when an existing version went live (a rollback, or a draft identical to the latest version). */
     created: boolean;
     previousLiveVersion: number | null;
     releasedAt: string;
+    /** The note the released version holds (a note given with a rollback or a reused version is not stored). */
+    releaseNote: string | null;
   }>;
   /** The bindings of every slot bound for an own flow's target, or for an installation. */
   flowSlotBindings(input: {

@@ -88,11 +88,30 @@ const NOTES: Readonly<Record<FlowAuthoredMetadata, string>> = Object.freeze({
     'Template shipped with Flowgate: its text is written by the product, not by a workspace or a third party.',
 });
 
-export function metadataSafety(decision: FlowAuthoredMetadata): MetadataSafety {
-  return { flowAuthoredMetadata: decision, note: NOTES[decision] };
+/** Why text that an opt-in might have covered is omitted anyway. */
+export type UntrustedReason = 'changed_since_review' | 'draft';
+
+const UNTRUSTED_REASONS: Readonly<Record<UntrustedReason, string>> = Object.freeze({
+  changed_since_review:
+    ' The flow metadata changed since it was reviewed: the opt-in covers only the reviewed definition. Ask an ' +
+    'admin to review it and opt in again.',
+  draft: ' An opt-in never covers a draft: drafts can be changed by any flows.manage key after the review.',
+});
+
+export function metadataSafety(decision: FlowAuthoredMetadata, reason?: UntrustedReason): MetadataSafety {
+  const extra = decision === 'omitted_untrusted' && reason ? UNTRUSTED_REASONS[reason] : '';
+  return { flowAuthoredMetadata: decision, note: NOTES[decision] + extra };
 }
 
-/** The trust decision for a flow: only the installer decides for installations, only the owner for own flows. */
+function recordReason(flow: Pick<FlowRecord, 'metadataChangedSinceReview'>): UntrustedReason | undefined {
+  return flow.metadataChangedSinceReview ? 'changed_since_review' : undefined;
+}
+
+/**
+ * The trust decision for a flow: only the installer decides for installations, only the owner for own flows. The
+ * services set the flags only when the opt-in covers the definition the record describes (an own flow's live version,
+ * an installation's active version).
+ */
 export function trustDecision(flow: {
   installation: Pick<FlowInstallationRecord, 'trustMetadata'> | null;
   ownerTrustMetadata: boolean;
@@ -103,7 +122,8 @@ export function trustDecision(flow: {
 }
 
 function hitDecision(hit: FlowToolHit): FlowAuthoredMetadata {
-  if (!hit.trustMetadata) return 'omitted_untrusted';
+  // A draft row is never covered, whatever the services say: drafts change after any review.
+  if (!hit.trustMetadata || hit.source === 'draft') return 'omitted_untrusted';
   return hit.installationId === null ? 'trusted_workspace_admin_opt_in' : 'trusted_installer_opt_in';
 }
 
@@ -138,7 +158,7 @@ export function flowEntry(flow: FlowRecord): FlowEntry {
       toolName,
       resourceUri: flowToolUri(flow.slug, toolName, installationId),
     })),
-    metadataSafety: metadataSafety(decision),
+    metadataSafety: metadataSafety(decision, recordReason(flow)),
     authored:
       decision === 'omitted_untrusted'
         ? null
@@ -154,7 +174,14 @@ export function flowToolEntry(hit: FlowToolHit): FlowToolEntry {
     installationId: hit.installationId,
     source: hit.source,
     resourceUri: flowToolUri(hit.flowSlug, hit.toolName, hit.installationId),
-    metadataSafety: metadataSafety(decision),
+    metadataSafety: metadataSafety(
+      decision,
+      hit.source === 'draft' && hit.trustMetadata
+        ? 'draft'
+        : hit.metadataChangedSinceReview
+          ? 'changed_since_review'
+          : undefined,
+    ),
     authored: decision === 'omitted_untrusted' ? null : { title: hit.title, description: hit.description },
   };
 }
@@ -593,7 +620,19 @@ export async function readinessReport(
 export async function flowToolDescriptor(ctx: ToolContext, tool: ResolvedTool): Promise<FlowToolDescriptor> {
   const { flow, definition } = tool;
   const installationId = flow.installation?.id ?? null;
-  const decision = trustDecision(flow);
+  // The record's trust covers the definition it describes (live / active); a draft, or a version that changed
+  // between reading the record and the definition, is not what was reviewed.
+  const described = flow.installation ? flow.installation.activeVersion : flow.liveVersion;
+  const recordDecision = trustDecision(flow);
+  let reason = recordReason(flow);
+  let decision = recordDecision;
+  if (recordDecision !== 'omitted_untrusted' && (tool.target === 'draft' || definition.version === null)) {
+    decision = 'omitted_untrusted';
+    reason = 'draft';
+  } else if (recordDecision !== 'omitted_untrusted' && definition.version !== described) {
+    decision = 'omitted_untrusted';
+    reason = 'changed_since_review';
+  }
   const trusted = decision !== 'omitted_untrusted';
   const schema = invocationInputSchema(definition.model, tool.invocation, { trusted }) ?? {
     type: 'object',
@@ -621,7 +660,7 @@ export async function flowToolDescriptor(ctx: ToolContext, tool: ResolvedTool): 
         ? 'ready'
         : `not ready: ${failed.map((c) => `${c.check} (${c.message})`).join('; ')}; see check_flow_readiness`,
     },
-    metadataSafety: metadataSafety(decision),
+    metadataSafety: metadataSafety(decision, reason),
     authored: trusted
       ? { title: tool.title, description: tool.description, invocationLabel: invocation?.label ?? null }
       : null,

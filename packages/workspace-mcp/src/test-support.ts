@@ -213,6 +213,8 @@ export interface FakeServices extends WorkspaceServices {
   feedback: FeedbackInput[];
   calls: { method: string; input: unknown }[];
   store: FakeFlowStore;
+  /** Runs at the start of releaseFlow: lets a test change the store between a tool's checks and the write. */
+  beforeRelease?: (() => void) | undefined;
 }
 
 export function fakeServices(
@@ -373,9 +375,20 @@ export function fakeServices(
     },
     async releaseFlow(input) {
       svc.calls.push({ method: 'releaseFlow', input });
+      svc.beforeRelease?.();
       const f = ownFlow(input.slug);
       if (!f) throw new AppError('not_found', 'flow not found');
       const previousLiveVersion = f.live;
+      // As the repository does under its row lock.
+      const candidate = input.version === null ? f.draft?.model : f.versions[input.version - 1]?.model;
+      if (
+        input.expectedPublic !== undefined &&
+        candidate &&
+        (f.isPublic !== input.expectedPublic || candidate.discover.public !== input.expectedPublic)
+      ) {
+        throw new AppError('conflict', 'visibility changed since it was checked');
+      }
+      let releaseNote: string | null;
       if (input.version === null) {
         if (!f.draft) throw new AppError('invalid_request', 'no draft');
         f.versions.push({
@@ -386,15 +399,19 @@ export function fakeServices(
           releaseNote: input.releaseNote,
         });
         f.live = f.versions.length;
+        releaseNote = input.releaseNote;
       } else {
-        if (!f.versions[input.version - 1]) throw new AppError('not_found', 'version not found');
+        const v = f.versions[input.version - 1];
+        if (!v) throw new AppError('not_found', 'version not found');
         f.live = input.version;
+        releaseNote = v.releaseNote;
       }
       return {
         version: f.live,
         created: input.version === null,
         previousLiveVersion,
         releasedAt: '2026-11-20T11:00:00.000Z',
+        releaseNote,
       };
     },
     async flowSlotBindings(input) {

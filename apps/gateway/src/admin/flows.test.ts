@@ -177,6 +177,7 @@ describe('releases, listings and bindings', () => {
       version: 1,
       created: true,
       previousLiveVersion: null,
+      releaseNote: 'first',
     });
 
     await push('ws-flows', 'versions', flowEdn('versions', { name: 'two' }));
@@ -188,13 +189,15 @@ describe('releases, listings and bindings', () => {
     const same = await h.request('POST', '/api/workspaces/ws-flows/flows/versions/release', { body: {} });
     expect(await same.json()).toMatchObject({ version: 2, created: false });
     const back = await h.request('POST', '/api/workspaces/ws-flows/flows/versions/release', {
-      body: { version: 1 },
+      body: { version: 1, releaseNote: 'not stored on a rollback' },
     });
-    expect(await back.json()).toMatchObject({
+    // The answer reports the note version 1 holds: a rollback never rewrites a version.
+    expect(await back.json()).toEqual({
       flowSlug: 'versions',
       version: 1,
       created: false,
       previousLiveVersion: 2,
+      releaseNote: 'first',
     });
     flow = await (await h.request('GET', '/api/workspaces/ws-flows/flows/versions')).json();
     expect(flow).toMatchObject({ liveVersion: 1, latestVersion: 2 });

@@ -42,11 +42,30 @@ function openPosition<T>(after: string | null, isPosition: (v: unknown) => v is 
   return parsed;
 }
 
+/**
+ * Whether an opt-in covers a definition: only when the definition is byte-identical to the one reviewed (spec 7.5).
+ * `changed` marks an opt-in that exists but was given for something else.
+ */
+function pinnedTrust(
+  optedIn: boolean,
+  pinned: string | null,
+  literal: string | null,
+): { trusted: boolean; changed: boolean } {
+  if (!optedIn) return { trusted: false, changed: false };
+  const trusted = pinned !== null && literal !== null && repos.literalSha256(literal) === pinned;
+  return { trusted, changed: !trusted };
+}
+
 function installedRecord(
   installation: repos.InstallationRow,
   definition: repos.InstalledDefinition | null,
 ): FlowRecord {
   const model = definition?.model;
+  const trust = pinnedTrust(
+    installation.trustMetadata,
+    installation.trustedLiteralSha256,
+    definition?.literal ?? null,
+  );
   return {
     slug: installation.sourceFlowSlug,
     installation: {
@@ -56,7 +75,7 @@ function installedRecord(
       pinnedVersion: installation.pinnedVersion,
       activeVersion: definition?.version ?? null,
       enabled: installation.enabled,
-      trustMetadata: installation.trustMetadata,
+      trustMetadata: trust.trusted,
       slotBindings: { ...installation.slotBindings },
     },
     name: model?.name ?? null,
@@ -69,6 +88,7 @@ function installedRecord(
     liveVersion: null,
     isPublic: true,
     ownerTrustMetadata: false,
+    metadataChangedSinceReview: trust.changed,
     mcpToolNames: model ? model.interfaces.mcp.map((m) => m.toolName) : [],
   };
 }
@@ -79,46 +99,55 @@ function installedRecord(
  * another workspace's data.
  */
 export function createFlowServices(db: Database, ws: string): FlowServices {
-  /** Tool names of an own flow: of the live definition when one exists, else of the draft (as search lists them). */
-  async function toolNamesOf(row: repos.FlowRow): Promise<string[]> {
+  /**
+   * An own flow as models see it. Its authored text and tool names come from the live version when there is one,
+   * never from the draft (which any flows.manage key can rewrite after an admin's review); the admin opt-in applies
+   * only while the live version is byte-identical to the one reviewed.
+   */
+  async function ownRecordOf(row: repos.FlowRow): Promise<FlowRecord> {
     const live = row.liveVersion !== null ? await repos.definitionOf(db, row, 'live') : null;
     const model = live?.model ?? (row.draftModel as repos.FlowDefinition['model'] | null);
-    return model ? model.interfaces.mcp.map((m) => m.toolName) : [];
-  }
-
-  function ownRecord(
-    row: Pick<
-      repos.FlowRow,
-      | 'slug'
-      | 'name'
-      | 'description'
-      | 'tags'
-      | 'draftUpdatedAt'
-      | 'latestVersion'
-      | 'liveVersion'
-      | 'isPublic'
-      | 'trustMetadata'
-    > & { hasDraft: boolean },
-    names: string[],
-  ): FlowRecord {
+    const trust = pinnedTrust(row.trustMetadata, row.trustedLiteralSha256, live?.literal ?? null);
     return {
       slug: row.slug,
       installation: null,
-      name: row.name,
-      description: row.description,
-      tags: [...row.tags],
-      hasDraft: row.hasDraft,
+      name: model ? (model.name ?? null) : row.name,
+      description: model ? (model.description ?? null) : row.description,
+      tags: model ? [...model.tags] : [...row.tags],
+      hasDraft: row.draftLiteral !== null,
       draftUpdatedAt: row.draftUpdatedAt ? row.draftUpdatedAt.toISOString() : null,
       latestVersion: row.latestVersion,
       liveVersion: row.liveVersion,
       isPublic: row.isPublic,
-      ownerTrustMetadata: row.trustMetadata,
-      mcpToolNames: names,
+      ownerTrustMetadata: trust.trusted,
+      metadataChangedSinceReview: trust.changed,
+      mcpToolNames: model ? model.interfaces.mcp.map((m) => m.toolName) : [],
     };
   }
 
-  async function ownRecordOf(row: repos.FlowRow): Promise<FlowRecord> {
-    return ownRecord({ ...row, hasDraft: row.draftLiteral !== null }, await toolNamesOf(row));
+  /**
+   * Whether the opt-in of a search hit covers the version the row describes: draft rows never; live rows of own
+   * flows against the flow's pin, installation rows against the installation's (digests computed by the database).
+   */
+  async function hitTrust(h: repos.FlowToolHit): Promise<{ trusted: boolean; changed: boolean }> {
+    if (!h.trustMetadata || h.source === 'draft' || h.version === null)
+      return { trusted: false, changed: false };
+    let pinned: string | null = null;
+    let digest: string | null = null;
+    if (h.installationId === null) {
+      pinned = (await repos.flowTrustPin(db, ws, h.flowId))?.trustedLiteralSha256 ?? null;
+      digest = await repos.versionLiteralSha256(db, ws, h.flowId, h.version, { publicOnly: false });
+    } else {
+      const inst = await repos.getInstallation(db, ws, h.installationId);
+      pinned = inst?.trustedLiteralSha256 ?? null;
+      if (inst && pinned !== null) {
+        digest = await repos.versionLiteralSha256(db, inst.sourceWorkspaceId, h.flowId, h.version, {
+          publicOnly: true,
+        });
+      }
+    }
+    const trusted = pinned !== null && digest !== null && pinned === digest;
+    return { trusted, changed: !trusted };
   }
 
   async function installed(installation: repos.InstallationRow): Promise<Resolved> {
@@ -193,16 +222,22 @@ export function createFlowServices(db: Database, ws: string): FlowServices {
         includeDraft,
         includeInstallations: includeInstalled,
       });
-      return {
-        items: page.items.map((h) => ({
+      const items = [];
+      for (const h of page.items) {
+        const trust = await hitTrust(h);
+        items.push({
           flowSlug: h.flowSlug,
           toolName: h.toolName,
           installationId: h.installationId,
           source: h.source,
           title: h.title,
           description: h.description,
-          trustMetadata: h.trustMetadata,
-        })),
+          trustMetadata: trust.trusted,
+          metadataChangedSinceReview: trust.changed,
+        });
+      }
+      return {
+        items,
         nextAfter: page.next ? JSON.stringify(page.next) : null,
       };
     },
@@ -259,16 +294,18 @@ export function createFlowServices(db: Database, ws: string): FlowServices {
       return { created: saved.created, flow: await ownRecordOf(saved.flow) };
     },
 
-    async releaseFlow({ slug, version, releaseNote }) {
+    async releaseFlow({ slug, version, releaseNote, expectedPublic }) {
       const released = await repos.releaseFlow(db, ws, slug, {
         version: version ?? undefined,
         releaseNote: releaseNote ?? undefined,
+        expectedPublic,
       });
       return {
         version: released.version,
         created: released.created,
         previousLiveVersion: released.previousLiveVersion,
         releasedAt: new Date().toISOString(),
+        releaseNote: released.releaseNote,
       };
     },
 

@@ -1,3 +1,4 @@
+import { repos } from '@flowgate/db';
 import {
   type ClientInfo,
   handleMcpMessage,
@@ -60,7 +61,11 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
     secretBox: deps.secretBox,
     allowPrivateNetwork: deps.config.allowPrivateNetwork,
   };
-  const limits = { maxRequestBodyBytes: deps.config.maxBodyBytes };
+  const limits = {
+    maxRequestBodyBytes: deps.config.maxBodyBytes,
+    maxFlowsPerWorkspace: repos.MAX_FLOWS_PER_WORKSPACE,
+    maxVersionsPerFlow: repos.MAX_VERSIONS_PER_FLOW,
+  };
 
   return (app) => {
     const notAllowed = (c: Context) =>

@@ -111,7 +111,13 @@ describe('drafts, versions and the live pointer', () => {
     expect((await repos.getDefinition(h.db, 'ws-a', 'enrich', 'draft'))?.literal).toBe(v1.literal);
 
     const r1 = await repos.releaseFlow(h.db, 'ws-a', 'enrich', { releaseNote: 'first' });
-    expect(r1).toEqual({ flowSlug: 'enrich', version: 1, created: true, previousLiveVersion: null });
+    expect(r1).toEqual({
+      flowSlug: 'enrich',
+      version: 1,
+      created: true,
+      previousLiveVersion: null,
+      releaseNote: 'first',
+    });
 
     const v2 = draftOf({ slug: 'enrich', name: 'Enrich v2', tools: [{ name: 'enrich_company_v2' }] });
     const resaved = await repos.saveDraft(h.db, 'ws-a', v2);
@@ -123,7 +129,13 @@ describe('drafts, versions and the live pointer', () => {
     expect((await repos.getDefinition(h.db, 'ws-a', 'enrich', 'draft'))?.model.name).toBe('Enrich v2');
 
     const r2 = await repos.releaseFlow(h.db, 'ws-a', 'enrich');
-    expect(r2).toEqual({ flowSlug: 'enrich', version: 2, created: true, previousLiveVersion: 1 });
+    expect(r2).toEqual({
+      flowSlug: 'enrich',
+      version: 2,
+      created: true,
+      previousLiveVersion: 1,
+      releaseNote: null,
+    });
     expect((await repos.getDefinition(h.db, 'ws-a', 'enrich', 'live'))?.literal).toBe(v2.literal);
     expect(await repos.getDefinition(h.db, 'ws-a', 'enrich', { version: 1 })).toMatchObject({
       version: 1,
@@ -132,7 +144,13 @@ describe('drafts, versions and the live pointer', () => {
     });
 
     const back = await repos.releaseFlow(h.db, 'ws-a', 'enrich', { version: 1 });
-    expect(back).toEqual({ flowSlug: 'enrich', version: 1, created: false, previousLiveVersion: 2 });
+    expect(back).toEqual({
+      flowSlug: 'enrich',
+      version: 1,
+      created: false,
+      previousLiveVersion: 2,
+      releaseNote: 'first',
+    });
     expect((await repos.getDefinition(h.db, 'ws-a', 'enrich', 'live'))?.version).toBe(1);
     expect((await repos.getDefinition(h.db, 'ws-a', 'enrich', 'active'))?.version).toBe(1);
     expect((await repos.getDefinition(h.db, 'ws-a', 'enrich', 'latest'))?.version).toBe(2);
@@ -171,11 +189,13 @@ describe('drafts, versions and the live pointer', () => {
     const before = await h.db.select().from(flowVersions).where(eq(flowVersions.workspaceId, 'ws-a'));
 
     await repos.saveDraft(h.db, 'ws-a', d);
+    // The note given is not stored on a reused version: the result reports what the version holds.
     expect(await repos.releaseFlow(h.db, 'ws-a', 'stable', { releaseNote: 'again' })).toEqual({
       flowSlug: 'stable',
       version: 1,
       created: false,
       previousLiveVersion: 1,
+      releaseNote: null,
     });
     // a byte-level change (a comment) is a new version
     await repos.saveDraft(
@@ -235,6 +255,137 @@ describe('drafts, versions and the live pointer', () => {
     const rest = await repos.listFlowSummaries(h.db, 'ws-a', { limit: 10, afterSlug: 'race' });
     expect(rest.map((f) => f.slug)).toEqual(['roll', 'stable']);
     expect((await repos.listFlows(h.db, 'ws-a', { limit: 1000 })).length).toBe(4);
+  });
+});
+
+describe('guards inside the release and draft transactions', () => {
+  beforeAll(async () => {
+    for (const id of ['ws-guard', 'ws-trust']) await repos.createWorkspace(h.db, { id, name: id });
+  });
+
+  it('enforces the expected visibility under the row lock, and changes nothing when it differs', async () => {
+    await repos.saveDraft(h.db, 'ws-guard', draftOf({ slug: 'vis' }));
+    await expect(repos.releaseFlow(h.db, 'ws-guard', 'vis', { expectedPublic: true })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('visibility'),
+    });
+    expect((await repos.getFlow(h.db, 'ws-guard', 'vis'))?.liveVersion).toBeNull();
+    expect(await repos.releaseFlow(h.db, 'ws-guard', 'vis', { expectedPublic: false })).toMatchObject({
+      version: 1,
+      created: true,
+    });
+    // A draft that turned public after the caller checked is refused too.
+    await repos.saveDraft(h.db, 'ws-guard', draftOf({ slug: 'vis', public: true }));
+    await expect(repos.releaseFlow(h.db, 'ws-guard', 'vis', { expectedPublic: false })).rejects.toMatchObject(
+      {
+        code: 'conflict',
+      },
+    );
+    const flow = await repos.getFlow(h.db, 'ws-guard', 'vis');
+    expect([flow?.liveVersion, flow?.latestVersion, flow?.isPublic]).toEqual([1, 1, false]);
+  });
+
+  it('reports the note a release stored: a new version keeps it, a rollback reports the version its own', async () => {
+    await repos.saveDraft(h.db, 'ws-guard', draftOf({ slug: 'notes' }));
+    expect(await repos.releaseFlow(h.db, 'ws-guard', 'notes', { releaseNote: 'first' })).toMatchObject({
+      version: 1,
+      releaseNote: 'first',
+    });
+    await repos.saveDraft(h.db, 'ws-guard', draftOf({ slug: 'notes', comment: 'two' }));
+    await repos.releaseFlow(h.db, 'ws-guard', 'notes');
+    expect(
+      await repos.releaseFlow(h.db, 'ws-guard', 'notes', { version: 1, releaseNote: 'rolled back' }),
+    ).toMatchObject({ version: 1, created: false, releaseNote: 'first' });
+  });
+
+  it('bounds the versions of a flow and the flows of a workspace', async () => {
+    const limits = { maxVersionsPerFlow: 2, maxFlowsPerWorkspace: 3 };
+    for (const comment of ['a', 'b', 'c']) {
+      await repos.saveDraft(h.db, 'ws-guard', draftOf({ slug: 'many', comment }), limits);
+      if (comment !== 'c') await repos.releaseFlow(h.db, 'ws-guard', 'many', { limits });
+    }
+    await expect(repos.releaseFlow(h.db, 'ws-guard', 'many', { limits })).rejects.toMatchObject({
+      code: 'conflict',
+      message: 'flow many has 2 versions, the limit; roll back to an existing version instead',
+    });
+    // Pointing live at an existing version still works at the limit.
+    expect(await repos.releaseFlow(h.db, 'ws-guard', 'many', { version: 1, limits })).toMatchObject({
+      version: 1,
+    });
+    expect(repos.MAX_VERSIONS_PER_FLOW).toBe(1000);
+    expect(repos.MAX_FLOWS_PER_WORKSPACE).toBe(20_000);
+
+    // ws-guard holds vis, notes and many: a fourth flow is refused, saving an existing one is not.
+    await expect(
+      repos.saveDraft(h.db, 'ws-guard', draftOf({ slug: 'fourth' }), limits),
+    ).rejects.toMatchObject({ code: 'conflict', message: 'a workspace has at most 3 flows' });
+    expect(await repos.getFlow(h.db, 'ws-guard', 'fourth')).toBeNull();
+    await repos.saveDraft(h.db, 'ws-guard', draftOf({ slug: 'notes', comment: 'three' }), limits);
+    await expect(
+      repos.importFlows(h.db, 'ws-guard', [draftOf({ slug: 'bulk' })], { release: false, limits }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+  });
+});
+
+describe('metadata trust pins', () => {
+  it('pins an own flow opt-in to the live version literal, and refuses one without a live version', async () => {
+    await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'pinned' }));
+    await expect(repos.setFlowTrustMetadata(h.db, 'ws-trust', 'pinned', true)).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('no live version'),
+    });
+    expect((await repos.getFlow(h.db, 'ws-trust', 'pinned'))?.trustMetadata).toBe(false);
+    await repos.releaseFlow(h.db, 'ws-trust', 'pinned');
+    const live = await repos.getDefinition(h.db, 'ws-trust', 'pinned', 'live');
+    const row = await repos.setFlowTrustMetadata(h.db, 'ws-trust', 'pinned', true);
+    expect(row).toMatchObject({
+      trustMetadata: true,
+      trustedLiteralSha256: repos.literalSha256(live?.literal ?? ''),
+    });
+    expect(await repos.versionLiteralSha256(h.db, 'ws-trust', row?.id ?? '', 1, { publicOnly: false })).toBe(
+      row?.trustedLiteralSha256,
+    );
+    expect(
+      await repos.versionLiteralSha256(h.db, 'ws-trust', row?.id ?? '', 1, { publicOnly: true }),
+    ).toBeNull();
+    expect(await repos.setFlowTrustMetadata(h.db, 'ws-trust', 'pinned', false)).toMatchObject({
+      trustMetadata: false,
+      trustedLiteralSha256: null,
+    });
+    expect(await repos.setFlowTrustMetadata(h.db, 'ws-trust', 'missing', true)).toBeNull();
+  });
+
+  it('pins an installer opt-in to the version the installation runs, not to later releases', async () => {
+    await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'shared', public: true }));
+    await repos.releaseFlow(h.db, 'ws-trust', 'shared');
+    const inst = await repos.installFlow(h.db, 'ws-guard', {
+      sourceWorkspaceId: 'ws-trust',
+      flowSlug: 'shared',
+      versionPolicy: 'track-latest',
+    });
+    const v1 = await repos.resolveInstalledDefinition(h.db, inst);
+    const trusted = await repos.updateInstallation(h.db, 'ws-guard', inst.id, { trustMetadata: true });
+    expect(trusted.trustedLiteralSha256).toBe(repos.literalSha256(v1?.literal ?? ''));
+    await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'shared', public: true, comment: 'v2' }));
+    await repos.releaseFlow(h.db, 'ws-trust', 'shared');
+    const later = await repos.updateInstallation(h.db, 'ws-guard', inst.id, { enabled: true });
+    expect(later.trustedLiteralSha256).toBe(trusted.trustedLiteralSha256);
+    const v2 = await repos.resolveInstalledDefinition(h.db, later);
+    expect(v2?.version).toBe(2);
+    expect(repos.literalSha256(v2?.literal ?? '')).not.toBe(later.trustedLiteralSha256);
+    expect(
+      (await repos.updateInstallation(h.db, 'ws-guard', inst.id, { trustMetadata: false }))
+        .trustedLiteralSha256,
+    ).toBeNull();
+  });
+
+  it('computes the same digest in the database and in Node for non-ASCII text', async () => {
+    await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'unicode', description: 'Grüße – 漢字 🚀' }));
+    await repos.releaseFlow(h.db, 'ws-trust', 'unicode');
+    const def = await repos.getDefinition(h.db, 'ws-trust', 'unicode', 'live');
+    expect(
+      await repos.versionLiteralSha256(h.db, 'ws-trust', def?.flowId ?? '', 1, { publicOnly: false }),
+    ).toBe(repos.literalSha256(def?.literal ?? ''));
   });
 });
 
@@ -689,7 +840,19 @@ describe('search over a workspace larger than the walk (both search paths)', () 
         .sort((a, b) => rank(a.name) - rank(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
         .map((r) => `${r.slug}:live:${r.name}`);
     };
-    const queries = ['zebra', 'alpha', 'flow', 'echo 7', 'u_', 't_golf_1', 'nomatch', 'extra hotel', 'a_9', 'extra', '1'];
+    const queries = [
+      'zebra',
+      'alpha',
+      'flow',
+      'echo 7',
+      'u_',
+      't_golf_1',
+      'nomatch',
+      'extra hotel',
+      'a_9',
+      'extra',
+      '1',
+    ];
     for (const query of queries) {
       expect(await allToolPages('ws-big', { query, limit: 37 }), query).toEqual(oracle(query));
     }

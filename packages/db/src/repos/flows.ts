@@ -1,8 +1,17 @@
+import { createHash } from 'node:crypto';
 import { AppError, type ErrorIssue, newId } from '@flowgate/core';
 import type { FlowModel, RequiresSlot } from '@flowgate/flows';
-import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { bindings, connections, flows, flowTools, flowVersions, flowVersionTools } from '../schema.js';
+import {
+  bindings,
+  connections,
+  flows,
+  flowTools,
+  flowVersions,
+  flowVersionTools,
+  workspaces,
+} from '../schema.js';
 
 /**
  * Flows, their immutable versions, the live pointer, the denormalised MCP interfaces search reads, and slot
@@ -45,6 +54,17 @@ export interface ReleaseResult {
   /** False when an existing version was reused (unchanged draft) or pointed at (rollback). */
   created: boolean;
   previousLiveVersion: number | null;
+  /** The note the version holds: a note given for a reused or rolled-back version is not stored (versions never change). */
+  releaseNote: string | null;
+}
+
+/** Bounds on what one workspace stores; tests pass smaller ones. */
+export const MAX_FLOWS_PER_WORKSPACE = 20_000;
+export const MAX_VERSIONS_PER_FLOW = 1_000;
+
+export interface FlowLimits {
+  maxFlowsPerWorkspace?: number | undefined;
+  maxVersionsPerFlow?: number | undefined;
 }
 
 /** Same bound as the definition reader: a stored literal is never larger than a pushable one. */
@@ -141,6 +161,24 @@ async function replaceToolRows(
 // ---- drafts ---------------------------------------------------------------------------------------------------
 
 /**
+ * Refuses to add `adding` flows beyond the workspace's bound. The workspace row is locked first so concurrent
+ * creations in one workspace count one after the other (saving an existing flow's draft never gets here).
+ */
+async function assertFlowRoom(
+  tx: Tx,
+  workspaceId: string,
+  adding: number,
+  limits: FlowLimits,
+): Promise<void> {
+  const max = limits.maxFlowsPerWorkspace ?? MAX_FLOWS_PER_WORKSPACE;
+  await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, workspaceId)).for('update');
+  const [row] = await tx.select({ n: count() }).from(flows).where(eq(flows.workspaceId, workspaceId));
+  if ((row?.n ?? 0) + adding > max) {
+    throw new AppError('conflict', `a workspace has at most ${max} flows`);
+  }
+}
+
+/**
  * Creates or replaces the draft of the flow named by `model.slug`. The caller validated the literal and built the
  * model from it (`validateFlow`); nothing here re-parses EDN. The draft's MCP interfaces replace the flow's `draft`
  * search rows in the same transaction. Publicity is not taken from a draft: it follows the live version.
@@ -149,6 +187,7 @@ export async function saveDraft(
   db: Database,
   workspaceId: string,
   draft: { literal: string; model: FlowModel },
+  limits: FlowLimits = {},
 ): Promise<{ flow: FlowRow; created: boolean }> {
   assertLiteral(draft.literal);
   const { model } = draft;
@@ -164,6 +203,12 @@ export async function saveDraft(
     updatedAt: now,
   };
   return db.transaction(async (tx) => {
+    const [existing] = await tx
+      .select({ id: flows.id })
+      .from(flows)
+      .where(and(eq(flows.workspaceId, workspaceId), eq(flows.slug, model.slug)))
+      .limit(1);
+    if (!existing) await assertFlowRoom(tx, workspaceId, 1, limits);
     const rows = await tx
       .insert(flows)
       .values({ id: newId('flow', 16), workspaceId, slug: model.slug, ...fields })
@@ -228,6 +273,7 @@ export async function listFlowSummaries(
       liveVersion: flows.liveVersion,
       isPublic: flows.isPublic,
       trustMetadata: flows.trustMetadata,
+      trustedLiteralSha256: flows.trustedLiteralSha256,
       createdAt: flows.createdAt,
       updatedAt: flows.updatedAt,
       hasDraft: sql<boolean>`(${flows.draftLiteral} is not null)`,
@@ -353,7 +399,16 @@ export async function releaseFlow(
   db: Database,
   workspaceId: string,
   slug: string,
-  options: { version?: number | undefined; releaseNote?: string | undefined } = {},
+  options: {
+    version?: number | undefined;
+    releaseNote?: string | undefined;
+    /**
+     * The visibility the caller checked (the flow's and the released definition's `:discover {:public}`), enforced
+     * under the row lock: a draft or flow that changed since the check is refused with `conflict`, nothing released.
+     */
+    expectedPublic?: boolean | undefined;
+    limits?: FlowLimits | undefined;
+  } = {},
 ): Promise<ReleaseResult> {
   if (options.releaseNote !== undefined && options.releaseNote.length > 2000) {
     throw new AppError('validation_failed', 'a release note is at most 2000 characters');
@@ -369,7 +424,20 @@ export async function releaseFlow(
 
     let version: number;
     let model: FlowModel;
+    let releaseNote: string | null;
     let created = false;
+    const maxVersions = options.limits?.maxVersionsPerFlow ?? MAX_VERSIONS_PER_FLOW;
+    const assertVisibility = (candidate: FlowModel) => {
+      const expected = options.expectedPublic;
+      if (expected === undefined) return;
+      if (flow.isPublic !== expected || candidate.discover.public !== expected) {
+        throw new AppError(
+          'conflict',
+          `flow ${slug} visibility changed since it was checked (the flow is ${flow.isPublic ? 'public' : 'private'}, ` +
+            `the definition to release is ${candidate.discover.public ? 'public' : 'private'}); nothing was released`,
+        );
+      }
+    };
     const versionRow = async (n: number) =>
       (
         await tx
@@ -393,6 +461,8 @@ export async function releaseFlow(
       if (!row) throw new AppError('not_found', `flow ${slug} has no version ${options.version}`);
       version = row.version;
       model = row.model as FlowModel;
+      assertVisibility(model);
+      releaseNote = row.releaseNote;
     } else {
       if (flow.draftLiteral === null || flow.draftModel === null) {
         throw new AppError('invalid_request', `flow ${slug} has no draft to release`);
@@ -401,9 +471,20 @@ export async function releaseFlow(
       if (latest && latest.literal === flow.draftLiteral) {
         version = latest.version;
         model = latest.model as FlowModel;
+        assertVisibility(model);
+        releaseNote = latest.releaseNote;
       } else {
+        // Versions are numbered from 1 and never deleted, so the latest number is the count.
+        if ((flow.latestVersion ?? 0) >= maxVersions) {
+          throw new AppError(
+            'conflict',
+            `flow ${slug} has ${maxVersions} versions, the limit; roll back to an existing version instead`,
+          );
+        }
         version = (flow.latestVersion ?? 0) + 1;
         model = flow.draftModel as FlowModel;
+        assertVisibility(model);
+        releaseNote = options.releaseNote ?? null;
         await tx.insert(flowVersions).values({
           workspaceId,
           flowId: flow.id,
@@ -435,23 +516,109 @@ export async function releaseFlow(
     if (flow.liveVersion !== version || created) {
       await replaceToolRows(tx, workspaceId, flow, 'live', model, version);
     }
-    return { flowSlug: flow.slug, version, created, previousLiveVersion: flow.liveVersion };
+    return { flowSlug: flow.slug, version, created, previousLiveVersion: flow.liveVersion, releaseNote };
   });
 }
 
-/** Workspace admin opt-in (spec 7.5): show this flow's authored text to models. */
+/** The sha256 (hex) of a definition literal's UTF-8 bytes: what a metadata trust opt-in is pinned to. */
+export function literalSha256(literal: string): string {
+  return createHash('sha256').update(literal, 'utf8').digest('hex');
+}
+
+/**
+ * Workspace admin opt-in (spec 7.5): show this flow's authored text to models. The opt-in covers exactly what the
+ * admin reviewed, the live version as it is now: its literal's digest is stored, and the text of any other definition
+ * (a later release, a draft) stays untrusted until an admin opts in again. Without a live version there is nothing
+ * reviewed to pin, so the opt-in is refused.
+ */
 export async function setFlowTrustMetadata(
   db: Database,
   workspaceId: string,
   slug: string,
   trusted: boolean,
 ): Promise<FlowRow | null> {
+  return db.transaction(async (tx) => {
+    const [flow] = await tx
+      .select()
+      .from(flows)
+      .where(and(eq(flows.workspaceId, workspaceId), eq(flows.slug, slug)))
+      .for('update')
+      .limit(1);
+    if (!flow) return null;
+    let digest: string | null = null;
+    if (trusted) {
+      const live = flow.liveVersion === null ? undefined : await liveLiteral(tx, flow);
+      if (live === undefined) {
+        throw new AppError(
+          'invalid_request',
+          `flow ${slug} has no live version to review; release it, review the released text, then opt in`,
+        );
+      }
+      digest = literalSha256(live);
+    }
+    const rows = await tx
+      .update(flows)
+      .set({ trustMetadata: trusted, trustedLiteralSha256: digest, updatedAt: new Date() })
+      .where(and(eq(flows.workspaceId, workspaceId), eq(flows.id, flow.id)))
+      .returning();
+    return rows[0] ?? null;
+  });
+}
+
+/** The digest an own flow's opt-in is pinned to (null when it has no opt-in), without reading its draft. */
+export async function flowTrustPin(
+  db: Database,
+  workspaceId: string,
+  flowId: string,
+): Promise<{ trustMetadata: boolean; trustedLiteralSha256: string | null } | null> {
   const rows = await db
-    .update(flows)
-    .set({ trustMetadata: trusted, updatedAt: new Date() })
-    .where(and(eq(flows.workspaceId, workspaceId), eq(flows.slug, slug)))
-    .returning();
+    .select({ trustMetadata: flows.trustMetadata, trustedLiteralSha256: flows.trustedLiteralSha256 })
+    .from(flows)
+    .where(and(eq(flows.workspaceId, workspaceId), eq(flows.id, flowId)))
+    .limit(1);
   return rows[0] ?? null;
+}
+
+async function liveLiteral(db: Executor, flow: FlowRow): Promise<string | undefined> {
+  if (flow.liveVersion === null) return undefined;
+  const rows = await db
+    .select({ literal: flowVersions.literal })
+    .from(flowVersions)
+    .where(
+      and(
+        eq(flowVersions.workspaceId, flow.workspaceId),
+        eq(flowVersions.flowId, flow.id),
+        eq(flowVersions.version, flow.liveVersion),
+      ),
+    )
+    .limit(1);
+  return rows[0]?.literal;
+}
+
+/**
+ * The sha256 of one released version's literal, computed by the database so search pages need not read whole
+ * definitions; null when there is no such version. `publicOnly` for versions read across workspaces (installations).
+ */
+export async function versionLiteralSha256(
+  db: Database,
+  workspaceId: string,
+  flowId: string,
+  version: number,
+  options: { publicOnly: boolean },
+): Promise<string | null> {
+  if (!Number.isSafeInteger(version) || version < 1) return null;
+  const conds = [
+    eq(flowVersions.workspaceId, workspaceId),
+    eq(flowVersions.flowId, flowId),
+    eq(flowVersions.version, version),
+  ];
+  if (options.publicOnly) conds.push(eq(flowVersions.isPublic, true));
+  const rows = await db
+    .select({ digest: sql<string>`encode(sha256(convert_to(${flowVersions.literal}, 'UTF8')), 'hex')` })
+    .from(flowVersions)
+    .where(and(...conds))
+    .limit(1);
+  return rows[0]?.digest ?? null;
 }
 
 // ---- bindings -------------------------------------------------------------------------------------------------
@@ -586,11 +753,12 @@ export async function importFlows(
   db: Database,
   workspaceId: string,
   items: ReadonlyArray<{ literal: string; model: FlowModel }>,
-  options: { release: boolean; chunkSize?: number },
+  options: { release: boolean; chunkSize?: number; limits?: FlowLimits },
 ): Promise<number> {
   const chunk = Math.min(Math.max(options.chunkSize ?? 500, 1), 2000);
   for (const it of items) assertLiteral(it.literal);
   await db.transaction(async (tx) => {
+    await assertFlowRoom(tx, workspaceId, items.length, options.limits ?? {});
     for (let i = 0; i < items.length; i += chunk) {
       const part = items.slice(i, i + chunk).map((it) => ({ ...it, id: newId('flow', 16) }));
       const now = new Date();

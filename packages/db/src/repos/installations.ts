@@ -3,7 +3,7 @@ import type { FlowModel } from '@flowgate/flows';
 import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { flows, flowVersions, installations } from '../schema.js';
-import { checkSlotBindings } from './flows.js';
+import { checkSlotBindings, literalSha256 } from './flows.js';
 
 /**
  * Installations of public flows (spec 7.4). An installation belongs to the installing workspace; its source is a
@@ -278,6 +278,20 @@ export async function updateInstallation(
       );
     }
   }
+  // The installer's opt-in covers the version reviewed, the one the installation runs after this change: its
+  // digest is stored, and any other version the publisher releases (or a re-pin) is untrusted until the next opt-in.
+  let trustedLiteralSha256 = current.trustedLiteralSha256;
+  if (patch.trustMetadata === true) {
+    if (!resolved) {
+      throw new AppError(
+        'invalid_request',
+        `flow ${current.sourceFlowSlug} has no public released version this installation runs, so none to review`,
+      );
+    }
+    trustedLiteralSha256 = literalSha256(resolved.literal);
+  } else if (patch.trustMetadata === false) {
+    trustedLiteralSha256 = null;
+  }
   // Unbinding a required slot of an enabled installation turns it off rather than leaving it half-configured. A
   // source that went private leaves the flag alone: the broker refuses to run it either way.
   const enabled = (patch.enabled ?? current.enabled) && (resolved === null || complete);
@@ -289,6 +303,7 @@ export async function updateInstallation(
       slotBindings,
       enabled,
       trustMetadata: patch.trustMetadata ?? current.trustMetadata,
+      trustedLiteralSha256,
       updatedAt: new Date(),
     })
     .where(and(eq(installations.workspaceId, workspaceId), eq(installations.id, id)))

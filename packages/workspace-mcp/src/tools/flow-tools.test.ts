@@ -745,6 +745,39 @@ describe('release_flow visibility', () => {
     const allowed = await structured(ctx, 'release_flow', { flow_slug: 'draft-only' });
     expect(allowed.out).toMatchObject({ version: 1, createdVersion: true, previousLiveVersion: null });
   });
+
+  it('hands the visibility it checked to the release, which enforces it under its lock', async () => {
+    const { ctx, services, hostile } = world();
+    await structured(ctx, 'release_flow', { flow_slug: 'enrich-company' });
+    expect(services.calls.find((c) => c.method === 'releaseFlow')?.input).toMatchObject({
+      slug: 'enrich-company',
+      expectedPublic: false,
+    });
+    // The draft turns public between the tool's check and the release: the release refuses, nothing changes.
+    const publicDraft = flowLiteral('enrich-company', {
+      tool: 'enrich_company',
+      extra: ':discover {:public true}',
+    });
+    services.beforeRelease = () => {
+      if (hostile.draft)
+        hostile.draft = { ...hostile.draft, literal: publicDraft, model: modelOf(publicDraft) };
+    };
+    const raced = await structured(ctx, 'release_flow', { flow_slug: 'enrich-company' });
+    expect(raced.result.isError).toBe(true);
+    expect(raced.out.error.code).toBe('conflict');
+    expect(hostile.live).toBe(2);
+  });
+
+  it('echoes the release note the version holds, not one that was not stored', async () => {
+    const { ctx } = world();
+    await structured(ctx, 'release_flow', { flow_slug: 'enrich-company', release_note: 'second' });
+    const { out } = await structured(ctx, 'release_flow', {
+      flow_slug: 'enrich-company',
+      version: 1,
+      release_note: 'rolled back because of a bug',
+    });
+    expect(out).toMatchObject({ version: 1, createdVersion: false, releaseNote: 'release 1' });
+  });
 });
 
 describe('check_flow_readiness', () => {

@@ -48,6 +48,8 @@ export const releaseFlow: ToolHandler<typeof releaseFlowTool> = async (args, ctx
     slug: flow.slug,
     version: args.version ?? null,
     releaseNote: args.release_note ?? null,
+    // The check above is advisory; the release re-checks this value under its lock (no check-then-write gap).
+    expectedPublic: flow.isPublic,
   });
   const resourceUri = flowVersionUri(flow.slug, released.version);
   return {
@@ -58,7 +60,7 @@ export const releaseFlow: ToolHandler<typeof releaseFlowTool> = async (args, ctx
       previousLiveVersion: released.previousLiveVersion,
       liveVersion: released.version,
       releasedAt: released.releasedAt,
-      releaseNote: args.release_note ?? null,
+      releaseNote: released.releaseNote,
       resourceUri,
       liveDefinitionUri: flowDefinitionUri(flow.slug, 'live'),
     },
