@@ -14,7 +14,11 @@ describe('README', () => {
   it('lists exactly the catalog’s tools with their toolsets, gates and mutating flag', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     // Cells compared trimmed: the formatter pads markdown tables.
-    const cells = (row: string) => row.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = (row: string) =>
+      row
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
     const rows = readme.split('\n').filter((l) => /^\| `[a-z_]+` +\|/.test(l));
     expect(rows.map(cells)).toEqual(catalogTableRows().map(cells));
   });

@@ -25,271 +25,408 @@ export const workspaces = pgTable('workspaces', {
   createdAt: createdAt(),
 });
 
-export const users = pgTable('users', {
-  id: text('id').primaryKey(),
-  email: text('email').notNull(),
-  name: text('name'),
-  createdAt: createdAt(),
-}, (t) => [uniqueIndex('users_email_uq').on(t.email)]);
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull(),
+    name: text('name'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('users_email_uq').on(t.email)],
+);
 
-export const memberships = pgTable('memberships', {
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  role: text('role').$type<'admin' | 'editor' | 'viewer'>().notNull(),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.workspaceId, t.userId] }), index('memberships_user_idx').on(t.userId)]);
+export const memberships = pgTable(
+  'memberships',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role').$type<'admin' | 'editor' | 'viewer'>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.userId] }), index('memberships_user_idx').on(t.userId)],
+);
 
-export const serviceAccounts = pgTable('service_accounts', {
-  id: text('id').primaryKey(),
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  name: text('name').notNull(),
-  capabilities: jsonb('capabilities').$type<string[]>().notNull(),
-  status: text('status').$type<'active' | 'disabled'>().notNull().default('active'),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [index('service_accounts_ws_idx').on(t.workspaceId, t.createdAt)]);
+export const serviceAccounts = pgTable(
+  'service_accounts',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    capabilities: jsonb('capabilities').$type<string[]>().notNull(),
+    status: text('status').$type<'active' | 'disabled'>().notNull().default('active'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('service_accounts_ws_idx').on(t.workspaceId, t.createdAt)],
+);
 
-export const apiKeys = pgTable('api_keys', {
-  /** The public `keyId` part of `fgk_<keyId>_<secret>`. */
-  id: text('id').primaryKey(),
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  serviceAccountId: text('service_account_id').notNull().references(() => serviceAccounts.id, { onDelete: 'cascade' }),
-  name: text('name'),
-  /** sha256 of the secret part, hex. The secret itself is never stored. */
-  secretHash: text('secret_hash').notNull(),
-  createdAt: createdAt(),
-  expiresAt: ts('expires_at'),
-  lastUsedAt: ts('last_used_at'),
-  revokedAt: ts('revoked_at'),
-}, (t) => [index('api_keys_ws_sa_idx').on(t.workspaceId, t.serviceAccountId)]);
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    /** The public `keyId` part of `fgk_<keyId>_<secret>`. */
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    serviceAccountId: text('service_account_id')
+      .notNull()
+      .references(() => serviceAccounts.id, { onDelete: 'cascade' }),
+    name: text('name'),
+    /** sha256 of the secret part, hex. The secret itself is never stored. */
+    secretHash: text('secret_hash').notNull(),
+    createdAt: createdAt(),
+    expiresAt: ts('expires_at'),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('api_keys_ws_sa_idx').on(t.workspaceId, t.serviceAccountId)],
+);
 
-export const connections = pgTable('connections', {
-  id: text('id').primaryKey(),
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  name: text('name').notNull(),
-  type: text('type').$type<'http-api' | 'llm-provider' | 'secret'>().notNull(),
-  baseUrl: text('base_url'),
-  authType: text('auth_type').notNull().default('none'),
-  /** AES-256-GCM envelope (see @flowgate/secrets); null when the connection has no secret. */
-  secretCiphertext: text('secret_ciphertext'),
-  /** Non-secret settings only (e.g. header name for api-key auth). */
-  config: jsonb('config').$type<Record<string, string>>().notNull().default({}),
-  status: text('status').$type<'active' | 'disabled'>().notNull().default('active'),
-  health: jsonb('health').$type<{ ok: boolean; checkedAt: string; status?: number; message?: string } | null>(),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [uniqueIndex('connections_ws_name_uq').on(t.workspaceId, t.name), index('connections_ws_idx').on(t.workspaceId, t.createdAt)]);
+export const connections = pgTable(
+  'connections',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    type: text('type').$type<'http-api' | 'llm-provider' | 'secret'>().notNull(),
+    baseUrl: text('base_url'),
+    authType: text('auth_type').notNull().default('none'),
+    /** AES-256-GCM envelope (see @flowgate/secrets); null when the connection has no secret. */
+    secretCiphertext: text('secret_ciphertext'),
+    /** Non-secret settings only (e.g. header name for api-key auth). */
+    config: jsonb('config').$type<Record<string, string>>().notNull().default({}),
+    status: text('status').$type<'active' | 'disabled'>().notNull().default('active'),
+    health: jsonb('health').$type<{
+      ok: boolean;
+      checkedAt: string;
+      status?: number;
+      message?: string;
+    } | null>(),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('connections_ws_name_uq').on(t.workspaceId, t.name),
+    index('connections_ws_idx').on(t.workspaceId, t.createdAt),
+  ],
+);
 
-export const flows = pgTable('flows', {
-  id: text('id').primaryKey(),
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  slug: text('slug').notNull(),
-  name: text('name'),
-  description: text('description'),
-  tags: jsonb('tags').$type<string[]>().notNull().default([]),
-  /** Current draft EDN text and its parsed model (null when the flow has only released versions). */
-  draftLiteral: text('draft_literal'),
-  draftModel: jsonb('draft_model'),
-  draftUpdatedAt: ts('draft_updated_at'),
-  latestVersion: integer('latest_version'),
-  liveVersion: integer('live_version'),
-  isPublic: boolean('is_public').notNull().default(false),
-  /** Workspace admin opt-in: show this flow's authored text to models. */
-  trustMetadata: boolean('trust_metadata').notNull().default(false),
-  /** sha256 (hex) of the live literal the admin reviewed when opting in: the opt-in covers only that text. */
-  trustedLiteralSha256: text('trusted_literal_sha256'),
-  /** Lowercased slug, name, description and tags of the draft: what `searchFlows` matches. */
-  searchText: text('search_text').notNull().default(''),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [
-  uniqueIndex('flows_ws_slug_uq').on(t.workspaceId, t.slug),
-  index('flows_public_idx').on(t.isPublic).where(sql`${t.isPublic}`),
-  // Search walks flows in byte order of the lowercased slug (stable across database collations) and falls back to a
-  // trigram index for rare terms; see repos/search.ts.
-  index('flows_ws_slug_key_idx').on(t.workspaceId, sql`(lower("slug") collate "C")`, sql`("slug" collate "C")`),
-  index('flows_search_idx').using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops')).with({ fastupdate: false }),
-]);
+export const flows = pgTable(
+  'flows',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    name: text('name'),
+    description: text('description'),
+    tags: jsonb('tags').$type<string[]>().notNull().default([]),
+    /** Current draft EDN text and its parsed model (null when the flow has only released versions). */
+    draftLiteral: text('draft_literal'),
+    draftModel: jsonb('draft_model'),
+    draftUpdatedAt: ts('draft_updated_at'),
+    latestVersion: integer('latest_version'),
+    liveVersion: integer('live_version'),
+    isPublic: boolean('is_public').notNull().default(false),
+    /** Workspace admin opt-in: show this flow's authored text to models. */
+    trustMetadata: boolean('trust_metadata').notNull().default(false),
+    /** sha256 (hex) of the live literal the admin reviewed when opting in: the opt-in covers only that text. */
+    trustedLiteralSha256: text('trusted_literal_sha256'),
+    /** Lowercased slug, name, description and tags of the draft: what `searchFlows` matches. */
+    searchText: text('search_text').notNull().default(''),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('flows_ws_slug_uq').on(t.workspaceId, t.slug),
+    index('flows_public_idx').on(t.isPublic).where(sql`${t.isPublic}`),
+    // Search walks flows in byte order of the lowercased slug (stable across database collations) and falls back to a
+    // trigram index for rare terms; see repos/search.ts.
+    index('flows_ws_slug_key_idx').on(
+      t.workspaceId,
+      sql`(lower("slug") collate "C")`,
+      sql`("slug" collate "C")`,
+    ),
+    index('flows_search_idx')
+      .using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops'))
+      .with({ fastupdate: false }),
+  ],
+);
 
-export const flowVersions = pgTable('flow_versions', {
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  flowId: text('flow_id').notNull().references(() => flows.id, { onDelete: 'cascade' }),
-  version: integer('version').notNull(),
-  literal: text('literal').notNull(),
-  model: jsonb('model').notNull(),
-  releaseNote: text('release_note'),
-  /** The version's own `:discover {:public}`: another workspace may run a version only when it was released public. */
-  isPublic: boolean('is_public').notNull().default(false),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.flowId, t.version] }), index('flow_versions_ws_idx').on(t.workspaceId, t.flowId)]);
+export const flowVersions = pgTable(
+  'flow_versions',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    flowId: text('flow_id')
+      .notNull()
+      .references(() => flows.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    literal: text('literal').notNull(),
+    model: jsonb('model').notNull(),
+    releaseNote: text('release_note'),
+    /** The version's own `:discover {:public}`: another workspace may run a version only when it was released public. */
+    isPublic: boolean('is_public').notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.flowId, t.version] }),
+    index('flow_versions_ws_idx').on(t.workspaceId, t.flowId),
+  ],
+);
 
 /** Flow MCP interfaces, denormalised for search (`search_flow_tools`) and exact lookup. */
-export const flowTools = pgTable('flow_tools', {
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  flowId: text('flow_id').notNull().references(() => flows.id, { onDelete: 'cascade' }),
-  flowSlug: text('flow_slug').notNull(),
-  /** `draft` or `live`: which definition this row describes. */
-  source: text('source').$type<'draft' | 'live'>().notNull(),
-  toolName: text('tool_name').notNull(),
-  invocation: text('invocation').notNull(),
-  searchText: text('search_text').notNull(),
-  /** The version a `live` row describes; null for `draft`. */
-  version: integer('version'),
-  /** Flow-authored text, kept for descriptors; untrusted (spec 7.5). */
-  title: text('title'),
-  description: text('description'),
-  flowName: text('flow_name'),
-}, (t) => [
-  primaryKey({ columns: [t.flowId, t.source, t.toolName] }),
-  index('flow_tools_ws_name_idx').on(t.workspaceId, t.toolName),
-  // Search order: lowercased tool name, then slug, source and name, all in byte order (see repos/search.ts).
-  index('flow_tools_ws_key_idx').on(
-    t.workspaceId,
-    sql`(lower("tool_name") collate "C")`,
-    sql`("flow_slug" collate "C")`,
-    t.source,
-    sql`("tool_name" collate "C")`,
-  ),
-  index('flow_tools_search_idx').using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops')).with({ fastupdate: false }),
-]);
+export const flowTools = pgTable(
+  'flow_tools',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    flowId: text('flow_id')
+      .notNull()
+      .references(() => flows.id, { onDelete: 'cascade' }),
+    flowSlug: text('flow_slug').notNull(),
+    /** `draft` or `live`: which definition this row describes. */
+    source: text('source').$type<'draft' | 'live'>().notNull(),
+    toolName: text('tool_name').notNull(),
+    invocation: text('invocation').notNull(),
+    searchText: text('search_text').notNull(),
+    /** The version a `live` row describes; null for `draft`. */
+    version: integer('version'),
+    /** Flow-authored text, kept for descriptors; untrusted (spec 7.5). */
+    title: text('title'),
+    description: text('description'),
+    flowName: text('flow_name'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.flowId, t.source, t.toolName] }),
+    index('flow_tools_ws_name_idx').on(t.workspaceId, t.toolName),
+    // Search order: lowercased tool name, then slug, source and name, all in byte order (see repos/search.ts).
+    index('flow_tools_ws_key_idx').on(
+      t.workspaceId,
+      sql`(lower("tool_name") collate "C")`,
+      sql`("flow_slug" collate "C")`,
+      t.source,
+      sql`("tool_name" collate "C")`,
+    ),
+    index('flow_tools_search_idx')
+      .using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops'))
+      .with({ fastupdate: false }),
+  ],
+);
 
 /**
  * The MCP interfaces of each released version, written once with the version and never changed: what an
  * installation pinned to that version (or tracking the source's live version) exposes.
  */
-export const flowVersionTools = pgTable('flow_version_tools', {
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  flowId: text('flow_id').notNull().references(() => flows.id, { onDelete: 'cascade' }),
-  version: integer('version').notNull(),
-  toolName: text('tool_name').notNull(),
-  invocation: text('invocation').notNull(),
-  searchText: text('search_text').notNull(),
-  title: text('title'),
-  description: text('description'),
-  flowName: text('flow_name'),
-}, (t) => [primaryKey({ columns: [t.flowId, t.version, t.toolName] })]);
+export const flowVersionTools = pgTable(
+  'flow_version_tools',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    flowId: text('flow_id')
+      .notNull()
+      .references(() => flows.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    toolName: text('tool_name').notNull(),
+    invocation: text('invocation').notNull(),
+    searchText: text('search_text').notNull(),
+    title: text('title'),
+    description: text('description'),
+    flowName: text('flow_name'),
+  },
+  (t) => [primaryKey({ columns: [t.flowId, t.version, t.toolName] })],
+);
 
-export const bindings = pgTable('bindings', {
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  flowId: text('flow_id').notNull().references(() => flows.id, { onDelete: 'cascade' }),
-  target: text('target').$type<'live' | 'draft'>().notNull(),
-  slot: text('slot').notNull(),
-  connectionId: text('connection_id').notNull().references(() => connections.id, { onDelete: 'cascade' }),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.workspaceId, t.flowId, t.target, t.slot] })]);
+export const bindings = pgTable(
+  'bindings',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    flowId: text('flow_id')
+      .notNull()
+      .references(() => flows.id, { onDelete: 'cascade' }),
+    target: text('target').$type<'live' | 'draft'>().notNull(),
+    slot: text('slot').notNull(),
+    connectionId: text('connection_id')
+      .notNull()
+      .references(() => connections.id, { onDelete: 'cascade' }),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.flowId, t.target, t.slot] })],
+);
 
-export const installations = pgTable('installations', {
-  id: text('id').primaryKey(),
-  /** The installing workspace: the installation belongs to it. */
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  sourceWorkspaceId: text('source_workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  sourceFlowId: text('source_flow_id').notNull().references(() => flows.id, { onDelete: 'cascade' }),
-  sourceFlowSlug: text('source_flow_slug').notNull(),
-  versionPolicy: text('version_policy').$type<'pinned' | 'track-latest'>().notNull(),
-  pinnedVersion: integer('pinned_version'),
-  enabled: boolean('enabled').notNull().default(false),
-  trustMetadata: boolean('trust_metadata').notNull().default(false),
-  /** sha256 (hex) of the version literal the installer reviewed when opting in: the opt-in covers only that text. */
-  trustedLiteralSha256: text('trusted_literal_sha256'),
-  slotBindings: jsonb('slot_bindings').$type<Record<string, string>>().notNull().default({}),
-  createdAt: createdAt(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [index('installations_ws_idx').on(t.workspaceId, t.sourceFlowSlug)]);
+export const installations = pgTable(
+  'installations',
+  {
+    id: text('id').primaryKey(),
+    /** The installing workspace: the installation belongs to it. */
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    sourceWorkspaceId: text('source_workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    sourceFlowId: text('source_flow_id')
+      .notNull()
+      .references(() => flows.id, { onDelete: 'cascade' }),
+    sourceFlowSlug: text('source_flow_slug').notNull(),
+    versionPolicy: text('version_policy').$type<'pinned' | 'track-latest'>().notNull(),
+    pinnedVersion: integer('pinned_version'),
+    enabled: boolean('enabled').notNull().default(false),
+    trustMetadata: boolean('trust_metadata').notNull().default(false),
+    /** sha256 (hex) of the version literal the installer reviewed when opting in: the opt-in covers only that text. */
+    trustedLiteralSha256: text('trusted_literal_sha256'),
+    slotBindings: jsonb('slot_bindings').$type<Record<string, string>>().notNull().default({}),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('installations_ws_idx').on(t.workspaceId, t.sourceFlowSlug)],
+);
 
-export const runs = pgTable('runs', {
-  id: text('id').primaryKey(),
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  flowId: text('flow_id').notNull(),
-  flowSlug: text('flow_slug').notNull(),
-  installationId: text('installation_id'),
-  version: integer('version'),
-  target: text('target').$type<'live' | 'draft'>().notNull(),
-  toolName: text('tool_name'),
-  status: text('status').$type<'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out'>().notNull(),
-  input: jsonb('input').notNull(),
-  result: jsonb('result'),
-  resultMime: text('result_mime'),
-  error: jsonb('error').$type<{ code: string; message: string } | null>(),
-  concurrencyKey: text('concurrency_key'),
-  principalId: text('principal_id'),
-  leaseOwner: text('lease_owner'),
-  leaseExpiresAt: ts('lease_expires_at'),
-  wakeAt: ts('wake_at'),
-  attempts: integer('attempts').notNull().default(0),
-  createdAt: createdAt(),
-  startedAt: ts('started_at'),
-  finishedAt: ts('finished_at'),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [
-  index('runs_ws_created_idx').on(t.workspaceId, t.createdAt),
-  index('runs_claim_idx').on(t.status, t.wakeAt).where(sql`${t.status} in ('queued','waiting','running')`),
-]);
+export const runs = pgTable(
+  'runs',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    flowId: text('flow_id').notNull(),
+    flowSlug: text('flow_slug').notNull(),
+    installationId: text('installation_id'),
+    version: integer('version'),
+    target: text('target').$type<'live' | 'draft'>().notNull(),
+    toolName: text('tool_name'),
+    status: text('status')
+      .$type<'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out'>()
+      .notNull(),
+    input: jsonb('input').notNull(),
+    result: jsonb('result'),
+    resultMime: text('result_mime'),
+    error: jsonb('error').$type<{ code: string; message: string } | null>(),
+    concurrencyKey: text('concurrency_key'),
+    principalId: text('principal_id'),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: ts('lease_expires_at'),
+    wakeAt: ts('wake_at'),
+    attempts: integer('attempts').notNull().default(0),
+    createdAt: createdAt(),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('runs_ws_created_idx').on(t.workspaceId, t.createdAt),
+    index('runs_claim_idx').on(t.status, t.wakeAt).where(sql`${t.status} in ('queued','waiting','running')`),
+  ],
+);
 
-export const runSteps = pgTable('run_steps', {
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  runId: text('run_id').notNull().references(() => runs.id, { onDelete: 'cascade' }),
-  stepId: text('step_id').notNull(),
-  type: text('type').notNull(),
-  status: text('status').$type<'running' | 'completed' | 'failed'>().notNull(),
-  result: jsonb('result'),
-  error: jsonb('error').$type<{ code: string; message: string } | null>(),
-  attempts: integer('attempts').notNull().default(0),
-  startedAt: ts('started_at'),
-  finishedAt: ts('finished_at'),
-}, (t) => [primaryKey({ columns: [t.runId, t.stepId] }), index('run_steps_ws_idx').on(t.workspaceId, t.runId)]);
+export const runSteps = pgTable(
+  'run_steps',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    stepId: text('step_id').notNull(),
+    type: text('type').notNull(),
+    status: text('status').$type<'running' | 'completed' | 'failed'>().notNull(),
+    result: jsonb('result'),
+    error: jsonb('error').$type<{ code: string; message: string } | null>(),
+    attempts: integer('attempts').notNull().default(0),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.stepId] }), index('run_steps_ws_idx').on(t.workspaceId, t.runId)],
+);
 
-export const runEvents = pgTable('run_events', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  runId: text('run_id').notNull().references(() => runs.id, { onDelete: 'cascade' }),
-  type: text('type').notNull(),
-  stepId: text('step_id'),
-  stepType: text('step_type'),
-  status: text('status'),
-  detail: jsonb('detail'),
-  at: ts('at').notNull().defaultNow(),
-}, (t) => [index('run_events_ws_run_idx').on(t.workspaceId, t.runId, t.id)]);
+export const runEvents = pgTable(
+  'run_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    stepId: text('step_id'),
+    stepType: text('step_type'),
+    status: text('status'),
+    detail: jsonb('detail'),
+    at: ts('at').notNull().defaultNow(),
+  },
+  (t) => [index('run_events_ws_run_idx').on(t.workspaceId, t.runId, t.id)],
+);
 
-export const feedback = pgTable('feedback', {
-  id: text('id').primaryKey(),
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  principalType: text('principal_type').notNull(),
-  principalId: text('principal_id').notNull(),
-  area: text('area').notNull(),
-  summary: text('summary').notNull(),
-  details: text('details'),
-  resourceUri: text('resource_uri'),
-  runId: text('run_id'),
-  flowSlug: text('flow_slug'),
-  context: jsonb('context'),
-  createdAt: createdAt(),
-}, (t) => [index('feedback_ws_idx').on(t.workspaceId, t.createdAt)]);
+export const feedback = pgTable(
+  'feedback',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    principalType: text('principal_type').notNull(),
+    principalId: text('principal_id').notNull(),
+    area: text('area').notNull(),
+    summary: text('summary').notNull(),
+    details: text('details'),
+    resourceUri: text('resource_uri'),
+    runId: text('run_id'),
+    flowSlug: text('flow_slug'),
+    context: jsonb('context'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('feedback_ws_idx').on(t.workspaceId, t.createdAt)],
+);
 
-export const auditEntries = pgTable('audit_entries', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  workspaceId: text('workspace_id').notNull(),
-  at: ts('at').notNull().defaultNow(),
-  requestId: text('request_id'),
-  principalType: text('principal_type').notNull(),
-  principalId: text('principal_id').notNull(),
-  keyId: text('key_id'),
-  /** `tools/call`, `resources/read`, `prompts/get` or `admin`. */
-  kind: text('kind').notNull(),
-  /** Tool name, resource URI or admin action name. */
-  action: text('action').notNull(),
-  arguments: jsonb('arguments'),
-  outcome: text('outcome').$type<'ok' | 'error' | 'blocked' | 'denied'>().notNull(),
-  blockers: jsonb('blockers'),
-  runId: text('run_id'),
-  resourceUris: jsonb('resource_uris').$type<string[]>(),
-  reason: text('reason'),
-  clientName: text('client_name'),
-  clientVersion: text('client_version'),
-  durationMs: integer('duration_ms'),
-}, (t) => [index('audit_ws_id_idx').on(t.workspaceId, t.id)]);
+export const auditEntries = pgTable(
+  'audit_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    at: ts('at').notNull().defaultNow(),
+    requestId: text('request_id'),
+    principalType: text('principal_type').notNull(),
+    principalId: text('principal_id').notNull(),
+    keyId: text('key_id'),
+    /** `tools/call`, `resources/read`, `prompts/get` or `admin`. */
+    kind: text('kind').notNull(),
+    /** Tool name, resource URI or admin action name. */
+    action: text('action').notNull(),
+    arguments: jsonb('arguments'),
+    outcome: text('outcome').$type<'ok' | 'error' | 'blocked' | 'denied'>().notNull(),
+    blockers: jsonb('blockers'),
+    runId: text('run_id'),
+    resourceUris: jsonb('resource_uris').$type<string[]>(),
+    reason: text('reason'),
+    clientName: text('client_name'),
+    clientVersion: text('client_version'),
+    durationMs: integer('duration_ms'),
+  },
+  (t) => [index('audit_ws_id_idx').on(t.workspaceId, t.id)],
+);
 
 export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
-  workspaceId: text('workspace_id').primaryKey().references(() => workspaces.id, { onDelete: 'cascade' }),
+  workspaceId: text('workspace_id')
+    .primaryKey()
+    .references(() => workspaces.id, { onDelete: 'cascade' }),
   readOnly: boolean('read_only').notNull().default(false),
   disabledTools: jsonb('disabled_tools').$type<string[]>().notNull().default([]),
   allowedOrigins: jsonb('allowed_origins').$type<string[]>().notNull().default([]),
@@ -297,10 +434,16 @@ export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 
-export const kvEntries = pgTable('kv_entries', {
-  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
-  key: text('key').notNull(),
-  value: jsonb('value'),
-  expiresAt: ts('expires_at'),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.workspaceId, t.key] })]);
+export const kvEntries = pgTable(
+  'kv_entries',
+  {
+    workspaceId: text('workspace_id')
+      .notNull()
+      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    value: jsonb('value'),
+    expiresAt: ts('expires_at'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.key] })],
+);

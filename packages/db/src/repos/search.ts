@@ -124,6 +124,7 @@ export interface NormalisedQuery {
 export function normaliseQuery(query: string | undefined): NormalisedQuery {
   // Control characters are whitespace here (and NUL could never reach a text column anyway).
   const text = (query ?? '')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point.
     .replace(/[\u0000-\u001f\u007f]/g, ' ')
     .toLowerCase()
     .replace(/\s+/g, ' ')
@@ -187,7 +188,8 @@ function pgUnsafe(db: Database, text: string, params: PostgresParam[]): Promise<
 
 function postgresOf(db: Database): PostgresLike | undefined {
   const client = (db as unknown as { $client?: unknown }).$client;
-  if (typeof client === 'function' && 'begin' in client && 'unsafe' in client) return client as unknown as PostgresLike;
+  if (typeof client === 'function' && 'begin' in client && 'unsafe' in client)
+    return client as unknown as PostgresLike;
   return undefined;
 }
 
@@ -196,7 +198,13 @@ const preparedByClient = new WeakMap<object, Set<string>>();
 
 function pgliteOf(db: Database): PgliteLike | undefined {
   const client = (db as unknown as { $client?: unknown }).$client;
-  if (client && typeof client === 'object' && 'waitReady' in client && 'exec' in client && 'query' in client) {
+  if (
+    client &&
+    typeof client === 'object' &&
+    'waitReady' in client &&
+    'exec' in client &&
+    'query' in client
+  ) {
     return client as PgliteLike;
   }
   return undefined;
@@ -216,7 +224,11 @@ function literal(value: unknown): string {
  * the pooled connection (postgres.js keeps it), in a transaction that asks for the generic plan; PGlite never caches
  * plans of unnamed statements, so there each statement shape is PREPAREd once per database and EXECUTEd.
  */
-async function run<T>(db: Database, statement: SQL, options: { generic: boolean } = { generic: true }): Promise<T[]> {
+async function run<T>(
+  db: Database,
+  statement: SQL,
+  options: { generic: boolean } = { generic: true },
+): Promise<T[]> {
   const client = pgliteOf(db);
   if (!client) {
     const pg = postgresOf(db);
@@ -406,7 +418,9 @@ async function versionEntries(db: Database, states: InstallationState[]): Promis
     versionCaches.set(db, cache);
   }
   const known = cache;
-  const missing = [...new Map(states.filter((s) => !known.has(versionKey(s))).map((s) => [versionKey(s), s])).values()];
+  const missing = [
+    ...new Map(states.filter((s) => !known.has(versionKey(s))).map((s) => [versionKey(s), s])).values(),
+  ];
   if (missing.length > 0) {
     const rows = rowsOf<{ flowId: string; version: number; model: FlowModel | string }>(
       await db.execute(sql`
@@ -460,7 +474,9 @@ const TOOL_COLUMNS = sql.raw(
   `t.flow_id as "flowId", t.flow_slug as "flowSlug", t.source, t.tool_name as "toolName", t.invocation, t.version, t.title, t.description, t.flow_name as "flowName"`,
 );
 const TOOL_KEY = sql.raw(`(lower(t.tool_name) collate "C")`);
-const TOOL_ORDER = sql.raw(`(lower(t.tool_name) collate "C"), (t.flow_slug collate "C"), t.source, (t.tool_name collate "C")`);
+const TOOL_ORDER = sql.raw(
+  `(lower(t.tool_name) collate "C"), (t.flow_slug collate "C"), t.source, (t.tool_name collate "C")`,
+);
 // The sort keys as columns, so a query over the walk sees its input as already ordered and pulls it lazily.
 const TOOL_SORT_COLUMNS = sql.raw(
   `(lower(t.tool_name) collate "C") as k1, (t.flow_slug collate "C") as k2, t.source as k3, (t.tool_name collate "C") as k4`,
@@ -528,7 +544,14 @@ export async function searchFlowTools(
     for (const tool of entries.get(versionKey(s))?.tools ?? []) {
       const rank = rankOf(q, exactName, tool.toolName, tool.searchText);
       if (rank === null) continue;
-      const order: Ordered = { rank, key: tool.toolName.toLowerCase(), group: 1, id: s.installationId, source: '', name: tool.toolName };
+      const order: Ordered = {
+        rank,
+        key: tool.toolName.toLowerCase(),
+        group: 1,
+        id: s.installationId,
+        source: '',
+        name: tool.toolName,
+      };
       if (resume && compareOrdered(order, resume) <= 0) continue;
       found.push({
         ...order,
@@ -559,7 +582,14 @@ export async function searchFlowTools(
     items: page.map((c) => c.hit),
     next:
       found.length > limit && last
-        ? { rank: last.rank, key: last.key, group: last.group, id: last.id, source: last.source, toolName: last.name }
+        ? {
+            rank: last.rank,
+            key: last.key,
+            group: last.group,
+            id: last.id,
+            source: last.source,
+            toolName: last.name,
+          }
         : null,
   };
 }
@@ -588,7 +618,8 @@ async function ownTools(
 
   if (exactName !== undefined || q.terms.length === 0) {
     const terms = q.terms.map((term) => sql` and strpos(t.search_text, ${term}) > 0`);
-    const filter = exactName === undefined ? sql`` : sql` and t.tool_name = ${exactName}${sql.join(terms, sql``)}`;
+    const filter =
+      exactName === undefined ? sql`` : sql` and t.tool_name = ${exactName}${sql.join(terms, sql``)}`;
     return run<OwnToolRow>(
       db,
       withTrust(sql`select ${TOOL_COLUMNS}, 0 as rank, 'p' as part from flow_tools t
@@ -701,7 +732,14 @@ export async function searchFlows(
     if (!entry) continue;
     const rank = rankOf(q, undefined, s.flowSlug, entry.searchText);
     if (rank === null) continue;
-    const order: Ordered = { rank, key: s.flowSlug.toLowerCase(), group: 1, id: s.installationId, source: '', name: '' };
+    const order: Ordered = {
+      rank,
+      key: s.flowSlug.toLowerCase(),
+      group: 1,
+      id: s.installationId,
+      source: '',
+      name: '',
+    };
     if (resume && compareOrdered(order, resume) <= 0) continue;
     found.push({
       ...order,
@@ -730,7 +768,10 @@ export async function searchFlows(
   const last = page.at(-1);
   return {
     items: page.map((c) => c.hit),
-    next: found.length > limit && last ? { rank: last.rank, key: last.key, group: last.group, id: last.id } : null,
+    next:
+      found.length > limit && last
+        ? { rank: last.rank, key: last.key, group: last.group, id: last.id }
+        : null,
   };
 }
 
