@@ -86,6 +86,7 @@ describe('flowgate flows push|release', () => {
       version: 2,
       created: false,
       previousLiveVersion: 1,
+      releaseNote: null,
     });
 
     const list = await cli('flows', 'list', '--workspace', 'ws-cli');
