@@ -19,6 +19,12 @@ import {
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const createdAt = () => ts('created_at').notNull().defaultNow();
 
+/** The owning workspace: every workspace-owned row has one, and deleting the workspace deletes the row. */
+const workspaceRef = () =>
+  text('workspace_id')
+    .notNull()
+    .references(() => workspaces.id, { onDelete: 'cascade' });
+
 export const workspaces = pgTable('workspaces', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
@@ -39,9 +45,7 @@ export const users = pgTable(
 export const memberships = pgTable(
   'memberships',
   {
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     userId: text('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
@@ -55,9 +59,7 @@ export const serviceAccounts = pgTable(
   'service_accounts',
   {
     id: text('id').primaryKey(),
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     name: text('name').notNull(),
     capabilities: jsonb('capabilities').$type<string[]>().notNull(),
     status: text('status').$type<'active' | 'disabled'>().notNull().default('active'),
@@ -72,9 +74,7 @@ export const apiKeys = pgTable(
   {
     /** The public `keyId` part of `fgk_<keyId>_<secret>`. */
     id: text('id').primaryKey(),
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     serviceAccountId: text('service_account_id')
       .notNull()
       .references(() => serviceAccounts.id, { onDelete: 'cascade' }),
@@ -93,9 +93,7 @@ export const connections = pgTable(
   'connections',
   {
     id: text('id').primaryKey(),
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     name: text('name').notNull(),
     type: text('type').$type<'http-api' | 'llm-provider' | 'secret'>().notNull(),
     baseUrl: text('base_url'),
@@ -124,9 +122,7 @@ export const flows = pgTable(
   'flows',
   {
     id: text('id').primaryKey(),
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     slug: text('slug').notNull(),
     name: text('name'),
     description: text('description'),
@@ -163,15 +159,17 @@ export const flows = pgTable(
   ],
 );
 
+/** The flow a row belongs to; removed with the flow. */
+const flowRef = () =>
+  text('flow_id')
+    .notNull()
+    .references(() => flows.id, { onDelete: 'cascade' });
+
 export const flowVersions = pgTable(
   'flow_versions',
   {
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
-    flowId: text('flow_id')
-      .notNull()
-      .references(() => flows.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
+    flowId: flowRef(),
     version: integer('version').notNull(),
     literal: text('literal').notNull(),
     model: jsonb('model').notNull(),
@@ -190,12 +188,8 @@ export const flowVersions = pgTable(
 export const flowTools = pgTable(
   'flow_tools',
   {
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
-    flowId: text('flow_id')
-      .notNull()
-      .references(() => flows.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
+    flowId: flowRef(),
     flowSlug: text('flow_slug').notNull(),
     /** `draft` or `live`: which definition this row describes. */
     source: text('source').$type<'draft' | 'live'>().notNull(),
@@ -226,39 +220,11 @@ export const flowTools = pgTable(
   ],
 );
 
-/**
- * The MCP interfaces of each released version, written once with the version and never changed: what an
- * installation pinned to that version (or tracking the source's live version) exposes.
- */
-export const flowVersionTools = pgTable(
-  'flow_version_tools',
-  {
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
-    flowId: text('flow_id')
-      .notNull()
-      .references(() => flows.id, { onDelete: 'cascade' }),
-    version: integer('version').notNull(),
-    toolName: text('tool_name').notNull(),
-    invocation: text('invocation').notNull(),
-    searchText: text('search_text').notNull(),
-    title: text('title'),
-    description: text('description'),
-    flowName: text('flow_name'),
-  },
-  (t) => [primaryKey({ columns: [t.flowId, t.version, t.toolName] })],
-);
-
 export const bindings = pgTable(
   'bindings',
   {
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
-    flowId: text('flow_id')
-      .notNull()
-      .references(() => flows.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
+    flowId: flowRef(),
     target: text('target').$type<'live' | 'draft'>().notNull(),
     slot: text('slot').notNull(),
     connectionId: text('connection_id')
@@ -274,9 +240,7 @@ export const installations = pgTable(
   {
     id: text('id').primaryKey(),
     /** The installing workspace: the installation belongs to it. */
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     sourceWorkspaceId: text('source_workspace_id')
       .notNull()
       .references(() => workspaces.id, { onDelete: 'cascade' }),
@@ -301,9 +265,7 @@ export const runs = pgTable(
   'runs',
   {
     id: text('id').primaryKey(),
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     flowId: text('flow_id').notNull(),
     flowSlug: text('flow_slug').notNull(),
     installationId: text('installation_id'),
@@ -337,9 +299,7 @@ export const runs = pgTable(
 export const runSteps = pgTable(
   'run_steps',
   {
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     runId: text('run_id')
       .notNull()
       .references(() => runs.id, { onDelete: 'cascade' }),
@@ -359,9 +319,7 @@ export const runEvents = pgTable(
   'run_events',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     runId: text('run_id')
       .notNull()
       .references(() => runs.id, { onDelete: 'cascade' }),
@@ -379,9 +337,7 @@ export const feedback = pgTable(
   'feedback',
   {
     id: text('id').primaryKey(),
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     principalType: text('principal_type').notNull(),
     principalId: text('principal_id').notNull(),
     area: text('area').notNull(),
@@ -437,9 +393,7 @@ export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
 export const kvEntries = pgTable(
   'kv_entries',
   {
-    workspaceId: text('workspace_id')
-      .notNull()
-      .references(() => workspaces.id, { onDelete: 'cascade' }),
+    workspaceId: workspaceRef(),
     key: text('key').notNull(),
     value: jsonb('value'),
     expiresAt: ts('expires_at'),

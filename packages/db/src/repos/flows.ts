@@ -3,15 +3,7 @@ import { AppError, type ErrorIssue, newId } from '@flowgate/core';
 import type { FlowModel, RequiresSlot } from '@flowgate/flows';
 import { and, asc, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import {
-  bindings,
-  connections,
-  flows,
-  flowTools,
-  flowVersions,
-  flowVersionTools,
-  workspaces,
-} from '../schema.js';
+import { bindings, connections, flows, flowTools, flowVersions, workspaces } from '../schema.js';
 
 /**
  * Flows, their immutable versions, the live pointer, the denormalised MCP interfaces search reads, and slot
@@ -494,12 +486,6 @@ export async function releaseFlow(
           releaseNote: options.releaseNote ?? null,
           isPublic: model.discover.public,
         });
-        const toolRows = toolRowsFromModel(model);
-        if (toolRows.length > 0) {
-          await tx
-            .insert(flowVersionTools)
-            .values(toolRows.map((r) => ({ ...r, workspaceId, flowId: flow.id, version })));
-        }
         created = true;
       }
     }
@@ -806,15 +792,10 @@ export async function importFlows(
           isPublic: model.discover.public,
         })),
       );
-      for (let j = 0; j < draftTools.length; j += chunk) {
-        await tx
-          .insert(flowVersionTools)
-          .values(draftTools.slice(j, j + chunk).map(({ flowSlug: _slug, ...r }) => ({ ...r, version: 1 })));
-      }
     }
   });
   // Fresh statistics after a bulk load, so search plans walk the name index instead of guessing from empty tables
   // (the embedded database has no autovacuum to do it).
-  await db.execute(sql`analyze flows, flow_tools, flow_versions, flow_version_tools`);
+  await db.execute(sql`analyze flows, flow_tools, flow_versions`);
   return items.length;
 }
