@@ -379,6 +379,63 @@ interface InstallationState {
  * What each installation of the workspace runs, when it can run: the source flow must be public and released, and a
  * pinned version must itself have been released public (the live version's publicity is the flow's own).
  */
+/** What the ranked text search needs to know about a table: its alias, columns, index key and sort order. */
+interface RankedTable {
+  from: SQL;
+  columns: SQL;
+  key: SQL;
+  order: SQL;
+  sortColumns: SQL;
+  /** The sort keys as named in the lazily walked subquery (`s.k1, …`) and in the index branch (`k1, …`). */
+  walkOrder: SQL;
+  indexOrder: SQL;
+  /** The name the prefix branch ranks on, as a table column and as the walked subquery's field. */
+  name: SQL;
+  walkName: SQL;
+  searchText: SQL;
+}
+
+/**
+ * One page of ranked text search over a table: exact name, then name prefix (one term only), then text
+ * matches walked in index order or taken from the trigram index. Flows and interfaces share this shape.
+ */
+function rankedTextStatement<P extends { rank: number }>(
+  table: RankedTable,
+  q: NormalisedQuery,
+  o: {
+    base: SQL;
+    after: P | undefined;
+    afterCond: (resume: P | undefined) => SQL;
+    n: number;
+    result: (rows: SQL) => SQL;
+  },
+): SQL {
+  const { base, after, afterCond, n } = o;
+  const usePrefix = q.terms.length === 1 && (!after || after.rank <= 1);
+  const textAfter = afterCond(after?.rank === 2 ? after : undefined);
+  const textColumns = sql`${table.columns}, 2 as rank, ${table.sortColumns}, ${table.searchText} as st`;
+  return rankedStatement({
+    prefix: usePrefix
+      ? sql`select ${table.columns}, (case when lower(${table.name}) = ${q.text} then 0 else 1 end) as rank, ${table.sortColumns}
+          from ${table.from}
+          where ${base} and ${table.key} >= ${q.text} and ${table.key} < ${`${q.text}\u007f`}
+            and starts_with(lower(${table.name}), ${q.text})${afterCond(after)}
+          order by ${table.order} limit ${n}`
+      : sql`select ${table.columns}, 0 as rank, ${table.sortColumns} from ${table.from} where false`,
+    walk: (gate, limit) =>
+      sql`select ${textColumns} from ${table.from} where ${base}${textAfter} and ${gate}
+        order by ${table.order} limit ${sql.raw(String(limit))}`,
+    walkFilter: textConds(q, sql.raw('s.st'), table.walkName, false),
+    walkOrder: table.walkOrder,
+    index: (gate) =>
+      sql`select ${textColumns} from ${table.from}
+        where ${base}${textAfter} and ${textConds(q, table.searchText, table.name, true)} and ${gate}`,
+    indexOrder: table.indexOrder,
+    result: o.result,
+    n,
+  });
+}
+
 async function installationStates(db: Database, workspaceId: string): Promise<InstallationState[]> {
   return run<InstallationState>(
     db,
@@ -484,6 +541,18 @@ const TOOL_SORT_COLUMNS = sql.raw(
 const TOOL_RESULT = sql.raw(
   `u."flowId", u."flowSlug", u.source, u."toolName", u.invocation, u.version, u.title, u.description, u."flowName", u.rank, u.part`,
 );
+const TOOL_TABLE: RankedTable = {
+  from: sql.raw('flow_tools t'),
+  columns: TOOL_COLUMNS,
+  key: TOOL_KEY,
+  order: TOOL_ORDER,
+  sortColumns: TOOL_SORT_COLUMNS,
+  walkOrder: sql.raw('s.k1, s.k2, s.k3, s.k4'),
+  indexOrder: sql.raw('k1, k2, k3, k4'),
+  name: sql.raw('t.tool_name'),
+  walkName: sql.raw('s."toolName"'),
+  searchText: sql.raw('t.search_text'),
+};
 
 export interface ToolSearchOptions {
   /** Free text: every term must occur in the interface's search text. */
@@ -627,29 +696,7 @@ async function ownTools(
     );
   }
 
-  const usePrefix = q.terms.length === 1 && (!after || after.rank <= 1);
-  const textAfter = afterCond(after?.rank === 2 ? after : undefined);
-  const textColumns = sql`${TOOL_COLUMNS}, 2 as rank, ${TOOL_SORT_COLUMNS}, t.search_text as st`;
-  const statement = rankedStatement({
-    prefix: usePrefix
-      ? sql`select ${TOOL_COLUMNS}, (case when lower(t.tool_name) = ${q.text} then 0 else 1 end) as rank, ${TOOL_SORT_COLUMNS}
-          from flow_tools t
-          where ${base} and ${TOOL_KEY} >= ${q.text} and ${TOOL_KEY} < ${`${q.text}\u007f`}
-            and starts_with(lower(t.tool_name), ${q.text})${afterCond(after)}
-          order by ${TOOL_ORDER} limit ${n}`
-      : sql`select ${TOOL_COLUMNS}, 0 as rank, ${TOOL_SORT_COLUMNS} from flow_tools t where false`,
-    walk: (gate, limit) =>
-      sql`select ${textColumns} from flow_tools t where ${base}${textAfter} and ${gate}
-        order by ${TOOL_ORDER} limit ${sql.raw(String(limit))}`,
-    walkFilter: textConds(q, sql.raw('s.st'), sql.raw('s."toolName"'), false),
-    walkOrder: sql.raw('s.k1, s.k2, s.k3, s.k4'),
-    index: (gate) =>
-      sql`select ${textColumns} from flow_tools t
-        where ${base}${textAfter} and ${textConds(q, sql.raw('t.search_text'), sql.raw('t.tool_name'), true)} and ${gate}`,
-    indexOrder: sql.raw('k1, k2, k3, k4'),
-    result: withTrust,
-    n,
-  });
+  const statement = rankedTextStatement(TOOL_TABLE, q, { base, after, afterCond, n, result: withTrust });
   return rankedRows(await run<OwnToolRow>(db, statement));
 }
 
@@ -679,6 +726,18 @@ const FLOW_SORT_COLUMNS = sql.raw(`(lower(f.slug) collate "C") as k1, (f.slug co
 const FLOW_RESULT = sql.raw(
   `u."flowId", u."flowSlug", u.name, u.description, u.tags, u."liveVersion", u."latestVersion", u."hasDraft", u."isPublic", u."trustMetadata", u.rank, u.part`,
 );
+const FLOW_TABLE: RankedTable = {
+  from: sql.raw('flows f'),
+  columns: FLOW_COLUMNS,
+  key: FLOW_KEY,
+  order: FLOW_ORDER,
+  sortColumns: FLOW_SORT_COLUMNS,
+  walkOrder: sql.raw('s.k1, s.k2'),
+  indexOrder: sql.raw('k1, k2'),
+  name: sql.raw('f.slug'),
+  walkName: sql.raw('s."flowSlug"'),
+  searchText: sql.raw('f.search_text'),
+};
 
 /** The workspace's flows and the flows it installed: slug match, slug prefix, then text match. */
 export async function searchFlows(
@@ -796,28 +855,12 @@ async function ownFlows(
         where ${base}${afterCond(after)} order by ${FLOW_ORDER} limit ${n}`,
     );
   }
-  const usePrefix = q.terms.length === 1 && (!after || after.rank <= 1);
-  const textAfter = afterCond(after?.rank === 2 ? after : undefined);
-  const textColumns = sql`${FLOW_COLUMNS}, 2 as rank, ${FLOW_SORT_COLUMNS}, f.search_text as st`;
-  const statement = rankedStatement({
-    prefix: usePrefix
-      ? sql`select ${FLOW_COLUMNS}, (case when lower(f.slug) = ${q.text} then 0 else 1 end) as rank, ${FLOW_SORT_COLUMNS}
-          from flows f
-          where ${base} and ${FLOW_KEY} >= ${q.text} and ${FLOW_KEY} < ${`${q.text}\u007f`}
-            and starts_with(lower(f.slug), ${q.text})${afterCond(after)}
-          order by ${FLOW_ORDER} limit ${n}`
-      : sql`select ${FLOW_COLUMNS}, 0 as rank, ${FLOW_SORT_COLUMNS} from flows f where false`,
-    walk: (gate, limit) =>
-      sql`select ${textColumns} from flows f where ${base}${textAfter} and ${gate}
-        order by ${FLOW_ORDER} limit ${sql.raw(String(limit))}`,
-    walkFilter: textConds(q, sql.raw('s.st'), sql.raw('s."flowSlug"'), false),
-    walkOrder: sql.raw('s.k1, s.k2'),
-    index: (gate) =>
-      sql`select ${textColumns} from flows f
-        where ${base}${textAfter} and ${textConds(q, sql.raw('f.search_text'), sql.raw('f.slug'), true)} and ${gate}`,
-    indexOrder: sql.raw('k1, k2'),
-    result: (rows) => sql`select ${FLOW_RESULT} from (${rows}) u`,
+  const statement = rankedTextStatement(FLOW_TABLE, q, {
+    base,
+    after,
+    afterCond,
     n,
+    result: (rows) => sql`select ${FLOW_RESULT} from (${rows}) u`,
   });
   return rankedRows(await run<OwnFlowRow>(db, statement));
 }
