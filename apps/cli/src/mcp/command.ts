@@ -46,6 +46,24 @@ function addNarrowingOptions(cmd: Command): Command {
     );
 }
 
+/** What `stdio` and `doctor` both take: which endpoint, which key, the narrowing, a timeout. */
+type EndpointOptions = NarrowingOptions & {
+  workspaceId: string;
+  tokenEnvVar: string;
+  timeout: number;
+  allowInsecureHttp?: boolean;
+};
+
+function addEndpointOptions(cmd: Command, defaultTimeoutMs: number): Command {
+  return addNarrowingOptions(
+    cmd
+      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
+      .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
+  )
+    .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, defaultTimeoutMs)
+    .option('--allow-insecure-http', ALLOW_INSECURE_HTTP_HELP);
+}
+
 function parseWorkspaceId(value: string): string {
   const parsed = workspaceIdSchema.safeParse(value);
   if (!parsed.success) throw new InvalidArgumentError('workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
@@ -80,43 +98,29 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
     // --api-url and --json are global options; show them in these commands' help too.
     .configureHelp({ showGlobalOptions: true });
 
-  addNarrowingOptions(
+  addEndpointOptions(
     mcp
       .command('stdio')
       .description(
         'bridge newline-delimited JSON-RPC on stdin/stdout to the workspace MCP endpoint (for clients without HTTP MCP)',
-      )
-      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
-      .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
-  )
-    .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, DEFAULT_STDIO_TIMEOUT_MS)
-    .option('--allow-insecure-http', ALLOW_INSECURE_HTTP_HELP)
-    .action(
-      async (
-        opts: NarrowingOptions & {
-          workspaceId: string;
-          tokenEnvVar: string;
-          timeout: number;
-          allowInsecureHttp?: boolean;
-        },
-        cmd: Command,
-      ) => {
-        const apiUrl = resolveApiUrl(cmd, io);
-        const { runStdio } = await import('./stdio.js');
-        const status = await runStdio(
-          {
-            workspaceId: opts.workspaceId,
-            tokenEnvVar: opts.tokenEnvVar,
-            apiUrl,
-            timeoutMs: opts.timeout,
-            narrowing: opts,
-            allowInsecureHttp: opts.allowInsecureHttp === true,
-          },
-          io,
-        );
-        if (status !== 0) throw new CliExit(status);
+      ),
+    DEFAULT_STDIO_TIMEOUT_MS,
+  ).action(async (opts: EndpointOptions, cmd: Command) => {
+    const apiUrl = resolveApiUrl(cmd, io);
+    const { runStdio } = await import('./stdio.js');
+    const status = await runStdio(
+      {
+        workspaceId: opts.workspaceId,
+        tokenEnvVar: opts.tokenEnvVar,
+        apiUrl,
+        timeoutMs: opts.timeout,
+        narrowing: opts,
+        allowInsecureHttp: opts.allowInsecureHttp === true,
       },
+      io,
     );
+    if (status !== 0) throw new CliExit(status);
+  });
 
   addNarrowingOptions(
     mcp
@@ -185,40 +189,26 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
     },
   );
 
-  addNarrowingOptions(
+  addEndpointOptions(
     mcp
       .command('doctor')
-      .description('check a setup: initialize and tools/list under the given narrowing (never calls a tool)')
-      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
-      .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
-  )
-    .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, DEFAULT_DOCTOR_TIMEOUT_MS)
-    .option('--allow-insecure-http', ALLOW_INSECURE_HTTP_HELP)
-    .action(
-      async (
-        opts: NarrowingOptions & {
-          workspaceId: string;
-          tokenEnvVar: string;
-          timeout: number;
-          allowInsecureHttp?: boolean;
-        },
-        cmd: Command,
-      ) => {
-        const apiUrl = resolveApiUrl(cmd, io);
-        const { runDoctor, renderDoctorReport } = await import('./doctor.js');
-        const report = await runDoctor({
-          apiUrl,
-          workspaceId: opts.workspaceId,
-          tokenEnvVar: opts.tokenEnvVar,
-          env: io.env,
-          narrowing: opts,
-          timeoutMs: opts.timeout,
-          fetch: io.fetch ?? fetch,
-          allowInsecureHttp: opts.allowInsecureHttp === true,
-        });
-        const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
-        io.stdout(json ? renderJson(report) : renderDoctorReport(report));
-        if (!report.ok) throw new CliExit(1);
-      },
-    );
+      .description('check a setup: initialize and tools/list under the given narrowing (never calls a tool)'),
+    DEFAULT_DOCTOR_TIMEOUT_MS,
+  ).action(async (opts: EndpointOptions, cmd: Command) => {
+    const apiUrl = resolveApiUrl(cmd, io);
+    const { runDoctor, renderDoctorReport } = await import('./doctor.js');
+    const report = await runDoctor({
+      apiUrl,
+      workspaceId: opts.workspaceId,
+      tokenEnvVar: opts.tokenEnvVar,
+      env: io.env,
+      narrowing: opts,
+      timeoutMs: opts.timeout,
+      fetch: io.fetch ?? fetch,
+      allowInsecureHttp: opts.allowInsecureHttp === true,
+    });
+    const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
+    io.stdout(json ? renderJson(report) : renderDoctorReport(report));
+    if (!report.ok) throw new CliExit(1);
+  });
 }
