@@ -36,7 +36,14 @@ export {
 } from './results.js';
 export type { ConnectionResolver, KvStore, ResolvedConnection } from './steps/common.js';
 export { createStepRunner, type StepRunnerOptions } from './steps/index.js';
-export { isBlockedAddress, type Resolver } from './steps/net.js';
+export {
+  AddressRefusedError,
+  checkHost,
+  guardedLookup,
+  isBlockedAddress,
+  type Resolver,
+  systemResolver,
+} from './steps/net.js';
 export { storedToJson } from './stored.js';
 export {
   Fn,

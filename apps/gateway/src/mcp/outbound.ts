@@ -1,91 +1,63 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { AppError } from '@flowgate/core';
+import {
+  AddressRefusedError,
+  checkHost,
+  guardedLookup as engineLookup,
+  isBlockedAddress,
+  type Resolver,
+  systemResolver,
+} from '@flowgate/run-engine';
 
 /**
- * Outbound requests to addresses configured by users (connection health checks, later HTTP steps) must not
- * reach the deployment's own network: loopback, private, link-local, metadata and translation ranges are
- * refused unless the deployment allows them (a dev and test setting). The check runs inside the connection's
- * own DNS lookup, so the address checked is the address connected to (no rebinding between check and use).
+ * Outbound requests to addresses configured by users (connection health checks) follow the same address policy
+ * as the run engine's HTTP steps: one list of refused ranges and one check inside the connection's own DNS
+ * lookup (so the address checked is the address connected to). This module adds what a health check needs on
+ * top: a bounded DNS wait and messages written for the admin reading the check.
  */
-// Separate lists: Node also matches IPv4 addresses against IPv6 rules (as ::ffff:a.b.c.d), which would make
-// the IPv4-mapped range below swallow every IPv4 address.
-const blocked = new BlockList();
-const blocked6 = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 96], // unspecified, loopback and IPv4-compatible
-  ['::ffff:0:0', 96], // IPv4-mapped
-  ['64:ff9b::', 96], // NAT64
-  ['2002::', 16], // 6to4
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked6.addSubnet(net, prefix, 'ipv6');
-}
-
 export function isPrivateAddress(address: string): boolean {
-  const v = isIP(address);
-  if (v === 0) return true;
-  return v === 4 ? blocked.check(address, 'ipv4') : blocked6.check(address, 'ipv6');
+  return isBlockedAddress(address);
 }
 
 const LOOKUP_TIMEOUT_MS = 3_000;
 
+/** The system resolver, but giving up after a bounded wait. */
+const boundedResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(
+        Object.assign(new Error(`could not resolve ${hostname} within ${LOOKUP_TIMEOUT_MS} ms`), {
+          code: 'ETIMEOUT',
+        }),
+      );
+    }, LOOKUP_TIMEOUT_MS);
+    systemResolver(hostname).then(
+      (addresses) => {
+        clearTimeout(timer);
+        resolve(addresses);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+
 /** A `lookup` for node:http that resolves, refuses private answers, and gives up after a bounded wait. */
 export function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    let done = false;
-    const finish = (
-      err: NodeJS.ErrnoException | null,
-      address: string | LookupAddress[],
-      family?: number,
-    ) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      callback(err, address as string, family);
-    };
-    const timer = setTimeout(() => {
-      const err: NodeJS.ErrnoException = new Error(
-        `could not resolve ${hostname} within ${LOOKUP_TIMEOUT_MS} ms`,
-      );
-      err.code = 'ETIMEOUT';
-      finish(err, '');
-    }, LOOKUP_TIMEOUT_MS);
-    dnsLookup(hostname, { all: true }, (err, addresses) => {
-      if (err) return finish(err, '');
-      const list = addresses as LookupAddress[];
-      const usable = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
-      if (usable.length === 0 || (!allowPrivate && usable.length !== list.length)) {
+  const lookup = engineLookup(boundedResolver, allowPrivate ? undefined : isBlockedAddress);
+  return (hostname, options, callback) =>
+    lookup(hostname, options, (err, address, family) => {
+      if (err instanceof AddressRefusedError) {
         const refused: NodeJS.ErrnoException = new Error(
           `${hostname} resolves to a private or loopback address, which this deployment does not allow`,
         );
         refused.code = 'EPRIVATE';
-        return finish(refused, '');
-      }
-      const first = usable[0] as LookupAddress;
-      if (options.all) finish(null, usable);
-      else finish(null, first.address, first.family);
+        callback(refused, '', family);
+      } else callback(err, address as string, family);
     });
-  };
 }
 
 export interface ProbeResult {
@@ -105,10 +77,14 @@ export function probe(
     return Promise.reject(new AppError('invalid_request', 'only http and https URLs can be called'));
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (
-    !options.allowPrivate &&
-    (isIP(host) ? isPrivateAddress(host) : host === 'localhost' || host.endsWith('.localhost'))
-  ) {
+  // IP literals and local or metadata names never reach a lookup: check them before connecting.
+  let refusedBeforeConnect = false;
+  try {
+    checkHost(host, options.allowPrivate ? undefined : isBlockedAddress);
+  } catch {
+    refusedBeforeConnect = true;
+  }
+  if (refusedBeforeConnect) {
     return Promise.reject(
       new AppError(
         'forbidden',
