@@ -60,6 +60,15 @@ describe('the stored form', () => {
     );
   });
 
+  it('keeps entry order for maps whose string keys look like array indexes', () => {
+    const v = VMap.from([
+      ['~', kw('a')],
+      ['0', false],
+      ['10', 1],
+    ]);
+    expect(print(roundTrip(v))).toBe(print(v));
+  });
+
   it('uses transit-style tags inside ordinary JSON', () => {
     const v = VMap.from([
       [kw('status'), 200],

@@ -605,6 +605,7 @@ function fromJsonAt(x: unknown, meter: Meter, depth: number): Value {
 const TAG_LIST = '~#list';
 const TAG_SET = '~#set';
 const TAG_CMAP = '~#cmap';
+const ARRAY_INDEX = /^(0|[1-9][0-9]*)$/;
 
 function encodeString(s: string): string {
   return s.startsWith('~') ? `~${s}` : s;
@@ -661,7 +662,13 @@ function encodeAt(v: Value, meter: Meter, size: SizeCounter, depth: number): Jso
   if (v instanceof List) return { [TAG_LIST]: many(v.items) };
   if (v instanceof VSet) return { [TAG_SET]: many(v.values()) };
   const entries = [...v.entries()];
-  if (entries.every(([k]) => encodeKey(k) !== undefined)) {
+  // A JSON object keeps entry order only when no key looks like an array index: JS lists such keys ("0", "12")
+  // first. Those maps take the tagged entry list, so order survives a round trip.
+  const objectKeeps = entries.every(([k]) => {
+    const key = encodeKey(k);
+    return key !== undefined && !ARRAY_INDEX.test(key);
+  });
+  if (objectKeeps) {
     const out: { [key: string]: JsonValue } = {};
     for (const [k, x] of entries) {
       const key = encodeKey(k) as string;
