@@ -58,7 +58,10 @@ function tap(transport: { onmessage?: ((message: unknown, extra?: unknown) => vo
   return seen;
 }
 
-/** Tools kept by toolsets `read,feedback` under read-only, minus exclusions, for a full key (spec 4). */
+/**
+ * Tools kept by toolsets `read,feedback` under read-only, minus exclusions, for a full key (docs/mcp-surface.md, "Who
+ * sees which tool").
+ */
 function expectedReadFeedback(exclude: string[]): string[] {
   return CATALOG.filter(
     (t) =>

@@ -68,6 +68,8 @@ describe('tools/call audit entries', () => {
       principalId: full.serviceAccountId,
       keyId: full.keyId,
       outcome: 'ok',
+      errorCode: null,
+      protocolVersion: LATEST_PROTOCOL_VERSION,
       blockers: null,
       reason,
       arguments: {},
@@ -93,6 +95,7 @@ describe('tools/call audit entries', () => {
       principalId: feedbackOnly.serviceAccountId,
       keyId: feedbackOnly.keyId,
       outcome: 'blocked',
+      errorCode: 'tool_blocked',
       blockers: [
         { reason: 'missing_service_account_capabilities', missingCapabilities: ['connections.read'] },
       ],
@@ -131,18 +134,28 @@ describe('tools/call audit entries', () => {
     const feedback = items.find((e) => e.action === 'send_feedback' && e.outcome === 'error');
     expect(feedback).toMatchObject({
       keyId: full.keyId,
+      errorCode: 'invalid_arguments',
       blockers: null,
       arguments: { summary: 's', details: 'd', area: 'nowhere' },
     });
     const list = items.find((e) => e.action === 'list_connections' && e.outcome === 'error');
-    expect(list).toMatchObject({ keyId: full.keyId, arguments: { cursor: 'not-a-cursor' } });
+    expect(list).toMatchObject({
+      keyId: full.keyId,
+      errorCode: 'invalid_arguments',
+      arguments: { cursor: 'not-a-cursor' },
+    });
   });
 
   it('an unknown tool is answered -32602 and still audited as an error', async () => {
     const answer = await call(full.apiKey, 'drop_all_tables', { really: true });
     expect(answer.error?.code).toBe(-32602);
     const e = await entryFor('drop_all_tables');
-    expect(e).toMatchObject({ outcome: 'error', keyId: full.keyId, arguments: { really: true } });
+    expect(e).toMatchObject({
+      outcome: 'error',
+      errorCode: 'unknown_tool',
+      keyId: full.keyId,
+      arguments: { really: true },
+    });
   });
 });
 

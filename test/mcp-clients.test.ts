@@ -30,7 +30,7 @@ import { type ServiceAccountKey, startTestGateway, type TestGateway } from './su
 
 /**
  * Both MCP SDK generations against the real gateway on loopback: connect with a bearer key, list, call, read
- * resources, get prompts, and see narrowing headers and blockers exactly as spec 4 describes them.
+ * resources, get prompts, and see narrowing headers and blockers exactly as docs/mcp-surface.md describes them.
  */
 
 const WS = 'ws-clients';
@@ -253,7 +253,7 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
     }
   });
 
-  describe('narrowing headers (spec 4)', () => {
+  describe('narrowing headers (docs/mcp-surface.md, "Who sees which tool")', () => {
     const listed = async (headers: Record<string, string>, token = full.apiKey) =>
       (await (await open({ token, headers })).listTools()).map((t) => t.name);
 

@@ -8,9 +8,9 @@ import {
 } from './support/gateway.js';
 
 /**
- * Metadata trust is pinned to what was reviewed (spec 7.5): an opt-in covers the exact definition that was active
- * when an admin or installer opted in. A later release by the publisher, or a draft saved by a flows.manage key,
- * must not inherit it.
+ * Metadata trust is pinned to what was reviewed (docs/flows.md, "Metadata safety"): an opt-in covers the exact
+ * definition that was active when an admin or installer opted in. A later release by the publisher, or a draft saved by
+ * a flows.manage key, must not inherit it.
  */
 
 const WS = 'ws-trust-acme';

@@ -161,8 +161,11 @@ function text(value: unknown): string {
 describe.each(CLIENT_FLAVOURS)('%s client: discovering and inspecting flow tools', (flavour) => {
   it('finds a flow tool by a word of its untrusted description without returning the description', async () => {
     const s = await open(flavour, author);
-    // Every tool but send_feedback: the key has no feedback.send.
-    expect((await s.listTools()).map((t) => t.name)).toEqual(TOOL_NAMES.filter((n) => n !== 'send_feedback'));
+    // Every tool but send_feedback (no feedback.send) and the run tools (no flows.run, runs.read).
+    const unreachable = ['send_feedback', 'call_flow_tool', 'get_run_status', 'inspect_run_step'];
+    expect((await s.listTools()).map((t) => t.name)).toEqual(
+      TOOL_NAMES.filter((n) => !unreachable.includes(n)),
+    );
     const { result, out } = await call(s, 'search_flow_tools', { query: 'zebracorn' });
     expect(result.isError).toBeFalsy();
     expect(out.mode).toBe('search');

@@ -18,7 +18,10 @@ import {
   toolNamesOf,
 } from './support/mcp.js';
 
-/** The Streamable HTTP wire contract of spec 3 (and the request outcomes of spec 2), with raw fetch. */
+/**
+ * The Streamable HTTP wire contract (docs/mcp-surface.md, "Transport") and the request outcomes before it, with raw
+ * fetch.
+ */
 
 const WS = 'ws-proto';
 const OTHER_WS = 'ws-proto-other';

@@ -1,8 +1,8 @@
 import { CATALOG, type Toolset } from '@flowgate/workspace-mcp';
 
 /**
- * Expected tool sets computed from the catalog's metadata with spec 4's rules, independently of the policy
- * code, so these tests keep holding as tools join the catalog.
+ * Expected tool sets computed from the catalog's metadata with the narrowing rules of docs/mcp-surface.md,
+ * independently of the policy code, so these tests keep holding as tools join the catalog.
  */
 
 export const ALL_CAPABILITIES = [
@@ -17,7 +17,7 @@ export const ALL_CAPABILITIES = [
   'feedback.send',
 ] as const;
 
-/** The spec's 16 tools (section 5); the served ones are the catalog. */
+/** The 16 tools the product serves once complete; the served ones are the catalog. */
 export const SPEC_TOOL_NAMES = [
   'get_workspace_context',
   'search_flows',

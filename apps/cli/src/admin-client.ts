@@ -1,8 +1,13 @@
+import type { AdminApi } from '@flowgate/gateway';
+import { type ClientResponse, hc, type InferRequestType, type InferResponseType } from 'hono/client';
 import { z } from 'zod';
 
 /**
- * HTTP client for the admin API (spec 11.1). The CLI never opens the database itself: the embedded
+ * HTTP client for the admin API (docs/admin-api.md). The CLI never opens the database itself: the embedded
  * database belongs to the one server process, so every admin command goes through this client.
+ *
+ * Paths, bodies and answers are the gateway's own route types (`hc<AdminApi>`): a changed route breaks the build
+ * here instead of at run time.
  */
 
 export interface AdminClientOptions {
@@ -34,73 +39,7 @@ export class AdminApiError extends Error {
   }
 }
 
-// Responses are validated for the fields the CLI relies on; unknown fields are kept for `--json`.
-const workspaceSchema = z.looseObject({ id: z.string(), name: z.string(), createdAt: z.string() });
-const serviceAccountSchema = z.looseObject({
-  serviceAccountId: z.string(),
-  name: z.string(),
-  capabilities: z.array(z.string()),
-  status: z.string(),
-});
-const serviceAccountListSchema = z.looseObject({ items: z.array(serviceAccountSchema) });
-const createdKeySchema = z.looseObject({
-  serviceAccountId: z.string(),
-  key: z.looseObject({ keyId: z.string(), apiKey: z.string(), expiresAt: z.string().nullable().optional() }),
-});
-const keyInfoSchema = z.looseObject({
-  keyId: z.string(),
-  name: z.string().nullable().optional(),
-  createdAt: z.string(),
-  expiresAt: z.string().nullable().optional(),
-  lastUsedAt: z.string().nullable().optional(),
-  revokedAt: z.string().nullable().optional(),
-});
-const keyListSchema = z.looseObject({ items: z.array(keyInfoSchema) });
-const connectionSchema = z.looseObject({ connectionId: z.string() });
-const policySchema = z.looseObject({});
-const auditPageSchema = z.looseObject({
-  items: z.array(z.looseObject({})),
-  nextCursor: z.string().nullable().optional(),
-});
-const diagnosticSchema = z.looseObject({
-  severity: z.string(),
-  code: z.string(),
-  message: z.string(),
-  path: z.string(),
-  line: z.number().nullable(),
-  column: z.number().nullable(),
-  hint: z.string(),
-});
-const draftAnswerSchema = z.looseObject({
-  flowSlug: z.string(),
-  valid: z.boolean(),
-  diagnostics: z.array(diagnosticSchema).max(500),
-});
-const releaseAnswerSchema = z.looseObject({ flowSlug: z.string(), version: z.number() });
-const bindingsAnswerSchema = z.looseObject({
-  flowSlug: z.string(),
-  target: z.string(),
-  slots: z.record(z.string(), z.string()),
-});
-const flowSchema = z.looseObject({ flowSlug: z.string() });
-const flowListSchema = z.looseObject({
-  items: z.array(flowSchema),
-  nextCursor: z.string().nullable().optional(),
-});
-const installationSchema = z.looseObject({
-  installationId: z.string(),
-  sourceWorkspaceId: z.string(),
-  flowSlug: z.string(),
-  enabled: z.boolean(),
-});
-const installationListSchema = z.looseObject({
-  items: z.array(installationSchema),
-  nextCursor: z.string().nullable().optional(),
-});
-const connectionListSchema = z.looseObject({
-  items: z.array(z.looseObject({ connectionId: z.string(), name: z.string() })),
-  nextCursor: z.string().nullable().optional(),
-});
+// An error answer may come from anything between the CLI and the gateway (a proxy, a wrong URL): checked before use.
 const errorBodySchema = z.object({
   code: z.string(),
   message: z.string(),
@@ -110,41 +49,39 @@ const errorBodySchema = z.object({
     .optional(),
 });
 
-export type Workspace = z.infer<typeof workspaceSchema>;
-export type ServiceAccount = z.infer<typeof serviceAccountSchema>;
-export type CreatedKey = z.infer<typeof createdKeySchema>;
-export type KeyInfo = z.infer<typeof keyInfoSchema>;
-export type Connection = z.infer<typeof connectionSchema>;
-export type McpPolicy = z.infer<typeof policySchema>;
-export type AuditPage = z.infer<typeof auditPageSchema>;
-export type FlowDiagnostic = z.infer<typeof diagnosticSchema>;
-export type DraftAnswer = z.infer<typeof draftAnswerSchema>;
-export type ReleaseAnswer = z.infer<typeof releaseAnswerSchema>;
-export type BindingsAnswer = z.infer<typeof bindingsAnswerSchema>;
-export type FlowInfo = z.infer<typeof flowSchema>;
-export type Installation = z.infer<typeof installationSchema>;
+type Api = ReturnType<typeof hc<AdminApi>>;
+type Ws = Api['api']['workspaces'][':ws'];
+type ServiceAccounts = Ws['service-accounts'];
+type Flow = Ws['flows'][':slug'];
 
-export interface InstallationInput {
-  sourceWorkspaceId: string;
-  flowSlug: string;
-  versionPolicy: 'pinned' | 'track-latest';
-  pinnedVersion?: number;
-}
+export type Workspace = InferResponseType<Api['api']['admin']['workspaces']['$post'], 201>;
+export type ServiceAccount = InferResponseType<ServiceAccounts['$post'], 201>;
+export type ServiceAccountPatch = InferRequestType<ServiceAccounts[':sa']['$patch']>['json'];
+export type CreatedKey = InferResponseType<ServiceAccounts[':sa']['keys']['$post'], 201>;
+export type KeyInfo = InferResponseType<ServiceAccounts[':sa']['keys']['$get'], 200>['items'][number];
+export type Connection = InferResponseType<Ws['connections']['$post'], 201>;
+export type McpPolicy = InferResponseType<Ws['mcp-policy']['$put'], 200>;
+export type McpPolicyInput = InferRequestType<Ws['mcp-policy']['$put']>['json'];
+export type AuditPage = InferResponseType<Ws['audit']['$get'], 200>;
+export type DraftAnswer = InferResponseType<Flow['draft']['$put']>;
+export type FlowDiagnostic = DraftAnswer['diagnostics'][number];
+export type ReleaseAnswer = InferResponseType<Flow['release']['$post'], 200>;
+export type BindingsAnswer = InferResponseType<Flow['bindings']['$put'], 200>;
+export type FlowInfo = InferResponseType<Flow['$get'], 200>;
+export type Installation = InferResponseType<Ws['installations']['$post'], 201>;
+export type InstallationInput = InferRequestType<Ws['installations']['$post']>['json'];
+export type InstallationPatch = InferRequestType<Ws['installations'][':id']['$patch']>['json'];
+type ConnectionBody = InferRequestType<Ws['connections']['$post']>['json'];
+export type RunPage = InferResponseType<Ws['runs']['$get'], 200>;
+export type RunSummary = RunPage['items'][number];
+export type RunDetail = InferResponseType<Ws['runs'][':runId']['$get'], 200>;
+export type StartRunInput = InferRequestType<Flow['runs']['$post']>['json'];
+export type StartedRun = InferResponseType<Flow['runs']['$post'], 202>;
 
-export interface InstallationPatch {
-  enabled?: boolean;
-  trustMetadata?: boolean;
-  slotBindings?: Record<string, string | null>;
-  versionPolicy?: 'pinned' | 'track-latest';
-  pinnedVersion?: number;
-}
-
-export interface ServiceAccountPatch {
-  status?: 'active' | 'disabled';
-  capabilities?: string[];
-  name?: string;
-}
-
+/**
+ * What `connections create` sends. Looser than the route's body on purpose: the CLI passes the user's `--type` and
+ * `--auth-type` through, and the server's validation names what is wrong.
+ */
 export interface ConnectionInput {
   name: string;
   type: string;
@@ -152,95 +89,100 @@ export interface ConnectionInput {
   auth: { type: string; secret?: string; headerName?: string };
 }
 
-export interface McpPolicyInput {
-  readOnly?: boolean;
-  disabledTools?: string[];
-  allowedOrigins?: string[];
-  allowedIps?: string[];
+interface PageQuery {
+  limit?: number;
+  cursor?: string;
 }
 
+/** Path segments are not encoded by the typed client: encode every value that comes from the user. */
 const seg = encodeURIComponent;
 
 export class AdminClient {
   readonly apiUrl: string;
-  readonly #token: string | undefined;
+  readonly #headers: Record<string, string>;
   readonly #fetch: typeof fetch;
   readonly #timeoutMs: number;
 
   constructor(options: AdminClientOptions) {
     this.apiUrl = options.apiUrl.replace(/\/+$/, '');
-    this.#token = options.token;
+    this.#headers = { accept: 'application/json' };
+    if (options.token) this.#headers.authorization = `Bearer ${options.token}`;
     this.#fetch = options.fetch ?? fetch;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
   }
 
   createWorkspace(input: { id: string; name: string }): Promise<Workspace> {
-    return this.#call('POST', '/api/admin/workspaces', input, workspaceSchema);
+    return this.#json((api) => api.api.admin.workspaces.$post({ json: input }));
   }
 
-  createServiceAccount(ws: string, input: { name: string; capabilities: string[] }): Promise<ServiceAccount> {
-    return this.#call('POST', `/api/workspaces/${seg(ws)}/service-accounts`, input, serviceAccountSchema);
+  createServiceAccount(
+    ws: string,
+    input: InferRequestType<ServiceAccounts['$post']>['json'],
+  ): Promise<ServiceAccount> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws']['service-accounts'].$post({ param: { ws: seg(ws) }, json: input }),
+    );
   }
 
   listServiceAccounts(ws: string): Promise<{ items: ServiceAccount[] }> {
-    return this.#call(
-      'GET',
-      `/api/workspaces/${seg(ws)}/service-accounts`,
-      undefined,
-      serviceAccountListSchema,
+    return this.#list((api) =>
+      api.api.workspaces[':ws']['service-accounts'].$get({ param: { ws: seg(ws) }, query: {} }),
     );
   }
 
   updateServiceAccount(ws: string, sa: string, patch: ServiceAccountPatch): Promise<ServiceAccount> {
-    return this.#call(
-      'PATCH',
-      `/api/workspaces/${seg(ws)}/service-accounts/${seg(sa)}`,
-      patch,
-      serviceAccountSchema,
+    return this.#json((api) =>
+      api.api.workspaces[':ws']['service-accounts'][':sa'].$patch({
+        param: { ws: seg(ws), sa: seg(sa) },
+        json: patch,
+      }),
     );
   }
 
   createKey(ws: string, sa: string, input: { name?: string; expiresAt?: string }): Promise<CreatedKey> {
-    return this.#call(
-      'POST',
-      `/api/workspaces/${seg(ws)}/service-accounts/${seg(sa)}/keys`,
-      input,
-      createdKeySchema,
+    return this.#json((api) =>
+      api.api.workspaces[':ws']['service-accounts'][':sa'].keys.$post({
+        param: { ws: seg(ws), sa: seg(sa) },
+        json: input,
+      }),
     );
   }
 
   listKeys(ws: string, sa: string): Promise<{ items: KeyInfo[] }> {
-    return this.#call(
-      'GET',
-      `/api/workspaces/${seg(ws)}/service-accounts/${seg(sa)}/keys`,
-      undefined,
-      keyListSchema,
+    return this.#list((api) =>
+      api.api.workspaces[':ws']['service-accounts'][':sa'].keys.$get({ param: { ws: seg(ws), sa: seg(sa) } }),
     );
   }
 
   async revokeKey(ws: string, sa: string, keyId: string): Promise<void> {
-    await this.#call(
-      'DELETE',
-      `/api/workspaces/${seg(ws)}/service-accounts/${seg(sa)}/keys/${seg(keyId)}`,
-      undefined,
-      undefined,
+    const { response, text } = await this.#send((api) =>
+      api.api.workspaces[':ws']['service-accounts'][':sa'].keys[':keyId'].$delete({
+        param: { ws: seg(ws), sa: seg(sa), keyId: seg(keyId) },
+      }),
     );
+    if (!response.ok) throw errorFromResponse(response.status, text);
   }
 
   createConnection(ws: string, input: ConnectionInput): Promise<Connection> {
-    return this.#call('POST', `/api/workspaces/${seg(ws)}/connections`, input, connectionSchema);
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].connections.$post({
+        param: { ws: seg(ws) },
+        // The server validates the user's values (see ConnectionInput).
+        json: input as ConnectionBody,
+      }),
+    );
   }
 
   setMcpPolicy(ws: string, input: McpPolicyInput): Promise<McpPolicy> {
-    return this.#call('PUT', `/api/workspaces/${seg(ws)}/mcp-policy`, input, policySchema);
+    return this.#json((api) =>
+      api.api.workspaces[':ws']['mcp-policy'].$put({ param: { ws: seg(ws) }, json: input }),
+    );
   }
 
-  listAudit(ws: string, query: { limit?: number; cursor?: string } = {}): Promise<AuditPage> {
-    const params = new URLSearchParams();
-    if (query.limit !== undefined) params.set('limit', String(query.limit));
-    if (query.cursor !== undefined) params.set('cursor', query.cursor);
-    const qs = params.size > 0 ? `?${params.toString()}` : '';
-    return this.#call('GET', `/api/workspaces/${seg(ws)}/audit${qs}`, undefined, auditPageSchema);
+  listAudit(ws: string, query: PageQuery = {}): Promise<AuditPage> {
+    return this.#list((api) =>
+      api.api.workspaces[':ws'].audit.$get({ param: { ws: seg(ws) }, query: pageQuery(query) }),
+    );
   }
 
   /**
@@ -252,31 +194,14 @@ export class AdminClient {
     slug: string,
     edn: string,
   ): Promise<{ status: 200 | 422; answer: DraftAnswer }> {
-    const path = `/api/workspaces/${seg(ws)}/flows/${seg(slug)}/draft`;
-    const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/edn' };
-    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    let response: Response;
-    try {
-      response = await this.#fetch(`${this.apiUrl}${path}`, {
-        method: 'PUT',
-        headers,
-        body: edn,
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (error) {
-      throw new AdminApiError('unavailable', `cannot reach ${this.apiUrl} (${transportReason(error)})`, 0);
-    }
-    const text = await response.text();
+    const { response, text, label } = await this.#send((api) =>
+      api.api.workspaces[':ws'].flows[':slug'].draft.$put(
+        { param: { ws: seg(ws), slug: seg(slug) } },
+        { headers: { 'content-type': 'application/edn' }, init: { body: edn } },
+      ),
+    );
     if (response.status !== 200 && response.status !== 422) throw errorFromResponse(response.status, text);
-    let parsed: ReturnType<typeof draftAnswerSchema.safeParse>;
-    try {
-      parsed = draftAnswerSchema.safeParse(JSON.parse(text));
-    } catch {
-      throw new AdminApiError('invalid_response', `PUT ${path} answered ${response.status} without JSON`, 0);
-    }
-    if (!parsed.success)
-      throw new AdminApiError('invalid_response', `PUT ${path} answered an unexpected shape`, 0);
-    return { status: response.status, answer: parsed.data };
+    return { status: response.status, answer: parseAnswer<DraftAnswer>(text, label, response.status) };
   }
 
   releaseFlow(
@@ -284,11 +209,11 @@ export class AdminClient {
     slug: string,
     input: { version?: number; releaseNote?: string },
   ): Promise<ReleaseAnswer> {
-    return this.#call(
-      'POST',
-      `/api/workspaces/${seg(ws)}/flows/${seg(slug)}/release`,
-      input,
-      releaseAnswerSchema,
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].flows[':slug'].release.$post({
+        param: { ws: seg(ws), slug: seg(slug) },
+        json: input,
+      }),
     );
   }
 
@@ -297,120 +222,148 @@ export class AdminClient {
     slug: string,
     input: { target?: 'live' | 'draft'; slots: Record<string, string | null> },
   ): Promise<BindingsAnswer> {
-    return this.#call(
-      'PUT',
-      `/api/workspaces/${seg(ws)}/flows/${seg(slug)}/bindings`,
-      input,
-      bindingsAnswerSchema,
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].flows[':slug'].bindings.$put({
+        param: { ws: seg(ws), slug: seg(slug) },
+        json: input,
+      }),
     );
   }
 
-  listFlows(
-    ws: string,
-    query: { limit?: number; cursor?: string } = {},
-  ): Promise<{ items: FlowInfo[]; nextCursor?: string | null | undefined }> {
-    return this.#call(
-      'GET',
-      `/api/workspaces/${seg(ws)}/flows${queryString(query)}`,
-      undefined,
-      flowListSchema,
+  listFlows(ws: string, query: PageQuery = {}) {
+    return this.#list((api) =>
+      api.api.workspaces[':ws'].flows.$get({ param: { ws: seg(ws) }, query: pageQuery(query) }),
     );
   }
 
   getFlow(ws: string, slug: string): Promise<FlowInfo> {
-    return this.#call('GET', `/api/workspaces/${seg(ws)}/flows/${seg(slug)}`, undefined, flowSchema);
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].flows[':slug'].$get({ param: { ws: seg(ws), slug: seg(slug) } }),
+    );
   }
 
-  listConnections(
-    ws: string,
-    query: { limit?: number; cursor?: string } = {},
-  ): Promise<z.infer<typeof connectionListSchema>> {
-    return this.#call(
-      'GET',
-      `/api/workspaces/${seg(ws)}/connections${queryString(query)}`,
-      undefined,
-      connectionListSchema,
+  listConnections(ws: string, query: PageQuery = {}) {
+    return this.#list((api) =>
+      api.api.workspaces[':ws'].connections.$get({ param: { ws: seg(ws) }, query: pageQuery(query) }),
     );
   }
 
   createInstallation(ws: string, input: InstallationInput): Promise<Installation> {
-    return this.#call('POST', `/api/workspaces/${seg(ws)}/installations`, input, installationSchema);
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].installations.$post({ param: { ws: seg(ws) }, json: input }),
+    );
   }
 
   updateInstallation(ws: string, id: string, patch: InstallationPatch): Promise<Installation> {
-    return this.#call(
-      'PATCH',
-      `/api/workspaces/${seg(ws)}/installations/${seg(id)}`,
-      patch,
-      installationSchema,
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].installations[':id'].$patch({
+        param: { ws: seg(ws), id: seg(id) },
+        json: patch,
+      }),
     );
   }
 
-  listInstallations(
+  listInstallations(ws: string, query: PageQuery = {}) {
+    return this.#list((api) =>
+      api.api.workspaces[':ws'].installations.$get({ param: { ws: seg(ws) }, query: pageQuery(query) }),
+    );
+  }
+
+  listRuns(
     ws: string,
-    query: { limit?: number; cursor?: string } = {},
-  ): Promise<{ items: Installation[]; nextCursor?: string | null | undefined }> {
-    return this.#call(
-      'GET',
-      `/api/workspaces/${seg(ws)}/installations${queryString(query)}`,
-      undefined,
-      installationListSchema,
+    query: PageQuery & { status?: RunSummary['status']; flow?: string } = {},
+  ): Promise<RunPage> {
+    return this.#list((api) =>
+      api.api.workspaces[':ws'].runs.$get({
+        param: { ws: seg(ws) },
+        query: {
+          ...pageQuery(query),
+          ...(query.status !== undefined ? { status: query.status } : {}),
+          ...(query.flow !== undefined ? { flow: query.flow } : {}),
+        },
+      }),
     );
   }
 
-  async #call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T>;
-  async #call(method: string, path: string, body: unknown, schema: undefined): Promise<undefined>;
-  async #call<T>(
-    method: string,
-    path: string,
-    body: unknown,
-    schema: z.ZodType<T> | undefined,
-  ): Promise<T | undefined> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
-    try {
-      response = await this.#fetch(`${this.apiUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (error) {
-      throw new AdminApiError('unavailable', `cannot reach ${this.apiUrl} (${transportReason(error)})`, 0);
-    }
-    const text = await response.text();
+  getRun(ws: string, runId: string): Promise<RunDetail> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].runs[':runId'].$get({ param: { ws: seg(ws), runId: seg(runId) } }),
+    );
+  }
+
+  cancelRun(ws: string, runId: string): Promise<RunSummary> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].runs[':runId'].cancel.$post({ param: { ws: seg(ws), runId: seg(runId) } }),
+    );
+  }
+
+  startRun(ws: string, slug: string, input: StartRunInput): Promise<StartedRun> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].flows[':slug'].runs.$post({
+        param: { ws: seg(ws), slug: seg(slug) },
+        json: input,
+      }),
+    );
+  }
+
+  /** A list answer: its `items` are what every caller iterates, so an answer without them is refused. */
+  async #list<T extends { items: unknown[] }>(
+    call: (api: Api) => Promise<ClientResponse<T, number, string>>,
+  ): Promise<T> {
+    const { response, text, label } = await this.#send(call);
     if (!response.ok) throw errorFromResponse(response.status, text);
-    if (!schema) return undefined;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new AdminApiError(
-        'invalid_response',
-        `${method} ${path} answered ${response.status} without JSON`,
-        0,
-      );
+    const answer = parseAnswer<T>(text, label, response.status);
+    if (!Array.isArray((answer as { items?: unknown } | null)?.items)) {
+      throw new AdminApiError('invalid_response', `${label} answered an unexpected shape (items)`, 0);
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const fields = parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ');
-      throw new AdminApiError(
-        'invalid_response',
-        `${method} ${path} answered an unexpected shape (${fields})`,
-        0,
-      );
-    }
-    return parsed.data;
+    return answer;
+  }
+
+  async #json<T>(call: (api: Api) => Promise<ClientResponse<T, number, string>>): Promise<T> {
+    const { response, text, label } = await this.#send(call);
+    if (!response.ok) throw errorFromResponse(response.status, text);
+    return parseAnswer<T>(text, label, response.status);
+  }
+
+  /** One request with the token, a timeout, and transport failures mapped to `unavailable`. */
+  async #send<R extends ClientResponse<unknown, number, string>>(
+    call: (api: Api) => Promise<R>,
+  ): Promise<{ response: R; text: string; label: string }> {
+    // `METHOD /path?query` for messages, without the base URL.
+    let label = '';
+    const api = hc<AdminApi>(this.apiUrl, {
+      headers: this.#headers,
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        label = `${init?.method ?? 'GET'} ${String(input).slice(this.apiUrl.length)}`;
+        try {
+          return await this.#fetch(input, { ...init, signal: AbortSignal.timeout(this.#timeoutMs) });
+        } catch (error) {
+          throw new AdminApiError(
+            'unavailable',
+            `cannot reach ${this.apiUrl} (${transportReason(error)})`,
+            0,
+          );
+        }
+      },
+    });
+    const response = await call(api);
+    return { response, text: await response.text(), label };
   }
 }
 
-function queryString(query: { limit?: number; cursor?: string }): string {
-  const params = new URLSearchParams();
-  if (query.limit !== undefined) params.set('limit', String(query.limit));
-  if (query.cursor !== undefined) params.set('cursor', query.cursor);
-  return params.size > 0 ? `?${params.toString()}` : '';
+function pageQuery(query: PageQuery): { limit?: string; cursor?: string } {
+  return {
+    ...(query.limit !== undefined ? { limit: String(query.limit) } : {}),
+    ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+  };
+}
+
+function parseAnswer<T>(text: string, label: string, status: number): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new AdminApiError('invalid_response', `${label} answered ${status} without JSON`, 0);
+  }
 }
 
 function errorFromResponse(status: number, text: string): AdminApiError {

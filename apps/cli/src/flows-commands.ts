@@ -1,11 +1,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { FLOW_SLUG_PATTERN, workspaceIdSchema } from '@flowgate/core';
+import { FLOW_SLUG_PATTERN } from '@flowgate/core';
 import { isKeyword, MAX_DEFINITION_BYTES, mapGet, readEdn, validateFlow } from '@flowgate/flows';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminClient, FlowDiagnostic, InstallationPatch } from './admin-client.js';
 import { CliError, CliExit, type CliIo } from './cli-io.js';
 import { renderSummary, renderTable } from './output.js';
+import { parsePositiveInt, parseSlug, parseWorkspaceId, requireSlug } from './parsers.js';
 
 /**
  * `flowgate flows push|release|list|bindings set` and `flowgate installations create|list|update`, all over the
@@ -290,38 +291,6 @@ export function registerFlowCommands(program: Command, ctx: FlowCommandContext):
         out(cmd, updated, () => `Updated installation ${updated.installationId}\n${describe(updated)}`);
       },
     );
-}
-
-function parseWorkspaceId(value: string): string {
-  const parsed = workspaceIdSchema.safeParse(value);
-  if (!parsed.success) throw new InvalidArgumentError('workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
-  return parsed.data;
-}
-
-function parseSlug(value: string): string {
-  if (!FLOW_SLUG_PATTERN.test(value)) {
-    throw new InvalidArgumentError(
-      'a flow slug is letters, digits, - and _, starting with a letter (e.g. enrich-company)',
-    );
-  }
-  return value;
-}
-
-/** For positional arguments, checked inside the action: reported like every other CLI error. */
-function requireSlug(value: string): string {
-  if (!FLOW_SLUG_PATTERN.test(value)) {
-    throw new CliError(
-      'invalid_request',
-      'a flow slug is letters, digits, - and _, starting with a letter (e.g. enrich-company)',
-    );
-  }
-  return value;
-}
-
-function parsePositiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
-  return n;
 }
 
 function collectSlot(

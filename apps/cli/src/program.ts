@@ -1,5 +1,5 @@
-import { capabilitySchema } from '@flowgate/auth';
-import { isAppError, workspaceIdSchema } from '@flowgate/core';
+import { type Capability, capabilitySchema } from '@flowgate/auth';
+import { isAppError } from '@flowgate/core';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
   AdminApiError,
@@ -13,6 +13,8 @@ import { readDevSecrets, resolveDataDir } from './data-dir.js';
 import { registerFlowCommands } from './flows-commands.js';
 import { registerMcpCommands } from './mcp/command.js';
 import { renderJson, renderSummary, renderTable } from './output.js';
+import { parsePositiveInt, parseWorkspaceId } from './parsers.js';
+import { registerRunCommands } from './runs-commands.js';
 
 export { CliError, CliExit, type CliIo, DEFAULT_API_URL } from './cli-io.js';
 
@@ -110,6 +112,21 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
       await runServe({ worker: opts.worker }, io);
     });
 
+  program
+    .command('worker')
+    .description(
+      'execute queued runs from the Postgres database named by DATABASE_URL (next to serve, or alone)',
+    )
+    .option(
+      '--concurrency <n>',
+      'runs executed at the same time (default FLOWGATE_WORKER_CONCURRENCY, 4)',
+      parsePositiveInt,
+    )
+    .action(async (opts: { concurrency?: number }) => {
+      const { runWorker } = await import('./worker.js');
+      await runWorker({ concurrency: opts.concurrency }, io);
+    });
+
   const db = program.command('db').description('database maintenance');
   db.command('migrate')
     .description(
@@ -141,7 +158,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
     .requiredOption('--name <name>', 'account name')
     .requiredOption('--capability <capability>', 'capability to grant (repeatable)', collectCapability)
-    .action(async (opts: { workspace: string; name: string; capability: string[] }, cmd: Command) => {
+    .action(async (opts: { workspace: string; name: string; capability: Capability[] }, cmd: Command) => {
       const sa = await client(cmd).createServiceAccount(opts.workspace, {
         name: opts.name,
         capabilities: opts.capability,
@@ -178,7 +195,12 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     .action(
       async (
         sa: string,
-        opts: { workspace: string; status?: 'active' | 'disabled'; capability?: string[]; name?: string },
+        opts: {
+          workspace: string;
+          status?: 'active' | 'disabled';
+          capability?: Capability[];
+          name?: string;
+        },
         cmd: Command,
       ) => {
         const patch: ServiceAccountPatch = {};
@@ -353,6 +375,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     });
 
   registerFlowCommands(program, { io, client, out });
+  registerRunCommands(program, { io, client, out });
   registerMcpCommands(program, io);
 
   return program;
@@ -368,6 +391,8 @@ const AUDIT_PREFERRED = [
   'action',
   'tool',
   'outcome',
+  'errorCode',
+  'protocolVersion',
   'runId',
   'durationMs',
 ];
@@ -441,13 +466,7 @@ function parseUrl(value: string): string {
   return value.replace(/\/+$/, '');
 }
 
-function parseWorkspaceId(value: string): string {
-  const parsed = workspaceIdSchema.safeParse(value);
-  if (!parsed.success) throw new InvalidArgumentError('workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
-  return parsed.data;
-}
-
-function collectCapability(value: string, previous: string[] | undefined): string[] {
+function collectCapability(value: string, previous: Capability[] | undefined): Capability[] {
   const parsed = capabilitySchema.safeParse(value);
   if (!parsed.success) {
     throw new InvalidArgumentError(`unknown capability; valid: ${capabilitySchema.options.join(', ')}`);
@@ -466,12 +485,6 @@ function parsePort(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
     throw new InvalidArgumentError('expected a port number 0-65535');
-  return n;
-}
-
-function parsePositiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
   return n;
 }
 

@@ -1,64 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DbHandle } from '@flowgate/db';
+import { createTestDb } from '@flowgate/db/testing';
+import { loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
+import { AdminClient } from './admin-client.js';
 import type { CliIo } from './cli-io.js';
 import { runCli } from './program.js';
 
-/** One request as the fake admin API saw it. */
-export interface CapturedRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-export interface Reply {
-  status: number;
-  json?: unknown;
-  text?: string;
-}
-
-export interface FakeApi {
+export interface TestGateway {
   url: string;
-  requests: CapturedRequest[];
-  /** Sets how the next requests are answered. */
-  reply(handler: (req: CapturedRequest) => Reply): void;
+  /** The operator token (FLOWGATE_ADMIN_TOKEN) the gateway accepts. */
+  token: string;
+  db: DbHandle;
+  running: RunningGateway;
+  /** An admin client with the operator token, for setting up and reading back state. */
+  client: AdminClient;
   close(): Promise<void>;
 }
 
-/** A real HTTP server on loopback that records requests and answers from a handler. */
-export async function startFakeApi(): Promise<FakeApi> {
-  const requests: CapturedRequest[] = [];
-  let handler: (req: CapturedRequest) => Reply = () => ({ status: 200, json: {} });
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const captured: CapturedRequest = {
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      };
-      requests.push(captured);
-      const reply = handler(captured);
-      if (reply.json !== undefined) {
-        res.writeHead(reply.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(reply.json));
-      } else {
-        res.writeHead(reply.status, { 'content-type': 'text/plain' });
-        res.end(reply.text ?? '');
-      }
+/**
+ * The real gateway on loopback (port 0) over a fresh test database: PGlite, or a throwaway database on the
+ * server named by DATABASE_URL.
+ */
+export async function startTestGateway(options: { adminToken?: string } = {}): Promise<TestGateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fg-cli-gateway-'));
+  const token = options.adminToken ?? `op_${randomBytes(24).toString('hex')}`;
+  const db = await createTestDb();
+  let running: RunningGateway;
+  try {
+    const config = loadConfig({
+      FLOWGATE_PORT: '0',
+      FLOWGATE_ADMIN_TOKEN: token,
+      FLOWGATE_DATA_DIR: dataDir,
+      FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      FLOWGATE_LOG_LEVEL: 'silent',
     });
+    running = await startGateway({ config, db });
+  } catch (error) {
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    url: running.url,
+    token,
+    db,
+    running,
+    client: new AdminClient({ apiUrl: running.url, token }),
+    async close() {
+      await running.close();
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Loopback {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A purpose-built HTTP server on loopback for answers the real gateway never gives (a proxy's HTML error page, a
+ * body of the wrong shape), or, once closed, for a refused connection.
+ */
+export async function startLoopback(
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<Loopback> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => answer(req, res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    requests,
-    reply(h) {
-      handler = h;
-    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A fetch that records each request (method and URL) before passing it on: tests assert when none was sent. */
+export function recordingFetch(): { fetch: typeof fetch; requests: string[] } {
+  const requests: string[] = [];
+  return {
+    requests,
+    fetch: (input, init) => {
+      requests.push(`${init?.method ?? 'GET'} ${String(input)}`);
+      return fetch(input, init);
+    },
   };
 }
 
@@ -71,7 +104,12 @@ export interface RunResult {
 /** Runs the CLI in-process with a controlled environment; nothing from the real environment leaks in. */
 export async function runWith(
   argv: string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string } = {},
+  options: {
+    env?: Record<string, string | undefined>;
+    stdin?: string;
+    cwd?: string;
+    fetch?: typeof fetch;
+  } = {},
 ): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
@@ -85,6 +123,7 @@ export async function runWith(
     env: options.env ?? {},
     cwd: options.cwd ?? '/nonexistent-flowgate-test-cwd',
     readStdin: async () => options.stdin ?? '',
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   };
   const code = await runCli(argv, io);
   return { code, stdout, stderr };

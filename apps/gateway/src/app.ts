@@ -2,6 +2,7 @@ import type { Authenticator } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
 import type { DbHandle } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
+import type { WorkspaceDeps } from '@flowgate/workspace';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
@@ -11,9 +12,14 @@ import type { AuditSink } from './audit/queue.js';
 import type { GatewayConfig } from './config.js';
 import type { AppEnv } from './context.js';
 import { installDiscovery } from './discovery/routes.js';
-import { workspaceGuard } from './middleware/authenticate.js';
+import { authenticate } from './middleware/authenticate.js';
 import { createErrorHandler, errorResponse } from './middleware/errors.js';
-import { requestContext } from './middleware/request-id.js';
+import { ipAllowlist } from './middleware/ip.js';
+import { originCheck } from './middleware/origin.js';
+import { requestIds } from './middleware/request-id.js';
+import { requestLog } from './middleware/request-log.js';
+import { workspaceAccess } from './middleware/workspace-access.js';
+import type { RunWorkers } from './run-worker.js';
 import type { WorkspaceCache } from './workspace-cache.js';
 
 export interface GatewayDeps {
@@ -27,6 +33,10 @@ export interface GatewayDeps {
   /** HMAC key for opaque pagination cursors; the same on every replica of a deployment. */
   cursorKey: Uint8Array;
   workspaces: WorkspaceCache;
+  /** What the workspace use cases run on (the MCP tools and the admin API open them per request). */
+  workspaceDeps: WorkspaceDeps;
+  /** How runs reach workers, and the in-process worker. */
+  runWorkers: RunWorkers;
   /** Names of the catalog's tools (what a workspace policy may disable). */
   toolNames: readonly string[];
   version: string;
@@ -43,7 +53,7 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   const app = new Hono<AppEnv>();
   app.onError(createErrorHandler(deps.logger));
   app.notFound((c) => errorResponse(c, new AppError('not_found', 'no such route')));
-  app.use('*', requestContext(deps.logger));
+  app.use('*', requestIds(), requestLog(deps.logger));
 
   app.get('/healthz', (c) => c.json({ status: 'ok', version: deps.version }));
   app.get('/readyz', async (c) => {
@@ -58,7 +68,9 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
     new AppError('payload_too_large', `request body exceeds ${deps.config.maxBodyBytes} bytes`);
   const streamingLimit = bodyLimit({
     maxSize: deps.config.maxBodyBytes,
-    onError: (c) => errorResponse(c, tooLarge()),
+    onError: () => {
+      throw tooLarge();
+    },
   });
   // Hono's bodyLimit reads `c.req.raw.body`, which makes @hono/node-server build a full web Request and stream
   // the body through it; with a Content-Length the header alone decides, and the route's `c.req.text()` keeps
@@ -68,19 +80,17 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
     const length = c.req.header('content-length');
     if (length === undefined || c.req.header('transfer-encoding') !== undefined)
       return streamingLimit(c, next);
-    if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes)
-      return errorResponse(c, tooLarge());
+    if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes) throw tooLarge();
     return next();
   });
+  // Where a request to a workspace is let in, in this order: bearer token (401), access to the workspace (403,
+  // without revealing whether it exists), Origin (403), IP allowlist (403).
   app.use(
     '/api/workspaces/:ws/*',
-    workspaceGuard({
-      authenticator: deps.authenticator,
-      workspaces: deps.workspaces,
-      allowedOrigins: deps.config.allowedOrigins,
-      publicUrl: deps.config.publicUrl,
-      trustProxy: deps.config.trustProxy,
-    }),
+    authenticate(deps.authenticator),
+    workspaceAccess({ authenticator: deps.authenticator, workspaces: deps.workspaces }),
+    originCheck({ publicUrl: deps.config.publicUrl, allowedOrigins: deps.config.allowedOrigins }),
+    ipAllowlist(deps.config.trustProxy),
   );
 
   for (const install of installers) install(app, deps);

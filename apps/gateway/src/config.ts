@@ -56,6 +56,31 @@ const envSchema = z.object({
   FLOWGATE_JWT_ALGORITHMS: list.optional(),
   FLOWGATE_WORKER: bool.default(true),
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
+  FLOWGATE_CONNECTION_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  FLOWGATE_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  FLOWGATE_RUN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+  FLOWGATE_RUN_MAX_STEPS: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  FLOWGATE_RUN_MAX_HTTP_CALLS: z.coerce.number().int().min(0).max(100_000).default(500),
+  FLOWGATE_RUN_MAX_LLM_TOKENS: z.coerce.number().int().min(0).max(100_000_000).default(200_000),
+  FLOWGATE_RUN_WALL_TIME_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(24 * 3600_000)
+    .default(15 * 60_000),
+  FLOWGATE_RUN_MAX_DURATION_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(30 * 24 * 3600_000)
+    .default(24 * 3600_000),
+  FLOWGATE_RUN_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  FLOWGATE_RUN_MAX_LIVE_PER_WORKSPACE: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
 });
 
 export type JwtSettings = JwtConfig;
@@ -81,6 +106,23 @@ export interface GatewayConfig {
   worker: boolean;
   /** Let outbound calls (health checks, HTTP steps) reach loopback and private addresses: dev and tests only. */
   allowPrivateNetwork: boolean;
+  /** Bound on one connection health-check request. */
+  connectionCheckTimeoutMs: number;
+  /** Runs one worker executes at once (the in-process worker and `flowgate worker`). */
+  workerConcurrency: number;
+  /** How long a worker's claim on a run lasts without renewal (how fast a dead worker's runs are taken over). */
+  runLeaseMs: number;
+  /** Per-run limits (the run engine's defaults otherwise). */
+  runLimits: {
+    maxSteps: number;
+    maxHttpCalls: number;
+    maxLlmTokens: number;
+    wallTimeMs: number;
+    maxResultBytes: number;
+  };
+  /** A run's whole-life bound, sleeps included. */
+  runMaxDurationMs: number;
+  maxLiveRunsPerWorkspace: number;
 }
 
 export function hostForUrl(host: string): string {
@@ -154,5 +196,17 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     jwt,
     worker: e.FLOWGATE_WORKER,
     allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
+    connectionCheckTimeoutMs: e.FLOWGATE_CONNECTION_CHECK_TIMEOUT_MS,
+    workerConcurrency: e.FLOWGATE_WORKER_CONCURRENCY,
+    runLeaseMs: e.FLOWGATE_RUN_LEASE_MS,
+    runLimits: {
+      maxSteps: e.FLOWGATE_RUN_MAX_STEPS,
+      maxHttpCalls: e.FLOWGATE_RUN_MAX_HTTP_CALLS,
+      maxLlmTokens: e.FLOWGATE_RUN_MAX_LLM_TOKENS,
+      wallTimeMs: e.FLOWGATE_RUN_WALL_TIME_MS,
+      maxResultBytes: e.FLOWGATE_RUN_MAX_RESULT_BYTES,
+    },
+    runMaxDurationMs: e.FLOWGATE_RUN_MAX_DURATION_MS,
+    maxLiveRunsPerWorkspace: e.FLOWGATE_RUN_MAX_LIVE_PER_WORKSPACE,
   };
 }

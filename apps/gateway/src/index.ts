@@ -1,3 +1,4 @@
+export type { AdminApi } from './admin/routes.js';
 export type { GatewayDeps, RouteInstaller } from './app.js';
 export { createApp } from './app.js';
 export type { GatewayConfig, JwtSettings } from './config.js';

@@ -11,6 +11,7 @@ import { createKeyUsageTracker } from './audit/key-usage.js';
 import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
+import { createRunWorkers } from './run-worker.js';
 import { createWorkspaceCache } from './workspace-cache.js';
 
 export { VERSION } from './version.js';
@@ -30,6 +31,8 @@ export interface StartOptions {
   /** Reuse an open database (tests); otherwise one is opened from the config. */
   db?: DbHandle;
   installers?: RouteInstaller[];
+  /** The clock in ms since the epoch (tests inject one to cross TTLs and expiries without waiting). */
+  now?: () => number;
 }
 
 /**
@@ -82,8 +85,11 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     jwt: config.jwt,
     operatorToken: config.adminToken,
     cacheTtlMs: config.authCacheTtlMs,
+    ...(options.now ? { now: options.now } : {}),
   });
   const audit = createAuditQueue(db.db, logger);
+  const runWorkers = createRunWorkers({ db, secretBox, config, logger });
+  await runWorkers.listen();
   const deps: GatewayDeps = {
     config,
     db,
@@ -94,12 +100,24 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     keyUsage,
     cursorKey,
     workspaces: createWorkspaceCache(db.db),
+    workspaceDeps: {
+      db: db.db,
+      secretBox,
+      outbound: {
+        allowPrivateNetwork: config.allowPrivateNetwork,
+        timeoutMs: config.connectionCheckTimeoutMs,
+      },
+      runs: runWorkers.hooks,
+    },
+    runWorkers,
     toolNames: TOOL_NAMES,
     version: VERSION,
   };
   return {
     ...deps,
     async close() {
+      // In-flight runs finish or are handed back before the database goes away.
+      await runWorkers.stop();
       await audit.close();
       await keyUsage.close();
       if (ownsDb) await db.close();
@@ -107,7 +125,10 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
   };
 }
 
-/** Starts the gateway on Node. `close()` stops accepting, lets in-flight requests finish, flushes, then closes the database. */
+/**
+ * Starts the gateway on Node. `close()` stops accepting, lets in-flight requests finish, flushes, then closes the
+ * database.
+ */
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   const deps = await buildDeps(options);
   // The app is built once the port is known, so a `FLOWGATE_PORT=0` deployment links to its real address.
@@ -138,7 +159,8 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   if (!options.config.publicUrlConfigured) deps.config = { ...deps.config, publicUrl: url };
   const app = createApp(deps, options.installers ?? DEFAULT_INSTALLERS);
   fetchHandler = (request, env) => app.fetch(request, env);
-  deps.logger.info({ url, driver: deps.db.driver }, 'flowgate gateway listening');
+  if (deps.config.worker) await deps.runWorkers.startLocal();
+  deps.logger.info({ url, driver: deps.db.driver, worker: deps.config.worker }, 'flowgate gateway listening');
   let closing: Promise<void> | null = null;
   return {
     url,

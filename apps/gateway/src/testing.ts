@@ -37,7 +37,13 @@ export interface Harness {
  * "replica" over the same database.
  */
 export async function createHarness(
-  options: { db?: DbHandle; env?: Record<string, string>; installers?: RouteInstaller[] } = {},
+  options: {
+    db?: DbHandle;
+    env?: Record<string, string>;
+    installers?: RouteInstaller[];
+    /** The gateway's clock (ms since the epoch). */
+    now?: () => number;
+  } = {},
 ): Promise<Harness> {
   const ownsDb = !options.db;
   const db = options.db ?? (await createTestDb());
@@ -48,7 +54,12 @@ export async function createHarness(
     FLOWGATE_PUBLIC_URL: 'http://127.0.0.1:8787',
     ...options.env,
   });
-  const deps = await buildDeps({ config, db, logger: pino({ level: 'silent' }) });
+  const deps = await buildDeps({
+    config,
+    db,
+    logger: pino({ level: 'silent' }),
+    ...(options.now ? { now: options.now } : {}),
+  });
   const app = createApp(deps, options.installers ?? DEFAULT_INSTALLERS);
 
   const request = async (method: string, path: string, opts: RequestOptions = {}) => {

@@ -3,7 +3,7 @@ import { randomBase62 } from '@flowgate/core';
 
 export const API_KEY_PREFIX = 'fgk_';
 export const API_KEY_ID_LENGTH = 16;
-/** 43 base62 characters carry ≈256 bits (43 · log2 62 ≈ 256), above the 32 random bytes the spec asks for. */
+/** 43 base62 characters carry ≈256 bits (43 · log2 62 ≈ 256), above the 32 random bytes a key secret must carry. */
 export const API_KEY_SECRET_LENGTH = 43;
 
 const API_KEY_PATTERN = /^fgk_([A-Za-z0-9]{16})_([A-Za-z0-9]{43})$/;

@@ -1,57 +1,12 @@
-export type { GeneratedApiKey } from './api-keys.js';
-export {
-  API_KEY_ID_LENGTH,
-  API_KEY_PREFIX,
-  API_KEY_SECRET_LENGTH,
-  generateApiKey,
-  hashSecret,
-  parseApiKey,
-  verifySecret,
-} from './api-keys.js';
-export type {
-  AccessResult,
-  ApiKeyRecord,
-  Authenticator,
-  AuthenticatorOptions,
-  AuthResult,
-} from './authenticator.js';
-export {
-  createAuthenticator,
-  DEFAULT_CACHE_MAX_ENTRIES,
-  DEFAULT_CACHE_TTL_MS,
-  MAX_TOKEN_LENGTH,
-} from './authenticator.js';
-export type { Capability, Role } from './capabilities.js';
-export {
-  CAPABILITIES,
-  capabilitySchema,
-  effectiveCapabilities,
-  GRANTED_BY_FULL,
-  ROLE_CAPABILITIES,
-  roleSchema,
-} from './capabilities.js';
-export type {
-  ClaimsResult,
-  JwtAlgorithm,
-  JwtClaims,
-  JwtConfig,
-  JwtVerification,
-  JwtVerifier,
-} from './jwt.js';
-export {
-  ASYMMETRIC_JWT_ALGORITHMS,
-  createJwtVerifier,
-  DEFAULT_ASYMMETRIC_ALGORITHMS,
-  jwtClaimsSchema,
-  jwtConfigSchema,
-  looksLikeJwt,
-  principalFromClaims,
-  SYMMETRIC_JWT_ALGORITHMS,
-} from './jwt.js';
-export type {
-  OperatorPrincipal,
-  Principal,
-  ServiceAccountPrincipal,
-  UserPrincipal,
-  WorkspaceAccess,
-} from './principal.js';
+/**
+ * @flowgate/auth — who is calling and what they may do: capabilities and roles, service-account API keys, JWT
+ * verification, and the authenticator (with its bounded cache) that turns a bearer token into workspace access.
+ */
+export { generateApiKey, parseApiKey } from './api-keys.js';
+export type { Authenticator, AuthResult } from './authenticator.js';
+export { createAuthenticator } from './authenticator.js';
+export type { Capability } from './capabilities.js';
+export { CAPABILITIES, capabilitySchema, ROLE_CAPABILITIES } from './capabilities.js';
+export type { JwtConfig } from './jwt.js';
+export { jwtConfigSchema, looksLikeJwt } from './jwt.js';
+export type { Principal, WorkspaceAccess } from './principal.js';

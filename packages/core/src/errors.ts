@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'not_found'
   | 'conflict'
   | 'invalid_request'
+  | 'invalid_cursor'
   | 'validation_failed'
   | 'unsupported_media_type'
   | 'not_acceptable'
@@ -33,6 +34,7 @@ const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   invalid_request: 400,
+  invalid_cursor: 400,
   validation_failed: 400,
   unsupported_media_type: 415,
   not_acceptable: 406,
@@ -48,17 +50,24 @@ export interface ErrorIssue {
   message: string;
 }
 
+export interface AppErrorOptions {
+  /** Response headers that belong to the error, e.g. the `WWW-Authenticate` challenge of a 401. */
+  headers?: Readonly<Record<string, string>>;
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly issues: ErrorIssue[] | undefined;
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message: string, issues?: ErrorIssue[]) {
+  constructor(code: ErrorCode, message: string, issues?: ErrorIssue[], options: AppErrorOptions = {}) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.status = STATUS[code];
     this.issues = issues;
+    this.headers = options.headers ?? {};
   }
 
   toBody(): { code: ErrorCode; message: string; issues?: ErrorIssue[] } {

@@ -1,4 +1,4 @@
-export type { ErrorCode, ErrorIssue } from './errors.js';
+export type { AppErrorOptions, ErrorCode, ErrorIssue } from './errors.js';
 export { AppError, isAppError, statusForCode } from './errors.js';
 export {
   FLOW_SLUG_PATTERN,

@@ -1,19 +1,39 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, parse, protocol } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { sql } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { type SQL, sql } from 'drizzle-orm';
+import type { Logger } from 'drizzle-orm/logger';
+import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { backfillVersionSummaries } from './repos/flows.js';
 import * as schema from './schema.js';
 
 export type Schema = typeof schema;
-export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+
+/**
+ * Raw statements for what the query builder cannot say (ranked search, `FOR UPDATE SKIP LOCKED` claims), the same on
+ * both drivers: repositories never ask which driver they run on. Rows come back with the same value types on both:
+ * timestamps as text, json as parsed values.
+ */
+export interface Statements {
+  /** The rows of one statement. */
+  rows<T>(statement: SQL): Promise<T[]>;
+  /**
+   * The rows of a statement run as a named prepared statement with a generic plan, kept per connection and reused for
+   * every parameter value: for multi-branch statements whose branches are gated by parameters at run time, where
+   * planning costs more than running.
+   */
+  prepared<T>(statement: SQL): Promise<T[]>;
+}
+
+export type Database = PgDatabase<PgQueryResultHKT, Schema> & { readonly statements: Statements };
 
 export interface DbHandle {
   db: Database;
@@ -35,6 +55,8 @@ export interface DbOptions {
   dataDir?: string | undefined;
   /** postgres.js pool size. */
   maxConnections?: number;
+  /** Sees the text of every statement sent (tests count statements with it). */
+  onStatement?: ((text: string) => void) | undefined;
 }
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../migrations', import.meta.url));
@@ -42,22 +64,105 @@ const MIGRATION_LOCK_KEY = 727_001;
 
 export async function createDb(options: DbOptions = {}): Promise<DbHandle> {
   return options.url
-    ? createPostgres(options.url, options.maxConnections ?? 10)
-    : createPglite(options.dataDir);
+    ? createPostgres(options.url, options.maxConnections ?? 10, options.onStatement)
+    : createPglite(options.dataDir, options.onStatement);
 }
 
-async function createPglite(dataDir: string | undefined): Promise<DbHandle> {
+const dialect = new PgDialect();
+
+/** Timestamp, date and interval types: passed through as text, as the query builder's drivers do. */
+const TEXT_TYPES = [1082, 1083, 1114, 1184, 1182, 1185, 1115, 1231, 1186];
+
+function statementLogger(onStatement: ((text: string) => void) | undefined): Logger | undefined {
+  return onStatement ? { logQuery: (query) => onStatement(query) } : undefined;
+}
+
+/** A parameter in the text format of the extended protocol. */
+function textParam(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value instanceof Date) return value.toISOString();
+  return JSON.stringify(value);
+}
+
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+const statementName = (text: string) => `fg_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+
+/**
+ * PGlite caches no plan for the unnamed statements its `query` sends, and SQL `EXECUTE` takes no bind parameters, so
+ * prepared statements speak the extended protocol: Parse once per statement text, then Bind/Execute with the generic
+ * plan asked for around the Bind (where the plan is chosen), all under the locks `query` itself takes.
+ */
+function pgliteStatements(client: PGlite, onStatement: ((text: string) => void) | undefined): Statements {
+  const serialize = protocol.serialize;
+  const parsed = new Set<string>();
+  const parsers: Record<number, (v: string) => string> = {};
+  for (const oid of TEXT_TYPES) parsers[oid] = (v) => v;
+  const genericOn = serialize.query('set plan_cache_mode = force_generic_plan');
+  const genericOff = serialize.query('reset plan_cache_mode');
+  return {
+    async rows<T>(statement: SQL) {
+      const { sql: text, params } = dialect.sqlToQuery(statement);
+      onStatement?.(text);
+      return (await client.query<T>(text, params, { parsers })).rows;
+    },
+    async prepared<T>(statement: SQL) {
+      const { sql: text, params } = dialect.sqlToQuery(statement);
+      onStatement?.(text);
+      const name = statementName(text);
+      const messages = [];
+      if (!parsed.has(name)) messages.push(serialize.parse({ name, text }), serialize.sync());
+      messages.push(
+        genericOn,
+        serialize.bind({ statement: name, values: params.map(textParam) }),
+        serialize.describe({ type: 'P' }),
+        serialize.execute({}),
+        serialize.sync(),
+        genericOff,
+      );
+      const message = concatBytes(messages);
+      const result = await client._runExclusiveTransaction(() =>
+        client._runExclusiveQuery(() => client.execProtocol(message)),
+      );
+      parsed.add(name);
+      const sets = parse.parseResults(result.messages, { ...client.parsers, ...parsers });
+      // The SET and RESET answer without rows; the statement's rows are the set with a row description.
+      const answer = sets.find((r) => r.fields.length > 0);
+      return (answer?.rows ?? []) as T[];
+    },
+  };
+}
+
+async function createPglite(
+  dataDir: string | undefined,
+  onStatement: ((text: string) => void) | undefined,
+): Promise<DbHandle> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   // The flow-search migration creates these extensions; PGlite can only create the ones it was started with.
   const extensions = { pg_trgm, btree_gin };
   const client = dataDir ? new PGlite(dataDir, { extensions }) : new PGlite({ extensions });
   await client.waitReady;
-  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  const logger = statementLogger(onStatement);
+  const db = Object.assign(drizzlePglite(client, { schema, ...(logger ? { logger } : {}) }), {
+    statements: pgliteStatements(client, onStatement),
+  }) as unknown as Database;
   const handle: DbHandle = {
     db,
     driver: 'pglite',
     migrate: async () => {
       await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER });
+      await backfillVersionSummaries(db);
       // PGlite has no autovacuum: refresh planner statistics at each start so plans follow the data's real size.
       await client.exec('analyze');
     },
@@ -74,9 +179,48 @@ async function createPglite(dataDir: string | undefined): Promise<DbHandle> {
   return handle;
 }
 
-async function createPostgres(url: string, max: number): Promise<DbHandle> {
+/**
+ * On Postgres, plain statements share the query builder's pool; prepared ones run on a small pool of their own whose
+ * sessions ask for generic plans. postgres.js prepares each statement text once per connection and keeps it.
+ */
+function postgresStatements(
+  client: postgres.Sql,
+  url: string,
+  max: number,
+  onStatement: ((text: string) => void) | undefined,
+): Statements & { end(): Promise<void> } {
+  const generic = postgres(url, {
+    max,
+    onnotice: () => {},
+    connection: { application_name: 'flowgate', plan_cache_mode: 'force_generic_plan' },
+  });
+  for (const pool of [client, generic]) {
+    for (const oid of TEXT_TYPES) pool.options.parsers[oid] = (v: string) => v;
+  }
+  const run = async <T>(pool: postgres.Sql, statement: SQL) => {
+    const { sql: text, params } = dialect.sqlToQuery(statement);
+    onStatement?.(text);
+    const rows = await pool.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
+    return [...rows] as T[];
+  };
+  return {
+    rows: (statement) => run(client, statement),
+    prepared: (statement) => run(generic, statement),
+    end: () => generic.end({ timeout: 5 }),
+  };
+}
+
+async function createPostgres(
+  url: string,
+  max: number,
+  onStatement: ((text: string) => void) | undefined,
+): Promise<DbHandle> {
   const client = postgres(url, { max, onnotice: () => {}, connection: { application_name: 'flowgate' } });
-  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  const logger = statementLogger(onStatement);
+  const statements = postgresStatements(client, url, Math.max(1, Math.ceil(max / 4)), onStatement);
+  const db = Object.assign(drizzlePostgres(client, { schema, ...(logger ? { logger } : {}) }), {
+    statements,
+  }) as unknown as Database;
   return {
     db,
     driver: 'postgres',
@@ -90,6 +234,7 @@ async function createPostgres(url: string, max: number): Promise<DbHandle> {
         await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.catch(() => {});
         await lockClient.end();
       }
+      await backfillVersionSummaries(db);
     },
     ready: () => checkReady(db),
     listen: async (channel, onPayload) => {
@@ -99,7 +244,9 @@ async function createPostgres(url: string, max: number): Promise<DbHandle> {
     notify: async (channel, payload) => {
       await client.notify(channel, payload);
     },
-    close: () => client.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([client.end({ timeout: 5 }), statements.end()]);
+    },
   };
 }
 
@@ -107,11 +254,10 @@ async function checkReady(db: Database): Promise<boolean> {
   try {
     const { readMigrationFiles } = await import('drizzle-orm/migrator');
     const expected = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).length;
-    const rows = (await db.execute(
+    const rows = await db.statements.rows<{ n: number }>(
       sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
-    )) as unknown;
-    const list = Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows;
-    const n = (list[0] as { n: number } | undefined)?.n ?? 0;
+    );
+    const n = rows[0]?.n ?? 0;
     return n >= expected;
   } catch {
     return false;

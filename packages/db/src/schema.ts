@@ -159,6 +159,27 @@ export const flows = pgTable(
   ],
 );
 
+/** One `:mcp` interface of a definition, as search matches and shows it. Flow-authored text is untrusted. */
+export interface ToolSummary {
+  toolName: string;
+  invocation: string;
+  title: string | null;
+  description: string | null;
+  flowName: string | null;
+  /** Lowercased tool name, slug, flow name and description, interface text and tags. */
+  searchText: string;
+}
+
+/** What search reads of a released version instead of its model. */
+export interface VersionSummary {
+  name: string | null;
+  description: string | null;
+  tags: string[];
+  /** Lowercased slug, name, description, tags and tool names. */
+  searchText: string;
+  tools: ToolSummary[];
+}
+
 /** The flow a row belongs to; removed with the flow. */
 const flowRef = () =>
   text('flow_id')
@@ -174,8 +195,17 @@ export const flowVersions = pgTable(
     literal: text('literal').notNull(),
     model: jsonb('model').notNull(),
     releaseNote: text('release_note'),
-    /** The version's own `:discover {:public}`: another workspace may run a version only when it was released public. */
+    /**
+     * The version's own `:discover {:public}`: another workspace may run a version only when it was released public.
+     */
     isPublic: boolean('is_public').notNull().default(false),
+    /** sha256 (hex) of `literal`'s UTF-8 bytes: what a metadata trust opt-in is compared with. */
+    literalSha256: text('literal_sha256').notNull(),
+    /**
+     * What search needs of the version without reading the model: authored name, description and tags, its search
+     * text and its `:mcp` interfaces (`VersionSummary` in repos/flows.ts). Null only until `migrate()` backfills it.
+     */
+    summary: jsonb('summary').$type<VersionSummary>(),
     createdAt: createdAt(),
   },
   (t) => [
@@ -198,7 +228,7 @@ export const flowTools = pgTable(
     searchText: text('search_text').notNull(),
     /** The version a `live` row describes; null for `draft`. */
     version: integer('version'),
-    /** Flow-authored text, kept for descriptors; untrusted (spec 7.5). */
+    /** Flow-authored text, kept for descriptors; untrusted (docs/flows.md, "Metadata safety"). */
     title: text('title'),
     description: text('description'),
     flowName: text('flow_name'),
@@ -261,6 +291,9 @@ export const installations = pgTable(
   (t) => [index('installations_ws_idx').on(t.workspaceId, t.sourceFlowSlug)],
 );
 
+/** Run states; `queued`, `running` and `waiting` are live, the others final. */
+export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out';
+
 export const runs = pgTable(
   'runs',
   {
@@ -268,22 +301,38 @@ export const runs = pgTable(
     workspaceId: workspaceRef(),
     flowId: text('flow_id').notNull(),
     flowSlug: text('flow_slug').notNull(),
+    /** Whose flow runs: this workspace's own, or for an installation the source workspace. */
+    definitionWorkspaceId: text('definition_workspace_id').notNull(),
     installationId: text('installation_id'),
+    /** The released version that runs; null for a draft run (its text is in `draftLiteral`). */
     version: integer('version'),
     target: text('target').$type<'live' | 'draft'>().notNull(),
+    /** The draft as it was when the run started: drafts change, a run must not. */
+    draftLiteral: text('draft_literal'),
     toolName: text('tool_name'),
-    status: text('status')
-      .$type<'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out'>()
-      .notNull(),
+    invocation: text('invocation').notNull(),
+    status: text('status').$type<RunStatus>().notNull(),
     input: jsonb('input').notNull(),
+    /** Names of the invocation's secret-typed inputs: never shown, redacted from everything the run lets out. */
+    secretInputs: jsonb('secret_inputs').$type<string[]>().notNull().default([]),
     result: jsonb('result'),
     resultMime: text('result_mime'),
     error: jsonb('error').$type<{ code: string; message: string } | null>(),
+    /** `:concurrency`: runs sharing a key run one at a time (see `run_slots`). */
     concurrencyKey: text('concurrency_key'),
+    principalType: text('principal_type'),
     principalId: text('principal_id'),
+    /** A caller's retry key: starting a run again with the same key returns the same run. */
+    idempotencyKey: text('idempotency_key'),
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: ts('lease_expires_at'),
     wakeAt: ts('wake_at'),
+    /** Set to stop a running run; the worker holding it sees it at its next lease renewal or notification. */
+    cancelRequested: boolean('cancel_requested').notNull().default(false),
+    /** The run's whole-life wall-time bound. */
+    deadlineAt: ts('deadline_at'),
+    /** Usage counters carried across attempts (steps, HTTP calls, LLM tokens). */
+    usage: jsonb('usage').$type<Record<string, number>>().notNull().default({}),
     attempts: integer('attempts').notNull().default(0),
     createdAt: createdAt(),
     startedAt: ts('started_at'),
@@ -292,10 +341,37 @@ export const runs = pgTable(
   },
   (t) => [
     index('runs_ws_created_idx').on(t.workspaceId, t.createdAt),
-    index('runs_claim_idx').on(t.status, t.wakeAt).where(sql`${t.status} in ('queued','waiting','running')`),
+    index('runs_ws_flow_created_idx').on(t.workspaceId, t.flowSlug, t.createdAt),
+    uniqueIndex('runs_ws_idempotency_uq')
+      .on(t.workspaceId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
+    // What workers claim: the oldest queued runs, sleeps that are due, and running runs whose lease expired.
+    index('runs_queued_idx').on(t.createdAt).where(sql`${t.status} = 'queued'`),
+    index('runs_waiting_idx').on(t.wakeAt).where(sql`${t.status} = 'waiting'`),
+    index('runs_leased_idx').on(t.leaseExpiresAt).where(sql`${t.status} = 'running'`),
   ],
 );
 
+/**
+ * One row per `:concurrency` key in use: the run holding it is the one allowed to run (or sleep) under that key. A
+ * claim inserts the row; the key's unique constraint makes two claims of the same key wait for each other.
+ */
+export const runSlots = pgTable(
+  'run_slots',
+  {
+    workspaceId: workspaceRef(),
+    concurrencyKey: text('concurrency_key').notNull(),
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.concurrencyKey] }), index('run_slots_run_idx').on(t.runId)],
+);
+
+/**
+ * A run's steps: the journal replay reads (completed results, stored losslessly and unredacted except for known
+ * secrets; durable waits with their wake time), and failed steps for inspection (never replayed).
+ */
 export const runSteps = pgTable(
   'run_steps',
   {
@@ -305,9 +381,10 @@ export const runSteps = pgTable(
       .references(() => runs.id, { onDelete: 'cascade' }),
     stepId: text('step_id').notNull(),
     type: text('type').notNull(),
-    status: text('status').$type<'running' | 'completed' | 'failed'>().notNull(),
+    status: text('status').$type<'running' | 'completed' | 'waiting' | 'failed'>().notNull(),
     result: jsonb('result'),
     error: jsonb('error').$type<{ code: string; message: string } | null>(),
+    wakeAt: ts('wake_at'),
     attempts: integer('attempts').notNull().default(0),
     startedAt: ts('started_at'),
     finishedAt: ts('finished_at'),
@@ -368,12 +445,16 @@ export const auditEntries = pgTable(
     action: text('action').notNull(),
     arguments: jsonb('arguments'),
     outcome: text('outcome').$type<'ok' | 'error' | 'blocked' | 'denied'>().notNull(),
+    /** The tool-error, JSON-RPC or admin error code when the outcome is not `ok`. */
+    errorCode: text('error_code'),
     blockers: jsonb('blockers'),
     runId: text('run_id'),
     resourceUris: jsonb('resource_uris').$type<string[]>(),
     reason: text('reason'),
     clientName: text('client_name'),
     clientVersion: text('client_version'),
+    /** The MCP protocol version the call was served under; null for admin actions. */
+    protocolVersion: text('protocol_version'),
     durationMs: integer('duration_ms'),
   },
   (t) => [index('audit_ws_id_idx').on(t.workspaceId, t.id)],

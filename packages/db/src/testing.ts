@@ -1,15 +1,20 @@
 import { randomBase62 } from '@flowgate/core';
 import postgres from 'postgres';
-import { createDb, type DbHandle } from './client.js';
+import { createDb, type DbHandle, type DbOptions } from './client.js';
+
+export interface TestDbOptions {
+  /** Sees the text of every statement sent, migrations included (tests count statements with it). */
+  onStatement?: DbOptions['onStatement'];
+}
 
 /**
  * A fresh, migrated database for one test file: PGlite in memory by default, or a throwaway database on
  * the server named by `DATABASE_URL` (dropped on close) so the same tests run against real Postgres.
  */
-export async function createTestDb(): Promise<DbHandle> {
+export async function createTestDb(options: TestDbOptions = {}): Promise<DbHandle> {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
-    const handle = await createDb();
+    const handle = await createDb({ onStatement: options.onStatement });
     await handle.migrate();
     return handle;
   }
@@ -31,7 +36,7 @@ export async function createTestDb(): Promise<DbHandle> {
   }
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
-  const handle = await createDb({ url: url.toString(), maxConnections: 4 });
+  const handle = await createDb({ url: url.toString(), maxConnections: 4, onStatement: options.onStatement });
   await handle.migrate();
   const close = handle.close;
   handle.close = async () => {

@@ -12,7 +12,7 @@ import {
 } from './steps.js';
 
 /**
- * Static checks of the orchestration body (spec 8.1) and of function code.
+ * Static checks of the orchestration body (packages/run-engine/README.md) and of function code.
  *
  * Decisions:
  * - `orchestration_transform` is a warning: map/filter/reduce/remove/sort-by/group-by are part of the language, but

@@ -1,13 +1,14 @@
 /**
  * Positioned diagnostics shared by the reader, the model builder and the flow-body checker.
  *
- * Path format (one format everywhere): the `get-in` keys from the definition's root to the offending value,
- * written as EDN and separated by single spaces — keywords as `:name`, vector/list/set positions as integers,
- * string keys as `"<string key>"` and collection keys as `<vector key>` (their text is flow-authored and never
- * echoed), other keys as their compact EDN (cut to 40 characters). The root is the empty string. Example: `:interfaces :mcp 0 :tool-name`; inside the body: `:flow 2 3 :connection`.
+ * Path format (one format everywhere): the `get-in` keys from the definition's root to the offending value, written as
+ * EDN and separated by single spaces — keywords as `:name`, vector/list/set positions as integers, string keys as
+ * `"<string key>"` and collection keys as `<vector key>` (their text is flow-authored and never echoed), other keys as
+ * their compact EDN (cut to 40 characters). The root is the empty string. Example: `:interfaces :mcp 0 :tool-name`;
+ * inside the body: `:flow 2 3 :connection`.
  *
- * `line` and `column` are 1-based; columns count Unicode code points. They are `null` only when a problem has
- * no place in the text (an oversized or empty definition).
+ * `line` and `column` are 1-based; columns count Unicode code points. They are `null` only when a problem has no place
+ * in the text (an oversized or empty definition).
  */
 export type Severity = 'error' | 'warning';
 

@@ -1,6 +1,6 @@
 /**
- * The surface of the orchestration language (spec 8.1), shared by the validator and the interpreter so that what
- * validates is exactly what runs.
+ * The surface of the orchestration language (packages/run-engine/README.md), shared by the validator and the
+ * interpreter so that what validates is exactly what runs.
  */
 export const SPECIAL_FORMS = [
   'let',

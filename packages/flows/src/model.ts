@@ -5,7 +5,7 @@ import type { EdnMap, EdnNode } from './edn/types.js';
 import { closest, describeNode, keySegment, type Reporter } from './reporter.js';
 import { STEP_TYPES } from './steps.js';
 
-/** Input types of an invocation (spec 7.1); each maps to a JSON Schema in schema.ts. */
+/** Input types of an invocation (docs/flows.md, "Definition"); each maps to a JSON Schema in schema.ts. */
 export const INVOCATION_INPUT_TYPES = [
   'string',
   'text',
@@ -25,7 +25,7 @@ export type InvocationInputType = (typeof INVOCATION_INPUT_TYPES)[number];
 export const INTERFACE_KINDS = ['manual', 'http', 'webhook', 'mcp'] as const;
 export type InterfaceKind = (typeof INTERFACE_KINDS)[number];
 
-/** Connection types a `:requires` slot can ask for (spec 9). */
+/** Connection types a `:requires` slot can ask for (docs/flows.md). */
 export const CONNECTION_TYPES = ['http-api', 'llm-provider', 'secret'] as const;
 
 /**

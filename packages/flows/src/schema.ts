@@ -1,10 +1,10 @@
 import { type FlowModel, findInvocation, type InvocationInput, type InvocationInputType } from './model.js';
 
 /**
- * Invocation inputs → the JSON Schema of a tool input (spec 7.1). Flow-authored text (labels, descriptions,
- * defaults) is untrusted (spec 7.5) and appears only with `trusted: true`. Names, types and select options are the
- * contract itself and always appear; they are bounded by the model (identifiers; options ≤ 200 characters).
- * String-like inputs carry a maximum length so every value an agent can send is bounded.
+ * Invocation inputs → the JSON Schema of a tool input (docs/flows.md, "Definition"). Flow-authored text (labels,
+ * descriptions, defaults) is untrusted (docs/flows.md, "Metadata safety") and appears only with `trusted: true`. Names,
+ * types and select options are the contract itself and always appear; they are bounded by the model (identifiers;
+ * options ≤ 200 characters). String-like inputs carry a maximum length so every value an agent can send is bounded.
  */
 export interface InputPropertySchema {
   type?: 'string' | 'number' | 'integer' | 'boolean';

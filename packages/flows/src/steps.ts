@@ -1,5 +1,5 @@
 /**
- * The five step types of spec 8.2, documented as data. One definition serves three readers: the validator
+ * The five step types, documented as data. One definition serves three readers: the validator
  * (config keys, required fields, literal values), `get_step_reference` (JSON for agents) and the run engine
  * (the limits it enforces). Everything here is plain JSON-compatible data.
  */

@@ -22,7 +22,7 @@ import {
 } from './values.js';
 
 /**
- * The core functions of spec 8.1. The table is typed by the validator's own list (`CORE_FUNCTIONS` in
+ * The core functions of the flow language. The table is typed by the validator's own list (`CORE_FUNCTIONS` in
  * @flowgate/flows), so a name the validator accepts without an implementation here — or the reverse — does not
  * compile. Semantics follow Clojure where it is cheap to do so; the differences are listed in the package's
  * README.md (numbers are doubles, `/` of integers may give a fraction, `split` and `replace` take literal strings

@@ -1,5 +1,5 @@
 /**
- * @flowgate/run-engine — the run engine's self-contained core (spec 8): the interpreter of flow bodies with
+ * @flowgate/run-engine — the run engine's self-contained core: the interpreter of flow bodies with
  * replay, the step executors, results and redaction. The durable queue and worker build on this:
  *
  *   const outcome = await runBody(model, input, {

@@ -549,11 +549,11 @@ describe('redaction and events', () => {
       },
     });
     expect(events[1]?.detail).toMatchObject({ result: { status: 200, leaked: '[redacted]' } });
-    // The journal keeps exact data for replay: it is internal and never shown without redaction.
+    // The journal keeps exact data for replay, except known secrets: a credential an API echoes is never stored.
     expect(journal.get('call')).toEqual({
       status: 'completed',
       type: 'http',
-      result: { '~:status': 200, '~:leaked': 'conn-secret-value' },
+      result: { '~:status': 200, '~:leaked': '[redacted]' },
     });
   });
 

@@ -23,7 +23,7 @@ import type {
   StepRunner,
   UsageMeter,
 } from './ports.js';
-import { eventDetail, redactError } from './redact.js';
+import { eventDetail, redactError, scrubSecrets } from './redact.js';
 import { type RenderedResult, renderResult } from './results.js';
 import {
   decodeValue,
@@ -41,7 +41,7 @@ import {
 } from './values.js';
 
 /**
- * Runs a flow body (spec 8.1) to completion, to a durable wait, or to a failure.
+ * Runs a flow body (packages/run-engine/README.md) to completion, to a durable wait, or to a failure.
  *
  * Replay: the body is deterministic (no clock, randomness or I/O except through steps), so resuming a run means
  * evaluating the body again from the start with the run's journal. A step whose id is in the journal as completed
@@ -444,10 +444,13 @@ class BodyRun extends Evaluator {
 
   /** Stores a result (normalised through its stored form, so replay sees the same value) and reports it. */
   private async complete(stepId: string, type: StepType, value: Value, started: number): Promise<Value> {
-    const stored = encodeValue(value, this.meter, {
-      maxBytes: this.meter.limits.maxStepResultBytes,
-      what: `the result of step ${stepId}`,
-    });
+    const stored = scrubSecrets(
+      encodeValue(value, this.meter, {
+        maxBytes: this.meter.limits.maxStepResultBytes,
+        what: `the result of step ${stepId}`,
+      }),
+      this.knownSecrets(),
+    );
     const result = decodeValue(stored, this.meter);
     await this.record(stepId, { status: 'completed', type, result: stored });
     await this.emit('step_completed', stepId, type, {

@@ -1,12 +1,14 @@
 import { RunError } from './errors.js';
 
 /**
- * Per-run limits (spec 8.1, 8.3). Evaluation limits (fuel, depth, sizes) apply to one evaluation of the body — a
- * replay starts with fresh fuel because it repeats the same work; usage limits (steps, HTTP calls, LLM tokens)
- * accumulate over the whole run through `RunUsage`, which the caller persists between attempts.
+ * Per-run limits (packages/run-engine/README.md, "Limits"). Evaluation limits (fuel, depth, sizes) apply to one
+ * evaluation of the body — a replay starts with fresh fuel because it repeats the same work; usage limits (steps, HTTP
+ * calls, LLM tokens) accumulate over the whole run through `RunUsage`, which the caller persists between attempts.
  */
 export interface RunLimits {
-  /** Evaluation steps per body evaluation: one per form evaluated, plus the size of every collection or string built. */
+  /**
+   * Evaluation steps per body evaluation: one per form evaluated, plus the size of every collection or string built.
+   */
   fuel: number;
   /** Nesting of evaluation (forms inside forms, function calls inside calls). */
   maxDepth: number;

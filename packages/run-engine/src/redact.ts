@@ -23,7 +23,9 @@ export function redactError(error: RunErrorJson, knownSecrets: readonly string[]
   return { ...error, message: redactString(error.message, { knownSecrets }) };
 }
 
-/** Redacts, then bounds: a detail too large to keep becomes `{truncated: true, preview: "<first chars of its JSON>"}`. */
+/**
+ * Redacts, then bounds: a detail too large to keep becomes `{truncated: true, preview: "<first chars of its JSON>"}`.
+ */
 export function eventDetail(
   value: JsonValue,
   knownSecrets: readonly string[],
@@ -33,4 +35,31 @@ export function eventDetail(
   const text = JSON.stringify(clean);
   if (text.length <= maxChars) return clean;
   return { truncated: true, chars: text.length, preview: text.slice(0, maxChars) };
+}
+
+/**
+ * Removes known secrets (the credentials of the run's connections) from a stored step result, keys included. Only
+ * exact secrets: the journal must otherwise hold what the step returned, so token-shaped data stays. The body sees
+ * the scrubbed value on the first run and on every replay alike, so a secret echoed by an API never reaches the
+ * journal, the body or anything built from it.
+ */
+export function scrubSecrets(value: JsonValue, knownSecrets: readonly string[]): JsonValue {
+  const secrets = knownSecrets.filter((s) => s.length >= 4);
+  if (secrets.length === 0) return value;
+  const scrub = (text: string) => {
+    let out = text;
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+    return out;
+  };
+  const walk = (v: JsonValue): JsonValue => {
+    if (typeof v === 'string') return scrub(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: { [key: string]: JsonValue } = {};
+      for (const [k, inner] of Object.entries(v)) out[scrub(k)] = walk(inner);
+      return out;
+    }
+    return v;
+  };
+  return walk(value);
 }

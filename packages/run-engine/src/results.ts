@@ -4,12 +4,13 @@ import { redactJson, redactText } from './redact.js';
 import { type JsonValue, Keyword, toJson, toText, type Value, VMap } from './values.js';
 
 /**
- * A run result as it is stored and served (spec 8.3): one MIME type, the full redacted content, and a preview.
+ * A run result as it is stored and served (packages/run-engine/README.md): one MIME type, the full redacted content,
+ * and a preview.
  *
  * - A top-level viewer envelope `{:flowgate.viewer/kind K :flowgate.viewer/value V}` is unwrapped: `:html` →
  *   text/html, `:markdown` → text/markdown, `:text` → text/plain (V as text), `:json` → application/json (V as JSON).
- * - `{:flowgate.viewer/mime-type "text/csv" :flowgate.viewer/value "…"}` keeps an explicit textual MIME type
- *   (text/*, application/json, application/xml, application/yaml, and +json/+xml types) when V is a string.
+ * - `{:flowgate.viewer/mime-type "text/csv" :flowgate.viewer/value "…"}` keeps an explicit textual MIME type   (text/*,
+ *   application/json, application/xml, application/yaml, and +json/+xml types) when V is a string.
  * - Anything else — an unknown kind, a non-textual MIME type, a plain value — is served as application/json.
  */
 export interface RenderedResult {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET, UNSTORABLE_TEXT_MESSAGE } from './catalog.js';
+import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET } from './catalog.js';
 import { TOOLSETS } from './schemas.js';
+import { UNSTORABLE_TEXT_MESSAGE } from './tool.js';
 
 const SPEC_TOOL_NAMES = [
   'get_workspace_context',
@@ -31,6 +32,9 @@ describe('catalog', () => {
       'list_connections',
       'check_connections',
       'inspect_flow_tool',
+      'call_flow_tool',
+      'get_run_status',
+      'inspect_run_step',
       'check_flow_readiness',
       'get_step_reference',
       'send_feedback',
@@ -39,7 +43,7 @@ describe('catalog', () => {
       'create_flow_draft',
       'release_flow',
     ]);
-    for (const name of TOOL_NAMES) expect(SPEC_TOOL_NAMES).toContain(name);
+    expect(TOOL_NAMES).toEqual(SPEC_TOOL_NAMES);
   });
 
   it.each(CATALOG.map((t) => [t.name, t] as const))('%s is complete and well-formed', (_name, tool) => {
@@ -153,6 +157,9 @@ describe('catalog', () => {
         case 'boolean':
         case 'null':
           return;
+        // A flow input value: checked against the invocation's schema, and for storable text, when a run starts.
+        case 'unknown':
+          return;
         default:
           throw new Error(`${path}: unexpected schema type ${def.type}; teach this test about it`);
       }
@@ -166,6 +173,10 @@ describe('catalog', () => {
         'create_flow_draft.flow_literal',
         'release_flow.release_note',
         'check_connections.connection_ids[]',
+        'call_flow_tool.input{key}',
+        'call_flow_tool.idempotency_key',
+        'get_run_status.run_id',
+        'inspect_run_step.step_id',
       ]),
     );
   });
@@ -193,7 +204,7 @@ describe('catalog', () => {
     expect(Object.isFrozen(CATALOG[0])).toBe(true);
   });
 
-  it('matches the spec table for toolsets, gates and mutation', () => {
+  it('matches the documented table of toolsets, gates and mutation', () => {
     const table = Object.fromEntries(
       CATALOG.map((t) => [t.name, { toolsets: t.toolsets, caps: t.capabilities, mutating: t.mutating }]),
     );
@@ -209,6 +220,9 @@ describe('catalog', () => {
         caps: ['flows.read'],
         mutating: false,
       },
+      call_flow_tool: { toolsets: ['run'], caps: ['flows.read', 'flows.run'], mutating: true },
+      get_run_status: { toolsets: ['read', 'run', 'debug'], caps: ['runs.read'], mutating: false },
+      inspect_run_step: { toolsets: ['read', 'run', 'debug'], caps: ['runs.read'], mutating: false },
       check_flow_readiness: {
         toolsets: ['read', 'setup', 'authoring'],
         caps: ['flows.read'],
@@ -227,7 +241,7 @@ describe('catalog', () => {
     expect(CATALOG.filter((t) => t.readOnlyExempt).map((t) => t.name)).toEqual(['send_feedback']);
   });
 
-  it('knows every toolset, including those without served tools yet', () => {
+  it('knows every toolset, and every toolset has tools', () => {
     expect(TOOLSETS).toEqual([
       'context',
       'read',
@@ -246,31 +260,40 @@ describe('catalog', () => {
       'list_connections',
       'check_connections',
       'inspect_flow_tool',
+      'get_run_status',
+      'inspect_run_step',
       'check_flow_readiness',
       'get_step_reference',
       'validate_flow_definition',
       'get_flow_definition',
     ]);
-    expect(TOOLS_BY_TOOLSET.run).toEqual(['search_flow_tools', 'inspect_flow_tool']);
+    expect(TOOLS_BY_TOOLSET.run).toEqual([
+      'search_flow_tools',
+      'inspect_flow_tool',
+      'call_flow_tool',
+      'get_run_status',
+      'inspect_run_step',
+    ]);
+    for (const ts of TOOLSETS) expect(TOOLS_BY_TOOLSET[ts].length, ts).toBeGreaterThan(0);
     expect(TOOLS_BY_TOOLSET.release).toEqual(['release_flow']);
   });
 
-  it('marks the writers for hosts to confirm: mutating, destructive (they replace a draft or what runs live)', () => {
+  it('marks the writers for hosts to confirm: mutating, destructive (they replace a draft, what runs live, or run a flow)', () => {
     const writers = CATALOG.filter((t) => t.mutating && !t.readOnlyExempt).map((t) => [
       t.name,
       t.annotations.destructiveHint,
       t.annotations.idempotentHint,
     ]);
     expect(writers).toEqual([
+      ['call_flow_tool', true, false],
       ['create_flow_draft', true, true],
       ['release_flow', true, false],
     ]);
   });
 
-  it('treats spec tools that are not served yet as unknown', () => {
-    expect(getTool('call_flow_tool')).toBeUndefined();
-    expect(getTool('get_run_status')).toBeUndefined();
-    expect(getTool('inspect_run_step')).toBeUndefined();
-    expect(getTool('list_connections')?.name).toBe('list_connections');
+  it('finds tools by name, and only tools of the catalog', () => {
+    for (const name of SPEC_TOOL_NAMES) expect(getTool(name)?.name).toBe(name);
+    expect(getTool('constructor')).toBeUndefined();
+    expect(getTool('run_flow')).toBeUndefined();
   });
 });

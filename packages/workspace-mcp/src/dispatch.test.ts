@@ -1,13 +1,52 @@
 import { readFileSync } from 'node:fs';
 import { AppError } from '@flowgate/core';
+import { createTestDb } from '@flowgate/db/testing';
 import { REDACTED } from '@flowgate/secrets';
-import { describe, expect, it } from 'vitest';
+import { seedWorkspace, storedFeedback, testWorkspaceDeps } from '@flowgate/workspace/testing';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { AUDIT_PREVIEW_LIMITS } from './audit-preview.js';
 import { CATALOG, TOOL_NAMES } from './catalog.js';
 import { DEFAULT_SERVER_VERSION } from './context.js';
-import { handleMcpMessage, MAX_BATCH_SIZE, SUPPORTED_METHODS, toolsListCacheSize } from './dispatch.js';
+import {
+  handleMcpMessage,
+  MAX_BATCH_SIZE,
+  SUPPORTED_METHODS,
+  toolsListSerialisationCount,
+} from './dispatch.js';
 import { parseNarrowingHeaders } from './narrowing.js';
 import { adaptContentForVersion, parseErrorResult } from './protocol.js';
-import { callTool, makeCtx, rpc } from './test-support.js';
+import { callTool, makeCtx, rpc, useTestDb } from './test-support.js';
+
+/** The longest text any redaction call was given: hostile input must reach redaction only as a bounded preview. */
+const redaction = vi.hoisted(() => ({ longest: 0 }));
+vi.mock('@flowgate/secrets', async (importOriginal) => {
+  const real = await importOriginal<typeof import('@flowgate/secrets')>();
+  const longestString = (value: unknown): number =>
+    typeof value === 'string'
+      ? value.length
+      : value !== null && typeof value === 'object'
+        ? Object.values(value).reduce((max: number, v) => Math.max(max, longestString(v)), 0)
+        : 0;
+  const seen = (value: unknown) => {
+    redaction.longest = Math.max(redaction.longest, longestString(value));
+  };
+  return {
+    ...real,
+    redact: (...args: Parameters<typeof real.redact>) => {
+      seen(args[0]);
+      return real.redact(...args);
+    },
+    redactString: (...args: Parameters<typeof real.redactString>) => {
+      seen(args[0]);
+      return real.redactString(...args);
+    },
+  };
+});
+
+const env = useTestDb();
+beforeAll(async () => {
+  await seedWorkspace(env.db, 'ws-acme', 'Acme');
+});
 
 const parse = (body: string | null) => JSON.parse(body as string);
 
@@ -19,7 +58,7 @@ function narrow(headers: Parameters<typeof parseNarrowingHeaders>[0]) {
 
 describe('initialize', () => {
   it.each(['2025-11-25', '2025-06-18', '2025-03-26'])('echoes the supported version %s', async (version) => {
-    const ctx = makeCtx({ protocolVersionHeader: null });
+    const ctx = env.ctx({ protocolVersionHeader: null });
     const { status, body } = await rpc(ctx, 'initialize', {
       protocolVersion: version,
       capabilities: {},
@@ -42,7 +81,7 @@ describe('initialize', () => {
     'answers the latest version when %s is requested',
     async (requested) => {
       const { body } = await rpc(
-        makeCtx(),
+        env.ctx(),
         'initialize',
         requested === undefined ? {} : { protocolVersion: requested },
       );
@@ -52,7 +91,7 @@ describe('initialize', () => {
 
   it('is exempt from MCP-Protocol-Version validation and reports the client to the gateway', async () => {
     const seen: unknown[] = [];
-    const ctx = makeCtx({
+    const ctx = env.ctx({
       protocolVersionHeader: '1999-01-01',
       serverVersion: '9.9.9',
       onInitialize: (i) => seen.push(i),
@@ -73,7 +112,7 @@ describe('initialize', () => {
   });
 
   it('survives a throwing onInitialize hook', async () => {
-    const ctx = makeCtx({
+    const ctx = env.ctx({
       onInitialize: () => {
         throw new Error('log sink down');
       },
@@ -92,7 +131,7 @@ describe('initialize', () => {
   });
 
   it('advertises no listChanged and no subscribe', async () => {
-    const { body } = await rpc(makeCtx(), 'initialize', { protocolVersion: '2025-11-25' });
+    const { body } = await rpc(env.ctx(), 'initialize', { protocolVersion: '2025-11-25' });
     expect(JSON.stringify(body.result.capabilities)).not.toMatch(/listChanged|subscribe/);
   });
 });
@@ -101,7 +140,7 @@ describe('protocol version header', () => {
   it('rejects an unsupported MCP-Protocol-Version with HTTP 400', async () => {
     const res = await handleMcpMessage(
       { jsonrpc: '2.0', id: 7, method: 'ping' },
-      makeCtx({ protocolVersionHeader: '2024-11-05' }),
+      env.ctx({ protocolVersionHeader: '2024-11-05' }),
     );
     expect(res.status).toBe(400);
     expect(parse(res.body)).toEqual({
@@ -123,7 +162,7 @@ describe('protocol version header', () => {
       [' 2025-11-25 ', '2025-11-25'],
     ] as const) {
       const { body } = await callTool(
-        makeCtx({ protocolVersionHeader: header }),
+        env.ctx({ protocolVersionHeader: header }),
         'get_workspace_context',
         {},
       );
@@ -137,7 +176,7 @@ describe('server/discover probe', () => {
     for (const header of ['2026-07-28', null]) {
       const res = await handleMcpMessage(
         { jsonrpc: '2.0', id: 'd1', method: 'server/discover', params: {} },
-        makeCtx({ protocolVersionHeader: header }),
+        env.ctx({ protocolVersionHeader: header }),
       );
       expect(res.status).toBe(400);
       const body = parse(res.body);
@@ -174,7 +213,7 @@ describe('JSON-RPC envelope', () => {
     ['a numeric method', { jsonrpc: '2.0', id: 4, method: 12 }, 4],
     ['an empty method', { jsonrpc: '2.0', id: 4, method: '' }, 4],
   ])('rejects %s with -32600 and HTTP 400', async (_what, message, id) => {
-    const res = await handleMcpMessage(message, makeCtx());
+    const res = await handleMcpMessage(message, env.ctx());
     expect(res.status).toBe(400);
     const body = parse(res.body);
     expect(body.id).toBe(id);
@@ -184,7 +223,7 @@ describe('JSON-RPC envelope', () => {
   it('answers params that are not an object with -32602', async () => {
     const res = await handleMcpMessage(
       { jsonrpc: '2.0', id: 1, method: 'tools/list', params: [1, 2] },
-      makeCtx(),
+      env.ctx(),
     );
     expect(res.status).toBe(200);
     expect(parse(res.body).error).toEqual({
@@ -194,7 +233,7 @@ describe('JSON-RPC envelope', () => {
   });
 
   it('answers notifications and client responses with 202 and no body', async () => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     expect(await handleMcpMessage({ jsonrpc: '2.0', method: 'notifications/initialized' }, ctx)).toEqual({
       status: 202,
       body: null,
@@ -225,18 +264,18 @@ describe('JSON-RPC envelope', () => {
 
   it('answers unknown methods with -32601 and HTTP 200', async () => {
     for (const method of ['tools/delete', 'logging/setLevel', 'completion/complete', 'resources/subscribe']) {
-      const { status, body } = await rpc(makeCtx(), method, {});
+      const { status, body } = await rpc(env.ctx(), method, {});
       expect(status).toBe(200);
       expect(body.error).toEqual({ code: -32601, message: `Method not found: ${method}` });
     }
   });
 
   it('answers ping with an empty object and accepts string ids', async () => {
-    const res = await handleMcpMessage({ jsonrpc: '2.0', id: 'abc', method: 'ping' }, makeCtx());
+    const res = await handleMcpMessage({ jsonrpc: '2.0', id: 'abc', method: 'ping' }, env.ctx());
     expect(parse(res.body)).toEqual({ jsonrpc: '2.0', id: 'abc', result: {} });
   });
 
-  it('serves the methods the spec lists', () => {
+  it('serves the documented methods', () => {
     expect([...SUPPORTED_METHODS].sort()).toEqual(
       [
         'initialize',
@@ -260,7 +299,7 @@ describe('batches', () => {
     for (const header of [null, '2025-03-26']) {
       const res = await handleMcpMessage(
         [ping(1), { jsonrpc: '2.0', method: 'notifications/initialized' }, ping(2)],
-        makeCtx({ protocolVersionHeader: header }),
+        env.ctx({ protocolVersionHeader: header }),
       );
       expect(res.status).toBe(200);
       expect(parse(res.body)).toEqual([
@@ -272,7 +311,7 @@ describe('batches', () => {
 
   it('are refused under later versions with -32600 and HTTP 400', async () => {
     for (const header of ['2025-06-18', '2025-11-25']) {
-      const res = await handleMcpMessage([ping(1)], makeCtx({ protocolVersionHeader: header }));
+      const res = await handleMcpMessage([ping(1)], env.ctx({ protocolVersionHeader: header }));
       expect(res.status).toBe(400);
       expect(parse(res.body)).toEqual({
         jsonrpc: '2.0',
@@ -293,7 +332,7 @@ describe('batches', () => {
         { jsonrpc: '2.0', id: 3, method: 'initialize', params: {} },
         { jsonrpc: '2.0', id: 4, method: 'nope' },
       ],
-      makeCtx({ protocolVersionHeader: null }),
+      env.ctx({ protocolVersionHeader: null }),
     );
     expect(res.status).toBe(200);
     expect(
@@ -307,7 +346,7 @@ describe('batches', () => {
   });
 
   it('answers an all-notification batch with 202, and refuses empty or oversized batches', async () => {
-    const ctx = makeCtx({ protocolVersionHeader: null });
+    const ctx = env.ctx({ protocolVersionHeader: null });
     expect(await handleMcpMessage([{ jsonrpc: '2.0', method: 'notifications/initialized' }], ctx)).toEqual({
       status: 202,
       body: null,
@@ -324,7 +363,7 @@ describe('batches', () => {
   });
 
   it('validate an unsupported version header before anything else', async () => {
-    const res = await handleMcpMessage([ping(1)], makeCtx({ protocolVersionHeader: 'garbage' }));
+    const res = await handleMcpMessage([ping(1)], env.ctx({ protocolVersionHeader: 'garbage' }));
     expect(res.status).toBe(400);
     expect(parse(res.body).error.message).toContain('Unsupported MCP-Protocol-Version');
   });
@@ -332,59 +371,70 @@ describe('batches', () => {
 
 describe('tools/list', () => {
   it('lists the visible catalog descriptors', async () => {
-    const { body } = await rpc(makeCtx(), 'tools/list');
+    const { body } = await rpc(env.ctx(), 'tools/list');
     expect(body.result).toEqual({ tools: CATALOG.map((t) => JSON.parse(JSON.stringify(t.descriptor))) });
   });
 
   it('serialises once per distinct visible set', async () => {
-    const a = makeCtx();
-    await rpc(a, 'tools/list');
-    const size = toolsListCacheSize();
-    for (let i = 0; i < 5; i++) await rpc(makeCtx(), 'tools/list');
-    expect(toolsListCacheSize()).toBe(size);
-    const { body } = await rpc(makeCtx({ narrowing: narrow({ toolsets: 'feedback' }) }), 'tools/list');
-    expect(body.result.tools.map((t: { name: string }) => t.name)).toEqual(['send_feedback']);
-    expect(toolsListCacheSize()).toBeGreaterThanOrEqual(size);
-    expect(toolsListCacheSize()).toBeLessThanOrEqual(size + 1);
+    const names = (body: { result?: { tools: { name: string }[] } }) => body.result?.tools.map((t) => t.name);
+    // The full set (listed by earlier tests too): repeating it never serialises again.
+    await rpc(env.ctx(), 'tools/list');
+    const warm = toolsListSerialisationCount();
+    for (let i = 0; i < 5; i++) await rpc(env.ctx(), 'tools/list');
+    expect(toolsListSerialisationCount()).toBe(warm);
+    // A visible set no other test lists: serialised once, then served as it was.
+    const narrowing = narrow({ tools: 'get_step_reference,send_feedback' });
+    const first = await rpc(env.ctx({ narrowing }), 'tools/list');
+    expect(names(first.body)).toEqual(['get_step_reference', 'send_feedback']);
+    expect(toolsListSerialisationCount()).toBe(warm + 1);
+    for (let i = 0; i < 5; i++) {
+      const again = await rpc(env.ctx({ narrowing }), 'tools/list');
+      expect(again.body.result).toEqual(first.body.result);
+    }
+    expect(toolsListSerialisationCount()).toBe(warm + 1);
+    // The same set reached another way (headers or params) is the same entry.
+    const viaParams = await rpc(env.ctx(), 'tools/list', { tools: ['get_step_reference', 'send_feedback'] });
+    expect(viaParams.body.result).toEqual(first.body.result);
+    expect(toolsListSerialisationCount()).toBe(warm + 1);
   });
 
   it('narrows further with params and rejects unknown names there with -32602', async () => {
-    const ok = await rpc(makeCtx(), 'tools/list', { toolsets: ['setup'], excludeTools: 'check_connections' });
+    const ok = await rpc(env.ctx(), 'tools/list', { toolsets: ['setup'], excludeTools: 'check_connections' });
     expect(ok.body.result.tools.map((t: { name: string }) => t.name)).toEqual([
       'list_connections',
       'check_flow_readiness',
     ]);
-    const bad = await rpc(makeCtx(), 'tools/list', { tools: ['call_flow_tool'] });
+    const bad = await rpc(env.ctx(), 'tools/list', { tools: ['run_flow'] });
     expect(bad.status).toBe(200);
     expect(bad.body.error).toEqual({
       code: -32602,
-      message: expect.stringContaining('tools: unknown "call_flow_tool"'),
+      message: expect.stringContaining('tools: unknown "run_flow"'),
       data: {
-        unknown: ['call_flow_tool'],
+        unknown: ['run_flow'],
         valid: [...TOOL_NAMES],
       },
     });
   });
 
   it('rejects a cursor it never issued', async () => {
-    const { body } = await rpc(makeCtx(), 'tools/list', { cursor: 'bm9wZQ.AAAAAAAAAAAAAAAAAAAAAA' });
+    const { body } = await rpc(env.ctx(), 'tools/list', { cursor: 'bm9wZQ.AAAAAAAAAAAAAAAAAAAAAA' });
     expect(body.error).toEqual({ code: -32602, message: 'Invalid cursor' });
   });
 });
 
 describe('tools/call', () => {
-  it('answers an unknown tool (including unserved spec tools) with -32602', async () => {
-    const ctx = makeCtx();
-    const { status, body } = await callTool(ctx, 'call_flow_tool', {});
+  it('answers an unknown tool with -32602', async () => {
+    const ctx = env.ctx();
+    const { status, body } = await callTool(ctx, 'run_flow', {});
     expect(status).toBe(200);
     expect(body.error).toEqual({
       code: -32602,
-      message: 'Unknown tool: call_flow_tool',
-      data: { tool: 'call_flow_tool' },
+      message: 'Unknown tool: run_flow',
+      data: { tool: 'run_flow' },
     });
     expect(ctx.audits[0]).toMatchObject({
       kind: 'tools/call',
-      action: 'call_flow_tool',
+      action: 'run_flow',
       outcome: 'error',
       errorCode: 'unknown_tool',
     });
@@ -392,17 +442,21 @@ describe('tools/call', () => {
 
   it('answers a missing or non-string name with -32602', async () => {
     for (const params of [{}, { name: 3 }, { name: '' }]) {
-      const { body } = await rpc(makeCtx(), 'tools/call', params);
+      const { body } = await rpc(env.ctx(), 'tools/call', params);
       expect(body.error).toEqual({ code: -32602, message: 'params.name must be a tool name' });
     }
   });
 
-  it('returns the spec 4 tool result for a hidden tool', async () => {
-    const ctx = makeCtx({
+  it('returns the blocked-tool result for a hidden tool, without reading the workspace', async () => {
+    const ctx = env.ctx({
       capabilities: new Set(['feedback.send']),
       narrowing: narrow({ toolsets: 'context,feedback' }),
     });
-    const { status, body } = await callTool(ctx, 'list_connections', { limit: 5 });
+    const { result, statements } = await env.statementsDuring(() =>
+      callTool(ctx, 'list_connections', { limit: 5 }),
+    );
+    expect(statements).toEqual([]);
+    const { status, body } = result;
     expect(status).toBe(200);
     const message =
       'list_connections is not available: the token lacks connections.read (grant it to the principal); ' +
@@ -426,7 +480,6 @@ describe('tools/call', () => {
         },
       },
     });
-    expect(ctx.services.calls).toEqual([]);
     expect(ctx.audits).toEqual([
       expect.objectContaining({
         outcome: 'blocked',
@@ -437,8 +490,12 @@ describe('tools/call', () => {
   });
 
   it('returns invalid_arguments with issues when the schema rejects the arguments', async () => {
-    const ctx = makeCtx();
-    const { body } = await callTool(ctx, 'list_connections', { limit: 1000, extra: true });
+    const ctx = env.ctx();
+    const { result, statements } = await env.statementsDuring(() =>
+      callTool(ctx, 'list_connections', { limit: 1000, extra: true }),
+    );
+    expect(statements).toEqual([]);
+    const { body } = result;
     expect(body.result).toEqual({
       isError: true,
       content: [{ type: 'text', text: expect.stringMatching(/^Invalid arguments for list_connections: /) }],
@@ -452,58 +509,66 @@ describe('tools/call', () => {
         },
       },
     });
-    expect(ctx.services.calls).toEqual([]);
     expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'invalid_arguments' });
   });
 
   it('treats non-object arguments as invalid arguments and absent arguments as {}', async () => {
-    const bad = await callTool(makeCtx(), 'get_workspace_context', [1]);
+    const bad = await callTool(env.ctx(), 'get_workspace_context', [1]);
     expect(bad.body.result.structuredContent.error.code).toBe('invalid_arguments');
-    const none = await callTool(makeCtx(), 'get_workspace_context');
+    const none = await callTool(env.ctx(), 'get_workspace_context');
     expect(none.body.result.isError).toBeUndefined();
   });
 
   it('returns structuredContent plus the same JSON as text on success', async () => {
-    const { body } = await callTool(makeCtx(), 'send_feedback', {
+    const { body } = await callTool(env.ctx(), 'send_feedback', {
       summary: 'Docs unclear',
       details: 'The overview skips pagination.',
       area: 'docs',
     });
     expect(body.result.isError).toBeUndefined();
     expect(body.result.structuredContent).toEqual({
-      feedbackId: 'fb_1',
-      receivedAt: '2026-11-20T10:00:00.000Z',
+      feedbackId: expect.stringMatching(/^fb_/),
+      receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       redacted: false,
     });
     expect(body.result.content).toEqual([
       { type: 'text', text: JSON.stringify(body.result.structuredContent) },
     ]);
+    const stored = await storedFeedback(env.db, 'ws-acme');
+    expect(stored.find((f) => f.id === body.result.structuredContent.feedbackId)?.summary).toBe(
+      'Docs unclear',
+    );
   });
 
-  it('turns an AppError from the services into an isError result with its code', async () => {
-    const ctx = makeCtx();
-    const { body } = await callTool(ctx, 'send_feedback', {
-      summary: 'explode',
-      details: 'x',
-      area: 'other',
-    });
+  it('turns an AppError from the workspace into an isError result with its code', async () => {
+    // The workspace answers not_found for a workspace that does not exist (deleted after the key was issued).
+    const ctx = env.ctx({ workspaceId: 'ws-gone' });
+    const { body } = await callTool(ctx, 'get_workspace_context', {});
     expect(body.result).toEqual({
       isError: true,
-      content: [{ type: 'text', text: 'Feedback storage is unavailable, try again later' }],
+      content: [{ type: 'text', text: 'workspace not found' }],
       structuredContent: {
-        error: { code: 'unavailable', message: 'Feedback storage is unavailable, try again later' },
+        error: { code: 'not_found', message: 'workspace not found' },
       },
     });
-    expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'unavailable' });
+    expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'not_found' });
   });
 
   it('keeps AppError issues as details', async () => {
-    const ctx = makeCtx();
-    ctx.services.sendFeedback = async () => {
-      throw new AppError('validation_failed', 'Bad link', [
-        { path: 'resource_uri', message: 'unknown resource' },
-      ]);
-    };
+    // No use case behind a tool throws issues today; a workspace that does stands in, to pin how dispatch maps them.
+    const real = env.ctx().workspace;
+    const ctx = env.ctx({
+      workspace: {
+        ...real,
+        feedback: {
+          send: async () => {
+            throw new AppError('validation_failed', 'Bad link', [
+              { path: 'resource_uri', message: 'unknown resource' },
+            ]);
+          },
+        },
+      },
+    });
     const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details: 'd', area: 'mcp' });
     expect(body.result.structuredContent).toEqual({
       error: { code: 'validation_failed', message: 'Bad link' },
@@ -512,29 +577,48 @@ describe('tools/call', () => {
   });
 
   it('answers unexpected failures with a generic -32603 and hands the error to the gateway', async () => {
-    const ctx = makeCtx();
-    const boom = new Error('db exploded at /srv/secret/path');
-    ctx.services.listConnections = async () => {
-      throw boom;
-    };
-    const res = await handleMcpMessage(
-      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'list_connections', arguments: {} } },
-      ctx,
-    );
-    expect(res.status).toBe(200);
-    expect(parse(res.body)).toEqual({
-      jsonrpc: '2.0',
-      id: 5,
-      error: { code: -32603, message: 'Internal error' },
-    });
-    expect(res.body).not.toContain('exploded');
-    expect(ctx.errors).toEqual([boom]);
-    expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'internal_error' });
+    // A database that went away under the workspace: every read and write fails below the use cases.
+    const gone = await createTestDb();
+    await gone.close();
+    for (const [name, args] of [
+      ['list_connections', {}],
+      ['send_feedback', { summary: 'Storage down?', details: 'x', area: 'other' }],
+    ] as const) {
+      const ctx = makeCtx(testWorkspaceDeps(gone.db));
+      const res = await handleMcpMessage(
+        { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name, arguments: args } },
+        ctx,
+      );
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body as string)).toEqual({
+        jsonrpc: '2.0',
+        id: 5,
+        error: { code: -32603, message: 'Internal error' },
+      });
+      expect(ctx.errors).toHaveLength(1);
+      const error = ctx.errors[0] as Error;
+      expect(error).toBeInstanceOf(Error);
+      expect(res.body).not.toContain(error.message);
+      expect(ctx.audits[0]).toMatchObject({ action: name, outcome: 'error', errorCode: 'internal_error' });
+    }
   });
 
   it('never sends structuredContent that breaks the output schema', async () => {
-    const ctx = makeCtx();
-    ctx.services.sendFeedback = async () => ({ feedbackId: 7 as unknown as string, createdAt: 'now' });
+    // Only a misbehaving workspace could hand back such a receipt; dispatch must refuse to send it.
+    const real = env.ctx().workspace;
+    const ctx = env.ctx({
+      workspace: {
+        ...real,
+        feedback: {
+          send: async (input) => ({
+            feedbackId: 7 as unknown as string,
+            createdAt: 'now',
+            redacted: false,
+            stored: input,
+          }),
+        },
+      },
+    });
     const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details: 'd', area: 'mcp' });
     expect(body.error).toEqual({ code: -32603, message: 'Internal error' });
     expect(ctx.errors).toHaveLength(1);
@@ -543,7 +627,7 @@ describe('tools/call', () => {
 
 describe('audit hook', () => {
   it('receives redacted arguments, the reason and the client, for every call', async () => {
-    const ctx = makeCtx({ clientInfo: { name: 'claude-code', version: '2.1' } });
+    const ctx = env.ctx({ clientInfo: { name: 'claude-code', version: '2.1' } });
     const args = {
       summary: 'Leaked',
       details: 'my token is Bearer abcdefghijklmnop',
@@ -578,7 +662,7 @@ describe('audit hook', () => {
   });
 
   it('redacts the reason and bounds it', async () => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     await callTool(
       ctx,
       'get_workspace_context',
@@ -591,7 +675,7 @@ describe('audit hook', () => {
   });
 
   it('does not fail the call when the sink throws', async () => {
-    const ctx = makeCtx({
+    const ctx = env.ctx({
       audit: () => {
         throw new Error('queue full');
       },
@@ -634,7 +718,7 @@ describe('hostile input', () => {
   const PROTOTYPE_NAMES = ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf'];
 
   it.each(PROTOTYPE_NAMES)('answers method %s with -32601, not an inherited property', async (method) => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     const { status, body } = await rpc(ctx, method, {});
     expect(status).toBe(200);
     expect(body.error).toEqual({ code: -32601, message: `Method not found: ${method}` });
@@ -642,7 +726,7 @@ describe('hostile input', () => {
   });
 
   it.each(PROTOTYPE_NAMES)('never resolves %s as a tool, prompt, doc or step type', async (name) => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     const tool = await callTool(ctx, name, {});
     expect(tool.body.error).toMatchObject({ code: -32602, message: `Unknown tool: ${name}` });
     const prompt = await rpc(ctx, 'prompts/get', { name, arguments: {} });
@@ -657,7 +741,7 @@ describe('hostile input', () => {
   });
 
   it('audits a megabyte of arguments as a bounded, marked preview', async () => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     const details = 'word '.repeat(200_000);
     const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details, area: 'docs' });
     expect(body.result.structuredContent.error.code).toBe('invalid_arguments');
@@ -674,21 +758,23 @@ describe('hostile input', () => {
     });
   });
 
-  it('stays fast when arguments, reason and prompt arguments are built to slow the redaction down', async () => {
-    // Redacting 300 KB of "a." whole takes tens of seconds (quadratic URL pattern).
+  it('redacts only bounded previews of arguments, reason and prompt arguments built to slow redaction down', async () => {
+    // Redacting 300 KB of "a." whole takes tens of seconds (quadratic URL pattern): the work stays bounded only if
+    // redaction never sees more than a preview, whatever the size of what was sent.
     const hostile = 'a.'.repeat(150_000);
-    const ctx = makeCtx();
-    const start = performance.now();
+    const ctx = env.ctx();
+    redaction.longest = 0;
     await callTool(ctx, 'no_such_tool', { a: hostile, b: [hostile] }, { reason: hostile });
     await callTool(ctx, 'send_feedback', { summary: hostile, details: hostile, area: 'mcp' });
     await rpc(ctx, 'prompts/get', { name: 'review_flow_definition', arguments: { flow_slug: hostile } });
-    expect(performance.now() - start).toBeLessThan(2000);
+    expect(redaction.longest).toBeGreaterThan(0);
+    expect(redaction.longest).toBeLessThanOrEqual(AUDIT_PREVIEW_LIMITS.maxStringChars + 1);
     expect(ctx.audits).toHaveLength(3);
     expect((ctx.audits[0]?.reason ?? '').length).toBeLessThanOrEqual(501);
   });
 
   it('strips NUL and lone surrogates from every string of an audit entry', async () => {
-    const ctx = makeCtx({ clientInfo: { name: 'cli\u0000ent\uD800', version: '1\u0000.0' } });
+    const ctx = env.ctx({ clientInfo: { name: 'cli\u0000ent\uD800', version: '1\u0000.0' } });
     await callTool(
       ctx,
       'send_\u0000feedback',
@@ -716,7 +802,7 @@ describe('hostile input', () => {
   });
 
   it('redacts credentials in the URI of a resources/read audit entry', async () => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     const uri = 'flowgate://flows/demo?token=s3cr3t-value-123&installation_id=i1';
     const { body } = await rpc(ctx, 'resources/read', { uri });
     expect(body.error).toMatchObject({ code: -32602, message: 'Resource not found' });
@@ -756,13 +842,14 @@ describe('hostile input', () => {
   ])(
     'answers a NUL or lone surrogate in %s arguments with invalid_arguments (%#)',
     async (tool, args, path, message) => {
-      const ctx = makeCtx();
-      const { body } = await callTool(ctx, tool, args);
+      const ctx = env.ctx();
+      const { result, statements } = await env.statementsDuring(() => callTool(ctx, tool, args));
+      const { body } = result;
       expect(body.error).toBeUndefined();
       expect(body.result.isError).toBe(true);
       expect(body.result.structuredContent.error.code).toBe('invalid_arguments');
       expect(body.result.structuredContent.details.issues).toEqual([{ path, message }]);
-      expect(ctx.services.calls).toEqual([]);
+      expect(statements).toEqual([]);
       expect(ctx.errors).toEqual([]);
     },
   );

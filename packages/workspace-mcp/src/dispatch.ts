@@ -4,7 +4,7 @@
  */
 import { isAppError, zodIssues } from '@flowgate/core';
 import { auditPreview, auditText, storableText } from './audit-preview.js';
-import { CATALOG, type CatalogTool, getTool } from './catalog.js';
+import { CATALOG_TOOLS } from './catalog.js';
 import {
   type ClientInfo,
   DEFAULT_PUBLIC_BASE_URL,
@@ -18,7 +18,7 @@ import {
 import { createCursorCodec, paginate } from './cursor.js';
 import { LIMITS } from './limits.js';
 import { type Narrowing, parseNarrowingParams } from './narrowing.js';
-import { describeBlockers, evaluateTool, visibilityMask } from './policy.js';
+import { describeBlockers, evaluateTool, visibilityKey } from './policy.js';
 import { PROMPT_ARGUMENT_MAX_CHARS, promptDescriptor, visiblePrompts } from './prompts.js';
 import {
   ACCEPTED,
@@ -45,17 +45,22 @@ import {
 } from './protocol.js';
 import { listResources, listResourceTemplates, readResource } from './resources.js';
 import type { Blocker, ToolErrorContent } from './schemas.js';
-import { InvalidArguments, TOOL_HANDLERS, ToolFailure, type ToolHandler } from './tools/index.js';
+import { type McpSurface, WORKSPACE_SURFACE } from './surface.js';
+import { type AnyToolDefinition, InvalidArguments, ToolFailure, type ToolOutcome } from './tool.js';
 
 /** Batches larger than this are refused as a whole (bounded work per HTTP request). */
 export const MAX_BATCH_SIZE = 32;
 
-const SERVER_CAPABILITIES = Object.freeze({ tools: {}, resources: {}, prompts: {} });
+const WORKSPACE_CAPABILITIES = Object.freeze({ tools: {}, resources: {}, prompts: {} });
+const TOOLS_ONLY_CAPABILITIES = Object.freeze({ tools: {} });
+
+export { toolsListSerialisationCount } from './surface.js';
 
 type Params = Record<string, unknown>;
 
 interface Scope extends ToolContext {
   readonly clientInfo: ClientInfo | null;
+  readonly surface: McpSurface;
 }
 
 /** A method result that is already serialised JSON. */
@@ -107,6 +112,9 @@ const DISCOVER_ERROR: JsonRpcError = {
 function makeScope(ctx: McpRequestContext, version: ProtocolVersion): Scope {
   return {
     request: ctx,
+    workspace: ctx.workspace,
+    catalog: CATALOG_TOOLS,
+    surface: ctx.surface ?? WORKSPACE_SURFACE,
     protocolVersion: version,
     cursors: createCursorCodec(ctx.workspaceId, ctx.cursorKey),
     publicBaseUrl: ctx.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL,
@@ -183,7 +191,7 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
     });
   }
   if (!('method' in message)) {
-    // A response posted by the client (we never send requests, but accepting it is what the spec asks).
+    // A response posted by the client (we never send requests, but accepting it is what the protocol asks).
     if (hasId && ('result' in message || 'error' in message)) return null;
     return fail(400, id, { code: JSONRPC_INVALID_REQUEST, message: 'Invalid Request: method is missing' });
   }
@@ -229,7 +237,11 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   const requestId = id as JsonRpcId;
 
   // A Map, not an object: `constructor`, `toString` or `__proto__` must not resolve to anything.
-  const handler = METHODS.get(method);
+  const surface = ctx.surface ?? WORKSPACE_SURFACE;
+  const served =
+    (surface.servesResources || !method.startsWith('resources/')) &&
+    (surface.servesPrompts || !method.startsWith('prompts/'));
+  const handler = served ? METHODS.get(method) : undefined;
   if (!handler)
     return fail(200, requestId, {
       code: JSONRPC_METHOD_NOT_FOUND,
@@ -261,15 +273,6 @@ function clientInfoFrom(value: unknown): ClientInfo | null {
   };
 }
 
-function instructions(workspaceId: string): string {
-  return (
-    `Flowgate workspace MCP server for workspace ${workspaceId}. Start with get_workspace_context (your capabilities, ` +
-    'the visible tools and why others are hidden) and read flowgate://mcp-docs/overview for discovery, narrowing ' +
-    'headers, blockers, pagination and errors. Ask the user before calling tools that change state, never put ' +
-    'secrets in arguments, and use send_feedback when something is unclear.'
-  );
-}
-
 function initialize(params: Params, ctx: McpRequestContext): unknown {
   const requested = typeof params.protocolVersion === 'string' ? params.protocolVersion : null;
   const negotiated =
@@ -293,36 +296,18 @@ function initialize(params: Params, ctx: McpRequestContext): unknown {
       : { name: SERVER_NAME, title: SERVER_TITLE, version };
   return {
     protocolVersion: negotiated,
-    capabilities: SERVER_CAPABILITIES,
+    capabilities: (ctx.surface ?? WORKSPACE_SURFACE).servesResources
+      ? WORKSPACE_CAPABILITIES
+      : TOOLS_ONLY_CAPABILITIES,
     serverInfo,
-    instructions: instructions(ctx.workspaceId),
+    instructions: (ctx.surface ?? WORKSPACE_SURFACE).instructions(ctx.workspaceId),
   };
 }
 
 // ---- tools --------------------------------------------------------------------------------------------
 
-const toolsListCache = new Map<number, string>();
-export const TOOLS_LIST_CACHE_MAX = 128;
-
-/** `{"tools":[…]}` for a visible set, serialised once per distinct set. */
-function toolsListJson(mask: number): string {
-  const hit = toolsListCache.get(mask);
-  if (hit !== undefined) return hit;
-  const tools = CATALOG.filter((_, i) => (mask & (1 << i)) !== 0).map((t) => t.descriptor);
-  const json = JSON.stringify({ tools });
-  if (toolsListCache.size >= TOOLS_LIST_CACHE_MAX)
-    toolsListCache.delete(toolsListCache.keys().next().value as number);
-  toolsListCache.set(mask, json);
-  return json;
-}
-
-/** For tests: how many serialised lists are cached. */
-export function toolsListCacheSize(): number {
-  return toolsListCache.size;
-}
-
-function narrowingFromParams(params: Params): Narrowing | null {
-  const parsed = parseNarrowingParams(params);
+function narrowingFromParams(params: Params, surface: McpSurface): Narrowing | null {
+  const parsed = parseNarrowingParams(params, surface.toolNames);
   if (parsed === null) return null;
   if (!parsed.ok)
     throw invalidParams(parsed.error.message, { unknown: parsed.error.unknown, valid: parsed.error.valid });
@@ -330,11 +315,12 @@ function narrowingFromParams(params: Params): Narrowing | null {
 }
 
 function listTools(params: Params, scope: Scope): RawJson | unknown {
-  const extra = narrowingFromParams(params);
-  const mask = visibilityMask(scope.request, extra);
-  if (params.cursor === undefined) return new RawJson(toolsListJson(mask));
+  const surface = scope.surface;
+  const extra = narrowingFromParams(params, surface);
+  const key = visibilityKey(surface.tools, scope.request, extra);
+  if (params.cursor === undefined) return new RawJson(surface.toolsListJson(key));
   // Every list fits one page, so no cursor is ever issued; a cursor is checked anyway and refused when bad.
-  const descriptors = CATALOG.filter((_, i) => (mask & (1 << i)) !== 0).map((t) => t.descriptor);
+  const descriptors = surface.tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor);
   const page = paginate(descriptors, scope.cursors, 'tools/list', params.cursor, 100);
   if (!page) throw invalidParams('Invalid cursor');
   return page.nextCursor ? { tools: page.items, nextCursor: page.nextCursor } : { tools: page.items };
@@ -403,135 +389,113 @@ function invalidArgumentsResult(tool: string, issues: { path: string; message: s
   });
 }
 
-async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
-  const start = performance.now();
-  const name = params.name;
-  if (typeof name !== 'string' || name.length === 0) throw invalidParams('params.name must be a tool name');
-  const reason = reasonFrom(params);
-  const args = params.arguments === undefined || params.arguments === null ? {} : params.arguments;
-  const base = {
-    kind: 'tools/call' as const,
-    action: auditText(name, 128),
-    // Bounded before anything else touches the unvalidated arguments (redaction is not linear on hostile text).
-    arguments: auditPreview(args),
-    reason,
-    resourceUris: [] as string[],
-    runId: null,
-  };
+/** The verdict of one call: what the client gets, and what the audit records. */
+interface CallVerdict {
+  result: CallToolResult;
+  outcome: McpAuditEntry['outcome'];
+  errorCode: string | null;
+  blockers: Blocker[] | null;
+  runId: string | null;
+  resourceUris: string[];
+}
 
-  const tool: CatalogTool | undefined = getTool(name);
-  if (!tool) {
-    audit(scope, {
-      ...base,
-      outcome: 'error',
-      errorCode: 'unknown_tool',
-      blockers: null,
-      durationMs: elapsed(start),
-    });
-    throw invalidParams(`Unknown tool: ${truncate(name, 128)}`, { tool: truncate(name, 128) });
-  }
+function failed(result: CallToolResult, errorCode: string): CallVerdict {
+  return { result, outcome: 'error', errorCode, blockers: null, runId: null, resourceUris: [] };
+}
 
-  const evaluation = evaluateTool(tool, scope.request);
-  if (!evaluation.visible) {
-    audit(scope, {
-      ...base,
-      outcome: 'blocked',
-      errorCode: 'tool_blocked',
-      blockers: evaluation.blockers,
-      durationMs: elapsed(start),
-    });
-    return blockedResult(tool.name, evaluation.blockers);
-  }
-
+/** Runs a visible tool's handler and turns every expected failure into an `isError` result. */
+async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Promise<CallVerdict> {
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) {
-    audit(scope, {
-      ...base,
-      outcome: 'error',
-      errorCode: 'invalid_arguments',
-      blockers: null,
-      durationMs: elapsed(start),
-    });
-    return invalidArgumentsResult(tool.name, zodIssues(parsed.error));
-  }
-
-  const handler = TOOL_HANDLERS[tool.name] as ToolHandler<CatalogTool>;
-  let outcome: Awaited<ReturnType<typeof handler>>;
+  if (!parsed.success)
+    return failed(invalidArgumentsResult(tool.name, zodIssues(parsed.error)), 'invalid_arguments');
+  let outcome: ToolOutcome<unknown>;
   try {
-    outcome = await handler(parsed.data as never, scope);
+    outcome = await tool.handler(parsed.data, scope);
   } catch (error) {
     if (error instanceof InvalidArguments) {
-      audit(scope, {
-        ...base,
-        outcome: 'error',
-        errorCode: 'invalid_arguments',
-        blockers: null,
-        durationMs: elapsed(start),
-      });
-      return invalidArgumentsResult(tool.name, error.issues);
+      return failed(invalidArgumentsResult(tool.name, error.issues), 'invalid_arguments');
     }
-    if (error instanceof ToolFailure) {
-      audit(scope, {
-        ...base,
-        outcome: 'error',
-        errorCode: error.code,
-        blockers: null,
-        durationMs: elapsed(start),
-      });
-      return toolError({ error: { code: error.code, message: error.message }, details: error.details });
-    }
-    if (isAppError(error)) {
-      audit(scope, {
-        ...base,
-        outcome: 'error',
-        errorCode: error.code,
-        blockers: null,
-        durationMs: elapsed(start),
-      });
-      const issues = error.issues;
-      return toolError(
-        issues
-          ? { error: { code: error.code, message: error.message }, details: { issues } }
-          : { error: { code: error.code, message: error.message } },
+    if (isAppError(error) && error.code === 'invalid_cursor') {
+      return failed(
+        invalidArgumentsResult(tool.name, [{ path: 'cursor', message: error.message }]),
+        'invalid_arguments',
       );
     }
-    audit(scope, {
-      ...base,
-      outcome: 'error',
-      errorCode: 'internal_error',
-      blockers: null,
-      durationMs: elapsed(start),
-    });
+    if (error instanceof ToolFailure) {
+      return failed(
+        toolError({ error: { code: error.code, message: error.message }, details: error.details }),
+        error.code,
+      );
+    }
+    if (isAppError(error)) {
+      const content: ToolErrorContent = error.issues
+        ? { error: { code: error.code, message: error.message }, details: { issues: error.issues } }
+        : { error: { code: error.code, message: error.message } };
+      return failed(toolError(content), error.code);
+    }
     throw error;
   }
-
   // Clients validate structuredContent against the advertised schema; never send what would fail there.
   const checked = tool.output.safeParse(outcome.output);
   if (!checked.success) {
-    audit(scope, {
-      ...base,
-      outcome: 'error',
-      errorCode: 'internal_error',
-      blockers: null,
-      durationMs: elapsed(start),
-    });
     throw new Error(`${tool.name} produced output that does not match its schema: ${checked.error.message}`);
   }
   const structured = outcome.output as Record<string, unknown>;
   const extra = outcome.content ? adaptContentForVersion(outcome.content, scope.protocolVersion) : [];
-  audit(scope, {
-    ...base,
+  return {
+    result: {
+      content: [{ type: 'text', text: JSON.stringify(structured) }, ...extra],
+      structuredContent: structured,
+    },
     outcome: 'ok',
     errorCode: null,
     blockers: null,
-    durationMs: elapsed(start),
-    resourceUris: outcome.resourceUris ?? [],
     runId: outcome.runId ?? null,
-  });
-  return {
-    content: [{ type: 'text', text: JSON.stringify(structured) }, ...extra],
-    structuredContent: structured,
+    resourceUris: outcome.resourceUris ?? [],
   };
+}
+
+async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
+  const start = performance.now();
+  const name = params.name;
+  if (typeof name !== 'string' || name.length === 0) throw invalidParams('params.name must be a tool name');
+  const args = params.arguments === undefined || params.arguments === null ? {} : params.arguments;
+  // Every call is audited exactly once, here, whatever happens below.
+  let verdict: CallVerdict | null = null;
+  let errorCode = 'internal_error';
+  try {
+    const tool = scope.surface.find(name);
+    if (!tool) {
+      errorCode = 'unknown_tool';
+      throw invalidParams(`Unknown tool: ${truncate(name, 128)}`, { tool: truncate(name, 128) });
+    }
+    const evaluation = evaluateTool(tool, scope.request);
+    verdict = evaluation.visible
+      ? await runTool(tool, args, scope)
+      : {
+          result: blockedResult(tool.name, evaluation.blockers),
+          outcome: 'blocked',
+          errorCode: 'tool_blocked',
+          blockers: evaluation.blockers,
+          runId: null,
+          resourceUris: [],
+        };
+    return verdict.result;
+  } finally {
+    audit(scope, {
+      kind: 'tools/call',
+      action: auditText(name, 128),
+      // Bounded before anything else touches the unvalidated arguments (redaction is not linear on hostile text).
+      arguments: auditPreview(args),
+      reason: reasonFrom(params),
+      outcome: verdict?.outcome ?? 'error',
+      errorCode: verdict ? verdict.errorCode : errorCode,
+      blockers: verdict?.blockers ?? null,
+      resourceUris: verdict?.resourceUris ?? [],
+      runId: verdict?.runId ?? null,
+      durationMs: elapsed(start),
+    });
+  }
 }
 
 // ---- resources and prompts -------------------------------------------------------------------------------

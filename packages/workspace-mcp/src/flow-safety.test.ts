@@ -1,88 +1,105 @@
 /**
- * Metadata safety (spec 7.5, seed 004) across every model-facing path: flow-authored text never reaches the
+ * Metadata safety (docs/flows.md) across every model-facing path: flow-authored text never reaches the
  * model unless a trust decision applies, every descriptor says which decision applies, and search still
  * matches on the text it does not return.
  */
-import { describe, expect, it } from 'vitest';
-import { AUTHORED_MARKERS, flowWorld } from './flow-fixtures.js';
-import { callTool, makeCtx, rpc } from './test-support.js';
+import { repos } from '@flowgate/db';
+import { AUTHORED_MARKERS, type FlowWorld, seedFlowWorld } from '@flowgate/workspace/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { callTool, rpc, useTestDb } from './test-support.js';
 
-function untrustedWorld() {
-  const w = flowWorld();
-  for (const inst of w.store.installations) inst.trustMetadata = false;
-  return { ...w, ctx: makeCtx({ services: w.services }) };
-}
+const env = useTestDb();
+/** ws-acme's flow world with no opt-in by the installer: only the source's own admin trusts partner-lookup. */
+let untrusted: FlowWorld;
+beforeAll(async () => {
+  untrusted = await seedFlowWorld(env.deps, { installerOptIn: false });
+});
 
-/** Every model-facing read of the hostile flows, as [label, request] pairs. */
-const MODEL_FACING: Array<[string, string, Record<string, unknown>]> = [
-  ['search_flows browse', 'tools/call', { name: 'search_flows', arguments: {} }],
-  ['search_flows query', 'tools/call', { name: 'search_flows', arguments: { query: 'zebracorn' } }],
-  ['search_flow_tools browse', 'tools/call', { name: 'search_flow_tools', arguments: {} }],
-  ['search_flow_tools query', 'tools/call', { name: 'search_flow_tools', arguments: { query: 'ignore' } }],
+/** A request context on the untrusted world. */
+const untrustedCtx = () => env.ctx({ workspaceId: untrusted.workspaceId });
+
+/** Every model-facing read of the hostile flows, as [label, method, params of the world] triples. */
+const MODEL_FACING: Array<[string, string, (w: FlowWorld) => Record<string, unknown>]> = [
+  ['search_flows browse', 'tools/call', () => ({ name: 'search_flows', arguments: {} })],
+  ['search_flows query', 'tools/call', () => ({ name: 'search_flows', arguments: { query: 'zebracorn' } })],
+  ['search_flow_tools browse', 'tools/call', () => ({ name: 'search_flow_tools', arguments: {} })],
+  [
+    'search_flow_tools query',
+    'tools/call',
+    () => ({ name: 'search_flow_tools', arguments: { query: 'ignore' } }),
+  ],
   [
     'search_flow_tools exact',
     'tools/call',
-    { name: 'search_flow_tools', arguments: { tool_name: 'partner_lookup' } },
+    () => ({ name: 'search_flow_tools', arguments: { tool_name: 'partner_lookup' } }),
   ],
   [
     'inspect own',
     'tools/call',
-    { name: 'inspect_flow_tool', arguments: { flow_slug: 'enrich-company', tool_name: 'enrich_company' } },
+    () => ({
+      name: 'inspect_flow_tool',
+      arguments: { flow_slug: 'enrich-company', tool_name: 'enrich_company' },
+    }),
   ],
   [
     'inspect own draft',
     'tools/call',
-    {
+    () => ({
       name: 'inspect_flow_tool',
       arguments: { flow_slug: 'enrich-company', tool_name: 'enrich_company', target: 'draft' },
-    },
+    }),
   ],
   [
     'inspect installed',
     'tools/call',
-    {
+    (w) => ({
       name: 'inspect_flow_tool',
       arguments: {
         flow_slug: 'partner-lookup',
         tool_name: 'partner_lookup',
-        installation_id: 'inst_trusted',
+        installation_id: w.installations.pinned,
       },
-    },
+    }),
   ],
   [
     'readiness own',
     'tools/call',
-    { name: 'check_flow_readiness', arguments: { flow_slug: 'enrich-company' } },
+    () => ({ name: 'check_flow_readiness', arguments: { flow_slug: 'enrich-company' } }),
   ],
   [
     'readiness installed',
     'tools/call',
-    {
+    (w) => ({
       name: 'check_flow_readiness',
-      arguments: { flow_slug: 'partner-lookup', installation_id: 'inst_plain' },
-    },
+      arguments: { flow_slug: 'partner-lookup', installation_id: w.installations.tracking },
+    }),
   ],
-  ['flow resource', 'resources/read', { uri: 'flowgate://flows/enrich-company' }],
+  ['flow resource', 'resources/read', () => ({ uri: 'flowgate://flows/enrich-company' })],
   [
     'installed flow resource',
     'resources/read',
-    { uri: 'flowgate://flows/partner-lookup?installation_id=inst_plain' },
+    (w) => ({ uri: `flowgate://flows/partner-lookup?installation_id=${w.installations.tracking}` }),
   ],
-  ['tool resource', 'resources/read', { uri: 'flowgate://flows/enrich-company/mcp-tools/enrich_company' }],
+  [
+    'tool resource',
+    'resources/read',
+    () => ({ uri: 'flowgate://flows/enrich-company/mcp-tools/enrich_company' }),
+  ],
   [
     'installed tool resource',
     'resources/read',
-    { uri: 'flowgate://flows/partner-lookup/mcp-tools/partner_lookup?installation_id=inst_trusted' },
+    (w) => ({
+      uri: `flowgate://flows/partner-lookup/mcp-tools/partner_lookup?installation_id=${w.installations.pinned}`,
+    }),
   ],
-  ['tools/list', 'tools/list', {}],
-  ['templates/list', 'resources/templates/list', {}],
-  ['prompts/list', 'prompts/list', {}],
+  ['tools/list', 'tools/list', () => ({})],
+  ['templates/list', 'resources/templates/list', () => ({})],
+  ['prompts/list', 'prompts/list', () => ({})],
 ];
 
 describe('untrusted flow-authored text', () => {
   it.each(MODEL_FACING)('never appears in %s', async (_label, method, params) => {
-    const { ctx } = untrustedWorld();
-    const { body } = await rpc(ctx, method, params);
+    const { body } = await rpc(untrustedCtx(), method, params(untrusted));
     expect(body.error).toBeUndefined();
     expect(body.result.isError).toBeUndefined();
     const text = JSON.stringify(body);
@@ -90,7 +107,7 @@ describe('untrusted flow-authored text', () => {
   });
 
   it('every brokered descriptor says which trust decision applies', async () => {
-    const { ctx } = untrustedWorld();
+    const ctx = untrustedCtx();
     const tools = (await callTool(ctx, 'search_flow_tools', {})).body.result.structuredContent.tools;
     const flows = (await callTool(ctx, 'search_flows', {})).body.result.structuredContent.flows;
     for (const entry of [...tools, ...flows]) {
@@ -105,8 +122,7 @@ describe('untrusted flow-authored text', () => {
 
   it('still matches on the text it does not return', async () => {
     for (const word of ['zebracorn', 'TOOLDESC', 'previous instructions', 'title-marker']) {
-      const { ctx } = untrustedWorld();
-      const { body } = await callTool(ctx, 'search_flow_tools', { query: word });
+      const { body } = await callTool(untrustedCtx(), 'search_flow_tools', { query: word });
       const tools = body.result.structuredContent.tools;
       expect(tools.map((t: { toolName: string; source: string }) => `${t.toolName}:${t.source}`)).toEqual([
         'enrich_company:draft',
@@ -119,7 +135,7 @@ describe('untrusted flow-authored text', () => {
   });
 
   it('returns the source on explicit request, marked as untrusted content', async () => {
-    const { ctx } = untrustedWorld();
+    const ctx = untrustedCtx();
     const { body } = await callTool(ctx, 'get_flow_definition', {
       flow_slug: 'enrich-company',
       source: 'live',
@@ -135,28 +151,37 @@ describe('untrusted flow-authored text', () => {
 
 describe('opt-ins', () => {
   it('show authored text for an installation only when its installer opted in', async () => {
-    const w = flowWorld();
-    const ctx = makeCtx({ services: w.services });
-    const { body } = await callTool(ctx, 'search_flow_tools', { tool_name: 'partner_lookup' });
-    const [plain, trusted] = body.result.structuredContent.tools;
-    expect(plain).toMatchObject({ installationId: 'inst_plain', authored: null });
+    const w = await seedFlowWorld(env.deps, { workspaceId: env.uniqueId('ws-acme') });
+    const { body } = await callTool(env.ctx({ workspaceId: w.workspaceId }), 'search_flow_tools', {
+      tool_name: 'partner_lookup',
+    });
+    const tools = body.result.structuredContent.tools;
+    const plain = tools.find(
+      (e: { installationId: string }) => e.installationId === w.installations.tracking,
+    );
+    const trusted = tools.find(
+      (e: { installationId: string }) => e.installationId === w.installations.pinned,
+    );
+    expect(plain).toMatchObject({ authored: null });
     expect(plain.metadataSafety.flowAuthoredMetadata).toBe('omitted_untrusted');
     expect(trusted).toMatchObject({
-      installationId: 'inst_trusted',
       metadataSafety: { flowAuthoredMetadata: 'trusted_installer_opt_in' },
       authored: { title: 'TITLE-MARKER' },
     });
+    // The untrusted world's pinned installation is the same flow and version, without the opt-in.
+    const without = await callTool(untrustedCtx(), 'search_flow_tools', { tool_name: 'partner_lookup' });
+    expect(JSON.stringify(without.body)).not.toContain('TITLE-MARKER');
   });
 
   it("show an own flow's text only after the workspace admin's opt-in", async () => {
-    const w = flowWorld();
-    const ctx = makeCtx({ services: w.services });
+    const w = await seedFlowWorld(env.deps, { workspaceId: env.uniqueId('ws-acme') });
+    const ctx = env.ctx({ workspaceId: w.workspaceId });
     const before = await callTool(ctx, 'inspect_flow_tool', {
       flow_slug: 'enrich-company',
       tool_name: 'enrich_company',
     });
     expect(JSON.stringify(before.body)).not.toContain('LABEL-MARKER');
-    w.hostile.trustMetadata = true;
+    await repos.setFlowTrustMetadata(env.db, w.workspaceId, 'enrich-company', true);
     const after = await callTool(ctx, 'inspect_flow_tool', {
       flow_slug: 'enrich-company',
       tool_name: 'enrich_company',
@@ -170,7 +195,8 @@ describe('opt-ins', () => {
 
 describe('flow resources', () => {
   it('read flow metadata with the definitions that exist', async () => {
-    const { ctx } = untrustedWorld();
+    const ctx = untrustedCtx();
+    const { tracking } = untrusted.installations;
     const { body } = await rpc(ctx, 'resources/read', { uri: 'flowgate://flows/enrich-company' });
     const [contents] = body.result.contents;
     expect(contents.mimeType).toBe('application/json');
@@ -187,16 +213,16 @@ describe('flow resources', () => {
       expect(JSON.parse(def.body.result.contents[0].text).contentTrust).toBe('flow_authored_untrusted');
     }
     const installed = await rpc(ctx, 'resources/read', {
-      uri: 'flowgate://flows/partner-lookup?installation_id=inst_plain',
+      uri: `flowgate://flows/partner-lookup?installation_id=${tracking}`,
     });
     expect(JSON.parse(installed.body.result.contents[0].text).definitionUris).toEqual([
-      'flowgate://flows/partner-lookup/definition/active?installation_id=inst_plain',
-      'flowgate://flows/partner-lookup/versions/1/definition?installation_id=inst_plain',
+      `flowgate://flows/partner-lookup/definition/active?installation_id=${tracking}`,
+      `flowgate://flows/partner-lookup/versions/1/definition?installation_id=${tracking}`,
     ]);
   });
 
   it('read a released version and a tool descriptor equal to inspect_flow_tool', async () => {
-    const { ctx } = untrustedWorld();
+    const ctx = untrustedCtx();
     const version = await rpc(ctx, 'resources/read', {
       uri: 'flowgate://flows/enrich-company/versions/1/definition',
     });
@@ -212,6 +238,7 @@ describe('flow resources', () => {
   });
 
   it('read as not found when missing, malformed or hidden', async () => {
+    const { tracking } = untrusted.installations;
     const uris = [
       'flowgate://flows/nope',
       'flowgate://flows/enrich-company/definition/bogus',
@@ -219,26 +246,29 @@ describe('flow resources', () => {
       'flowgate://flows/enrich-company/versions/7/definition',
       'flowgate://flows/enrich-company/mcp-tools/nope',
       'flowgate://flows/..%2Fetc',
-      'flowgate://flows/enrich-company?installation_id=inst_plain',
+      `flowgate://flows/enrich-company?installation_id=${tracking}`,
       'flowgate://flows/partner-lookup?other=1',
       'flowgate://flows/partner-secret-flow',
-      'flowgate://flows/partner-lookup/definition/draft?installation_id=inst_plain',
+      `flowgate://flows/partner-lookup/definition/draft?installation_id=${tracking}`,
     ];
     for (const uri of uris) {
-      const { body } = await rpc(untrustedWorld().ctx, 'resources/read', { uri });
+      const { body } = await rpc(untrustedCtx(), 'resources/read', { uri });
       expect(body.error, uri).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });
     }
-    const noInstallations = makeCtx({
-      services: flowWorld().services,
+    const noInstallations = env.ctx({
+      workspaceId: untrusted.workspaceId,
       capabilities: new Set(['flows.read']),
     });
     const hidden = await rpc(noInstallations, 'resources/read', {
-      uri: 'flowgate://flows/partner-lookup?installation_id=inst_plain',
+      uri: `flowgate://flows/partner-lookup?installation_id=${tracking}`,
     });
     expect(hidden.body.error?.code).toBe(-32602);
-    const noFlows = makeCtx({ services: flowWorld().services, capabilities: new Set(['feedback.send']) });
-    const gated = await rpc(noFlows, 'resources/read', { uri: 'flowgate://flows/enrich-company' });
+    const noFlows = env.ctx({ workspaceId: untrusted.workspaceId, capabilities: new Set(['feedback.send']) });
+    const { result: gated, statements } = await env.statementsDuring(() =>
+      rpc(noFlows, 'resources/read', { uri: 'flowgate://flows/enrich-company' }),
+    );
     expect(gated.body.error?.code).toBe(-32602);
-    expect(noFlows.services.calls).toEqual([]);
+    // Refused before the workspace is read.
+    expect(statements).toEqual([]);
   });
 });

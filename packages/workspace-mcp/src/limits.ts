@@ -24,10 +24,26 @@ export const LIMITS = Object.freeze({
   searchFlowToolsMaxLimit: 50,
   searchQueryMaxChars: 200,
   installationIdMaxChars: 128,
-  /** A definition is at most 150 KB (spec 7.1); counted in characters here, in bytes by the validator. */
+  /**
+   * A definition is at most 150 KB (docs/flows.md, "Definition"); counted in characters here, in bytes by the
+   * validator.
+   */
   flowLiteralMaxChars: 153_600,
   releaseNoteMaxChars: 1000,
   flowVersionMax: 1_000_000,
+  /** call_flow_tool waits at most this long for a run to finish before answering with its id. */
+  callFlowToolMaxWaitMs: 20_000,
+  runIdMaxChars: 64,
+  stepIdMaxChars: 300,
+  idempotencyKeyMaxChars: 200,
+  inputKeyMaxChars: 128,
+  inputMaxKeys: 200,
+  runEventsPageSize: 50,
+  /** A run result or step result at most this long (as JSON text) is returned inline; longer ones are previewed. */
+  resultInlineMaxChars: 8_000,
+  resultPreviewChars: 2_000,
+  /** Step ids listed in an inspect_run_step summary. */
+  stepIdsListed: 100,
 });
 
 export type Limits = typeof LIMITS;

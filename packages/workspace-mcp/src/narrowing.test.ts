@@ -87,30 +87,29 @@ describe('parseNarrowingHeaders', () => {
     expect(r.error.message).toContain('X-MCP-Toolsets: unknown "wrte", "admin"');
   });
 
-  it('treats spec tools that are not served yet as unknown tool names', () => {
+  it('accepts every catalog tool name (seed examples included) and names the unknown ones', () => {
+    // The header the product docs use as an example.
+    const example = parseNarrowingHeaders({ tools: 'search_flows,get_run_status' });
+    expect(example).toMatchObject({ ok: true, narrowing: { tools: ['search_flows', 'get_run_status'] } });
     const r = parseNarrowingHeaders({
-      tools: 'list_connections,call_flow_tool',
-      excludeTools: 'get_run_status',
+      tools: 'list_connections,call_flow_tool,run_flow',
+      excludeTools: 'get_run_status,delete_everything',
     });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.error.unknown).toEqual(['call_flow_tool', 'get_run_status']);
-    expect(r.error.valid).toEqual([
-      'get_workspace_context',
-      'search_flows',
-      'search_flow_tools',
-      'list_connections',
-      'check_connections',
-      'inspect_flow_tool',
-      'check_flow_readiness',
-      'get_step_reference',
-      'send_feedback',
-      'validate_flow_definition',
-      'get_flow_definition',
-      'create_flow_draft',
-      'release_flow',
-    ]);
+    expect(r.error.unknown).toEqual(['run_flow', 'delete_everything']);
+    expect(r.error.valid).toEqual([...TOOL_NAMES]);
     expect(r.error.problems.map((p) => p.source)).toEqual(['X-MCP-Tools', 'X-MCP-Exclude-Tools']);
+  });
+
+  it('checks names against the tools of the endpoint when it has its own (a per-flow endpoint)', () => {
+    const names = ['enrich_company', 'get_run_status', 'inspect_run_step'];
+    expect(parseNarrowingHeaders({ tools: 'enrich_company' }, names)).toMatchObject({
+      ok: true,
+      narrowing: { tools: ['enrich_company'] },
+    });
+    const r = parseNarrowingHeaders({ tools: 'search_flows' }, names);
+    expect(r).toMatchObject({ ok: false, error: { unknown: ['search_flows'], valid: names } });
   });
 
   it('reports problems of several headers at once', () => {

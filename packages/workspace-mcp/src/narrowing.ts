@@ -3,7 +3,7 @@
  * or from tools/list params (discovery experiments; they only narrow the header-derived list further).
  * Narrowing never grants anything; policy.ts intersects it with capabilities and workspace policy.
  */
-import { isToolName, TOOL_NAMES } from './catalog.js';
+import { TOOL_NAMES } from './catalog.js';
 import { TOOLSETS, type Toolset } from './schemas.js';
 
 export interface Narrowing {
@@ -93,17 +93,20 @@ export function narrowingHeadersFrom(get: HeaderGetter): NarrowingHeaders {
   };
 }
 
-function validNames(kind: ListKind): string[] {
-  return kind === 'toolsets' ? [...TOOLSET_CHOICES] : [...TOOL_NAMES];
-}
-
 class Collector {
   readonly problems: NarrowingProblem[] = [];
+
+  /** The tool names this endpoint serves (the catalog, or a flow endpoint's own). */
+  constructor(private readonly toolNames: readonly string[] = TOOL_NAMES) {}
 
   /**
    * Comma list → trimmed, non-empty, de-duplicated entries in first-seen order. Walks the value once and stops
    * at the first entry over a cap (reported as a problem; `null` then).
    */
+  validNames(kind: ListKind): string[] {
+    return kind === 'toolsets' ? [...TOOLSET_CHOICES] : [...this.toolNames];
+  }
+
   split(value: string, source: NarrowingSource, kind: ListKind): string[] | null {
     const seen = new Set<string>();
     let entries = 0;
@@ -118,7 +121,7 @@ class Collector {
         this.problems.push({
           source,
           unknown: echo([entry]),
-          valid: validNames(kind),
+          valid: this.validNames(kind),
           detail: `an entry is longer than ${MAX_NARROWING_ENTRY_CHARS} characters`,
         });
         return null;
@@ -133,7 +136,7 @@ class Collector {
     this.problems.push({
       source,
       unknown: [`(more than ${MAX_NARROWING_ENTRIES} entries)`],
-      valid: validNames(kind),
+      valid: this.validNames(kind),
       detail: `at most ${MAX_NARROWING_ENTRIES} entries`,
     });
     return null;
@@ -154,12 +157,12 @@ class Collector {
 
   tools(values: string[] | null, source: NarrowingSource): string[] | null {
     if (!values || values.length === 0) return null;
-    const unknown = values.filter((v) => !isToolName(v));
+    const unknown = values.filter((v) => !this.toolNames.includes(v));
     if (unknown.length) {
-      this.problems.push({ source, unknown: echo(unknown), valid: [...TOOL_NAMES] });
+      this.problems.push({ source, unknown: echo(unknown), valid: [...this.toolNames] });
       return null;
     }
-    return TOOL_NAMES.filter((t) => values.includes(t));
+    return this.toolNames.filter((t) => values.includes(t));
   }
 
   bool(value: string | boolean | null | undefined, source: NarrowingSource): boolean {
@@ -205,8 +208,11 @@ class Collector {
  * the same as no header. Unknown toolsets or tools (including spec tools this server does not serve yet) and
  * non-boolean read-only values are an error naming the unknown entries and the valid ones.
  */
-export function parseNarrowingHeaders(headers: NarrowingHeaders): NarrowingResult {
-  const c = new Collector();
+export function parseNarrowingHeaders(
+  headers: NarrowingHeaders,
+  toolNames: readonly string[] = TOOL_NAMES,
+): NarrowingResult {
+  const c = new Collector(toolNames);
   const toolsets = c.toolsets(
     headers.toolsets ? c.split(headers.toolsets, 'X-MCP-Toolsets', 'toolsets') : null,
     'X-MCP-Toolsets',
@@ -237,11 +243,14 @@ function listParam(value: unknown, source: NarrowingSource, kind: ListKind, c: C
  * tools/list params `toolsets`, `tools`, `excludeTools`, `readOnly` (arrays of strings or comma strings; a
  * boolean or boolean string). Returns `null` when none is given, so the cached list can be used.
  */
-export function parseNarrowingParams(params: Record<string, unknown>): NarrowingResult | null {
+export function parseNarrowingParams(
+  params: Record<string, unknown>,
+  toolNames: readonly string[] = TOOL_NAMES,
+): NarrowingResult | null {
   const { toolsets, tools, excludeTools, readOnly } = params;
   if (toolsets === undefined && tools === undefined && excludeTools === undefined && readOnly === undefined)
     return null;
-  const c = new Collector();
+  const c = new Collector(toolNames);
   const ts = c.toolsets(listParam(toolsets, 'toolsets', 'toolsets', c), 'toolsets');
   const tl = c.tools(listParam(tools, 'tools', 'tools', c), 'tools');
   const ex = c.tools(listParam(excludeTools, 'excludeTools', 'tools', c), 'excludeTools') ?? [];
@@ -253,16 +262,3 @@ export function parseNarrowingParams(params: Record<string, unknown>): Narrowing
 }
 
 /** Plain JSON view for reports (get_workspace_context, the workspace resource). */
-export function describeNarrowing(n: Narrowing): {
-  toolsets: Toolset[] | null;
-  tools: string[] | null;
-  excludeTools: string[];
-  readOnly: boolean;
-} {
-  return {
-    toolsets: n.toolsets ? [...n.toolsets] : null,
-    tools: n.tools ? [...n.tools] : null,
-    excludeTools: [...n.excludeTools],
-    readOnly: n.readOnly,
-  };
-}

@@ -1,7 +1,8 @@
 import type { Capability } from '@flowgate/auth';
+import { seedWorkspace } from '@flowgate/workspace/testing';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { CATALOG, type CatalogTool, getTool, TOOL_NAMES } from './catalog.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG, type CatalogTool, getTool, TOOL_NAMES, visibleTools } from './catalog.js';
 import { handleMcpMessage } from './dispatch.js';
 import { type Narrowing, NO_NARROWING, parseNarrowingHeaders } from './narrowing.js';
 import {
@@ -9,12 +10,11 @@ import {
   evaluateTool,
   OPEN_WORKSPACE_POLICY,
   type PolicyContext,
-  visibleTools,
   type WorkspacePolicy,
 } from './policy.js';
 import type { Blocker } from './schemas.js';
 import { TOOLSETS } from './schemas.js';
-import { ALL_CAPABILITIES, makeCtx } from './test-support.js';
+import { ALL_CAPABILITIES, useTestDb } from './test-support.js';
 
 function narrowing(headers: Parameters<typeof parseNarrowingHeaders>[0]): Narrowing {
   const r = parseNarrowingHeaders(headers);
@@ -36,7 +36,7 @@ const tool = (name: string): CatalogTool => {
   return t;
 };
 
-describe('evaluateTool: the header table of spec 4', () => {
+describe('evaluateTool: the narrowing header table (docs/mcp-surface.md)', () => {
   it('lists every tool the capabilities allow when nothing narrows', () => {
     expect(visibleTools(ctx(ALL_CAPABILITIES)).map((t) => t.name)).toEqual([...TOOL_NAMES]);
     expect(visibleTools(ctx([])).map((t) => t.name)).toEqual(['get_workspace_context']);
@@ -89,10 +89,10 @@ describe('evaluateTool: the header table of spec 4', () => {
     expect(evaluateTool(tool('send_feedback'), c).blockers).toEqual([{ reason: 'exclude_tools_policy' }]);
   });
 
-  it('read-only hides the draft and release writers and keeps send_feedback', () => {
+  it('read-only hides running flows and the draft and release writers, and keeps send_feedback', () => {
     const c = ctx(ALL_CAPABILITIES, narrowing({ readOnly: 'true' }), { readOnly: true, disabledTools: [] });
     expect(visibleTools(c).map((t) => t.name)).toEqual(
-      TOOL_NAMES.filter((n) => n !== 'create_flow_draft' && n !== 'release_flow'),
+      TOOL_NAMES.filter((n) => !['call_flow_tool', 'create_flow_draft', 'release_flow'].includes(n)),
     );
     expect(evaluateTool(tool('release_flow'), c).blockers).toEqual([
       { reason: 'read_only_policy' },
@@ -207,7 +207,10 @@ function headerNarrowing(s: Scenario): Narrowing {
   });
 }
 
-/** Independent statement of spec 4, written from the raw header values, reason by reason. */
+/**
+ * Independent statement of the narrowing rules (docs/mcp-surface.md), written from the raw header values, reason by
+ * reason.
+ */
 function oracle(t: CatalogTool, s: Scenario): Blocker[] {
   const out: Blocker[] = [];
   const missing = t.capabilities.filter((c) => !s.caps.includes(c));
@@ -235,6 +238,12 @@ function oracle(t: CatalogTool, s: Scenario): Blocker[] {
 }
 
 describe('policy properties', () => {
+  // The property calls every tool through dispatch: on a real workspace with nothing in it (no outbound checks).
+  const env = useTestDb();
+  beforeAll(async () => {
+    await seedWorkspace(env.db, 'ws-acme', 'Acme');
+  });
+
   it('listing, blockers and narrowing agree with an independent oracle', () => {
     fc.assert(
       fc.property(scenarioArb, (s) => {
@@ -265,7 +274,7 @@ describe('policy properties', () => {
         scenarioArb,
         fc.option(fc.subarray([...TOOL_NAMES], { minLength: 1 }), { nil: null }),
         async (s, paramTools) => {
-          const c = makeCtx({
+          const c = env.ctx({
             capabilities: new Set(s.caps),
             narrowing: headerNarrowing(s),
             workspacePolicy: s.policy,

@@ -3,9 +3,9 @@
  * and tools/call both use `evaluateTool`, so a tool is callable exactly when it is listed.
  */
 import type { Capability } from '@flowgate/auth';
-import { type AnyToolDefinition, CATALOG, type CatalogTool } from './catalog.js';
 import type { Narrowing } from './narrowing.js';
 import type { Blocker, Toolset } from './schemas.js';
+import type { AnyToolDefinition } from './tool.js';
 
 export interface WorkspacePolicy {
   /** Workspace-wide read-only mode set by an admin: hides mutating tools (send_feedback stays). */
@@ -74,25 +74,31 @@ export function evaluateTool(tool: PolicyTool, ctx: PolicyContext): ToolEvaluati
   return { visible: blockers.length === 0, blockers };
 }
 
-/** The listed (and therefore callable) tools, in catalog order. */
-export function visibleTools(ctx: PolicyContext): CatalogTool[] {
-  return CATALOG.filter((tool) => evaluateTool(tool, ctx).visible);
+/** The listed (and therefore callable) tools of a list, in its order. */
+export function visibleOf<T extends PolicyTool>(tools: readonly T[], ctx: PolicyContext): T[] {
+  return tools.filter((tool) => evaluateTool(tool, ctx).visible);
 }
 
-/** Bit i set ⇔ CATALOG[i] is visible: the cache key of the serialised tools list. */
-export function visibilityMask(ctx: PolicyContext, extra?: Narrowing | null): number {
-  let mask = 0;
-  for (let i = 0; i < CATALOG.length; i++) {
-    const tool = CATALOG[i] as CatalogTool;
-    if (!evaluateTool(tool, ctx).visible) continue;
-    if (extra) {
+/**
+ * The key of a visible set: one character per tool of the list, so it works for any number of tools. `extra` is a
+ * further narrowing (tools/list params) that can only hide more.
+ */
+export function visibilityKey(
+  tools: readonly PolicyTool[],
+  ctx: PolicyContext,
+  extra?: Narrowing | null,
+): string {
+  let key = '';
+  for (const tool of tools) {
+    let visible = evaluateTool(tool, ctx).visible;
+    if (visible && extra) {
       const more: Blocker[] = [];
       narrowingBlockers(tool, extra, more);
-      if (more.length) continue;
+      visible = more.length === 0;
     }
-    mask |= 1 << i;
+    key += visible ? '1' : '0';
   }
-  return mask;
+  return key;
 }
 
 function blockerText(b: Blocker): string {

@@ -1,11 +1,12 @@
 /**
- * Prompts: user-invoked workflows (spec 6) that tell the agent which tools and resources to use.
+ * Prompts: user-invoked workflows (docs/mcp-surface.md, "Tools, resources and prompts") that tell the agent which tools
+ * and resources to use.
  *
- * Availability rule: a prompt is listed (and can be fetched) only when every tool it tells the agent to call
- * is in the catalog and every resource template it points at exists. A prompt that sends the agent to tools
- * this server does not serve would only produce failed calls. The four prompts below concern flows and runs;
- * they are written now and appear automatically once their tools and templates are catalogued. On top of
- * that, each prompt is gated by capabilities like the tools are.
+ * Availability rule: a prompt is listed (and can be fetched) only when every tool it tells the agent to call is in the
+ * catalog and every resource template it points at exists. A prompt that sends the agent to tools this server does not
+ * serve would only produce failed calls. The four prompts below concern flows and runs; they are written now and appear
+ * automatically once their tools and templates are catalogued. On top of that, each prompt is gated by capabilities
+ * like the tools are.
  */
 import type { Capability } from '@flowgate/auth';
 import { TOOL_NAMES } from './catalog.js';

@@ -1,6 +1,7 @@
 /**
- * Which resources and resource templates exist, with their capability gates (spec 6). Readers live in
- * resources.ts; this module has metadata only so the docs and the server card can list it without cycles.
+ * Which resources and resource templates exist, with their capability gates (docs/mcp-surface.md, "Tools, resources and
+ * prompts"). Readers live in resources.ts; this module has metadata only so the docs and the server card can list it
+ * without cycles.
  *
  * Templates are added one entry each when their data is served; the run templates (`flowgate://runs/{run_id}`,
  * `.../result`, `.../events`, gate runs.read) join with the run engine.
@@ -34,8 +35,8 @@ export interface ResourceTemplateMeta {
   audience: readonly Audience[];
   priority: number;
   /**
-   * Query parameters a read may add to a URI of this template (not part of the listed template, which stays the
-   * spec's; e.g. `?installation_id=` to address an installed flow whose slug an own flow also uses).
+   * Query parameters a read may add to a URI of this template (not part of the listed template, which stays as
+   * published; e.g. `?installation_id=` to address an installed flow whose slug an own flow also uses).
    */
   queryParams?: readonly string[];
 }
@@ -133,6 +134,39 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     audience: ['assistant'],
     priority: 0.7,
     queryParams: ['installation_id'],
+  },
+  {
+    uriTemplate: 'flowgate://runs/{run_id}',
+    name: 'run',
+    title: 'Run',
+    description: 'A run: status, timing, error, attempts and the URIs of its result and events.',
+    mimeType: 'application/json',
+    capabilities: ['runs.read'],
+    audience: ['assistant'],
+    priority: 0.8,
+  },
+  {
+    uriTemplate: 'flowgate://runs/{run_id}/result',
+    name: 'run-result',
+    title: 'Run result',
+    description:
+      'The whole result of a completed run, in its own MIME type (text/html, text/markdown, text/csv …; JSON otherwise), redacted.',
+    mimeType: 'application/json',
+    capabilities: ['runs.read'],
+    audience: ['assistant', 'user'],
+    priority: 0.8,
+  },
+  {
+    uriTemplate: 'flowgate://runs/{run_id}/events',
+    name: 'run-events',
+    title: 'Run events',
+    description:
+      'The events of a run, oldest first, one page at a time (append ?after=<last event id> for the next).',
+    mimeType: 'application/json',
+    capabilities: ['runs.read'],
+    audience: ['assistant'],
+    priority: 0.5,
+    queryParams: ['after'],
   },
 ]);
 

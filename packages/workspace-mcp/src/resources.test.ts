@@ -1,10 +1,16 @@
 import type { Capability } from '@flowgate/auth';
-import { describe, expect, it } from 'vitest';
+import { seedWorkspace } from '@flowgate/workspace/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, TOOL_NAMES } from './catalog.js';
 import { DOCS_LAST_MODIFIED, renderAllDocs, renderDoc } from './docs/index.js';
 import { AVAILABLE_PROMPTS, isPromptAvailable, PROMPTS } from './prompts.js';
 import { compileUriTemplate, RESOURCE_TEMPLATES } from './resource-catalog.js';
-import { callTool, makeCtx, rpc } from './test-support.js';
+import { callTool, rpc, useTestDb } from './test-support.js';
+
+const env = useTestDb();
+beforeAll(async () => {
+  await seedWorkspace(env.db, 'ws-acme', 'Acme');
+});
 
 const DOC_URIS = [
   'flowgate://mcp-docs/overview',
@@ -15,7 +21,7 @@ const DOC_URIS = [
 
 describe('resources/list', () => {
   it('lists the workspace context and the four docs with annotations', async () => {
-    const { body } = await rpc(makeCtx(), 'resources/list');
+    const { body } = await rpc(env.ctx(), 'resources/list');
     expect(body.result.nextCursor).toBeUndefined();
     const resources = body.result.resources;
     expect(resources.map((r: { uri: string }) => r.uri)).toEqual([
@@ -45,28 +51,28 @@ describe('resources/list', () => {
   });
 
   it('omits lastModified for 2025-03-26 clients', async () => {
-    const { body } = await rpc(makeCtx({ protocolVersionHeader: '2025-03-26' }), 'resources/list');
+    const { body } = await rpc(env.ctx({ protocolVersionHeader: '2025-03-26' }), 'resources/list');
     for (const r of body.result.resources) expect(r.annotations.lastModified).toBeUndefined();
   });
 
   it('needs no capability for the docs', async () => {
-    const { body } = await rpc(makeCtx({ capabilities: new Set<Capability>() }), 'resources/list');
+    const { body } = await rpc(env.ctx({ capabilities: new Set<Capability>() }), 'resources/list');
     expect(body.result.resources).toHaveLength(5);
   });
 
   it('rejects an invalid cursor with -32602', async () => {
-    const { body } = await rpc(makeCtx(), 'resources/list', { cursor: 'garbage' });
+    const { body } = await rpc(env.ctx(), 'resources/list', { cursor: 'garbage' });
     expect(body.error).toEqual({ code: -32602, message: 'Invalid cursor' });
-    const templates = await rpc(makeCtx(), 'resources/templates/list', { cursor: 42 });
+    const templates = await rpc(env.ctx(), 'resources/templates/list', { cursor: 42 });
     expect(templates.body.error?.code).toBe(-32602);
-    const prompts = await rpc(makeCtx(), 'prompts/list', { cursor: '' });
+    const prompts = await rpc(env.ctx(), 'prompts/list', { cursor: '' });
     expect(prompts.body.error?.code).toBe(-32602);
   });
 });
 
 describe('resources/templates/list', () => {
-  it('lists the docs template and the flow templates for a flows.read caller', async () => {
-    const { body } = await rpc(makeCtx(), 'resources/templates/list');
+  it('lists the docs template, the flow templates and the run templates for a caller with both reads', async () => {
+    const { body } = await rpc(env.ctx(), 'resources/templates/list');
     expect(body.result.resourceTemplates[0]).toEqual({
       uriTemplate: 'flowgate://mcp-docs/{doc_id}',
       name: 'mcp-doc',
@@ -86,12 +92,15 @@ describe('resources/templates/list', () => {
       ['flowgate://flows/{slug}/definition/{source}', 'application/json'],
       ['flowgate://flows/{slug}/versions/{version}/definition', 'application/json'],
       ['flowgate://flows/{slug}/mcp-tools/{tool_name}', 'application/json'],
+      ['flowgate://runs/{run_id}', 'application/json'],
+      ['flowgate://runs/{run_id}/result', 'application/json'],
+      ['flowgate://runs/{run_id}/events', 'application/json'],
     ]);
   });
 
   it('hides the flow templates without flows.read', async () => {
     const { body } = await rpc(
-      makeCtx({ capabilities: new Set(['feedback.send']) }),
+      env.ctx({ capabilities: new Set(['feedback.send']) }),
       'resources/templates/list',
     );
     expect(body.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate)).toEqual([
@@ -125,7 +134,7 @@ describe('resources/templates/list', () => {
 
 describe('resources/read', () => {
   it('reads every doc as markdown, by direct URI and through the template', async () => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     for (const uri of DOC_URIS) {
       const { body } = await rpc(ctx, 'resources/read', { uri });
       expect(body.result.contents).toEqual([
@@ -138,7 +147,7 @@ describe('resources/read', () => {
   });
 
   it('reads the workspace context as the same JSON get_workspace_context returns', async () => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     const { body } = await rpc(ctx, 'resources/read', { uri: 'flowgate://workspaces/ws-acme/mcp' });
     const [content] = body.result.contents;
     expect(content.mimeType).toBe('application/json');
@@ -154,7 +163,7 @@ describe('resources/read', () => {
     'flowgate://flows/enrich',
     'https://example.com/',
   ])('answers %s as not found with -32602 and data.uri', async (uri) => {
-    const ctx = makeCtx();
+    const ctx = env.ctx();
     const { status, body } = await rpc(ctx, 'resources/read', { uri });
     expect(status).toBe(200);
     expect(body.error).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });
@@ -163,7 +172,7 @@ describe('resources/read', () => {
 
   it('requires a bounded string uri', async () => {
     for (const params of [{}, { uri: 5 }, { uri: '' }, { uri: `flowgate://${'x'.repeat(2100)}` }]) {
-      const { body } = await rpc(makeCtx(), 'resources/read', params);
+      const { body } = await rpc(env.ctx(), 'resources/read', params);
       expect(body.error?.code).toBe(-32602);
     }
   });
@@ -177,7 +186,6 @@ describe('docs', () => {
       expect(docs.overview).toContain(`| \`${tool.name}\` | ${tool.toolsets.join(', ')} |`);
       expect(docs['tool-safety']).toContain(`| \`${tool.name}\` |`);
     }
-    expect(docs.overview).not.toContain('`call_flow_tool` |');
   });
 
   it('explain discovery, narrowing, blockers, pagination and errors', () => {
@@ -247,28 +255,32 @@ describe('docs', () => {
 });
 
 describe('prompts', () => {
-  it('lists the flow prompts now that their tools and templates are served, gated by capabilities', async () => {
+  it('lists every prompt now that their tools and templates are served, gated by capabilities', async () => {
     expect(AVAILABLE_PROMPTS.map((p) => p.name)).toEqual([
       'review_flow_definition',
       'create_flow_from_goal',
       'publish_flow_safely',
+      'debug_failed_run',
     ]);
-    const { body } = await rpc(makeCtx(), 'prompts/list');
+    const { body } = await rpc(env.ctx(), 'prompts/list');
     expect(body.result.prompts.map((p: { name: string }) => p.name)).toEqual([
       'review_flow_definition',
       'create_flow_from_goal',
       'publish_flow_safely',
+      'debug_failed_run',
     ]);
-    const reader = await rpc(makeCtx({ capabilities: new Set(['flows.read']) }), 'prompts/list');
+    const debugger_ = await rpc(env.ctx({ capabilities: new Set(['runs.read']) }), 'prompts/list');
+    expect(debugger_.body.result.prompts.map((p: { name: string }) => p.name)).toEqual(['debug_failed_run']);
+    const reader = await rpc(env.ctx({ capabilities: new Set(['flows.read']) }), 'prompts/list');
     expect(reader.body.result.prompts.map((p: { name: string }) => p.name)).toEqual([
       'review_flow_definition',
     ]);
-    const none = await rpc(makeCtx({ capabilities: new Set(['flows.manage']) }), 'prompts/list');
+    const none = await rpc(env.ctx({ capabilities: new Set(['flows.manage']) }), 'prompts/list');
     expect(none.body.result).toEqual({ prompts: [] });
   });
 
   it('renders a listed prompt with its arguments', async () => {
-    const { body } = await rpc(makeCtx(), 'prompts/get', {
+    const { body } = await rpc(env.ctx(), 'prompts/get', {
       name: 'publish_flow_safely',
       arguments: { flow_slug: 'enrich-company' },
     });
@@ -279,7 +291,8 @@ describe('prompts', () => {
   });
 
   it('answers prompts/get for an unlisted prompt with -32602', async () => {
-    const ctx = makeCtx();
+    // A prompt the caller's capabilities do not allow is as unknown as one that does not exist.
+    const ctx = env.ctx({ capabilities: new Set(['flows.read']) });
     const { body } = await rpc(ctx, 'prompts/get', {
       name: 'debug_failed_run',
       arguments: { run_id: 'run_1' },
@@ -315,8 +328,7 @@ describe('prompts', () => {
     ]);
     for (const p of PROMPTS) {
       expect(isPromptAvailable(p, allTools, allTemplates)).toBe(true);
-      // Runs are not served yet, so only debug_failed_run is still unavailable in this build.
-      expect(isPromptAvailable(p)).toBe(p.name !== 'debug_failed_run');
+      expect(isPromptAvailable(p)).toBe(true);
       const without = new Set([...allTools].filter((t) => t !== p.usesTools[0]));
       expect(isPromptAvailable(p, without, allTemplates)).toBe(false);
     }

@@ -4,19 +4,13 @@
  * SEP-2164 and 2026-07-28 use; clients also accept the older -32002).
  */
 import { FLOW_SLUG_PATTERN, isAppError, TOOL_NAME_PATTERN } from '@flowgate/core';
-import { FLOW_SOURCES, type FlowSelector, type FlowSource, type ToolContext } from './context.js';
+import { FLOW_SOURCES, type FlowSelector, type FlowSource } from '@flowgate/workspace';
+import type { ToolContext } from './context.js';
 import { renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
-import {
-  definitionOutput,
-  flowDefinitionUri,
-  flowEntry,
-  flowToolDescriptor,
-  flowVersionUri,
-  requireDefinition,
-  requireFlow,
-  resolveFlowTool,
-} from './flow-views.js';
+import { requireDefinition, requireFlow, resolveFlowTool } from './flow-lookup.js';
+import { definitionOutput, flowEntry, flowToolDescriptor } from './flow-outputs.js';
+import { LIMITS } from './limits.js';
 import type { ProtocolVersion } from './protocol.js';
 import {
   compileUriTemplate,
@@ -28,6 +22,8 @@ import {
   WORKSPACE_RESOURCE_PATTERN,
   workspaceResourceUri,
 } from './resource-catalog.js';
+import { eventView, resultText, runEventsUri, runView } from './run-outputs.js';
+import { flowDefinitionUri, flowVersionUri } from './uris.js';
 import { buildWorkspaceContext } from './workspace-context.js';
 
 export interface ResourceAnnotations {
@@ -159,8 +155,7 @@ async function readDefinition(
 ): Promise<ResourceContents | null> {
   return orNotFound(async () => {
     const flow = await requireFlow(ctx, ref.slug, ref.installationId);
-    const def = await requireDefinition(ctx, flow, selector);
-    return json(uri, definitionOutput(def, selector));
+    return json(uri, definitionOutput(await requireDefinition(flow, selector), selector));
   });
 }
 
@@ -170,7 +165,7 @@ const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
     const ref = flowVars(vars);
     if (!ref) return null;
     return orNotFound(async () => {
-      const flow = await requireFlow(ctx, ref.slug, ref.installationId);
+      const flow = (await requireFlow(ctx, ref.slug, ref.installationId)).record;
       const entry = flowEntry(flow);
       const id = entry.installationId;
       const definitions: string[] = [];
@@ -208,7 +203,34 @@ const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
     if (!ref || !TOOL_NAME_PATTERN.test(toolName)) return null;
     return orNotFound(async () => {
       const resolved = await resolveFlowTool(ctx, { ...ref, toolName, target: null });
-      return json(uri, await flowToolDescriptor(ctx, resolved));
+      return json(uri, flowToolDescriptor(resolved, await resolved.open.readiness(resolved.target)));
+    });
+  },
+  'flowgate://runs/{run_id}': async (vars, uri, ctx) => {
+    const run = await ctx.workspace.runs.get(vars.run_id ?? '');
+    return run ? json(uri, { ...runView(run), eventsUri: runEventsUri(run.id) }) : null;
+  },
+  'flowgate://runs/{run_id}/result': async (vars, uri, ctx) => {
+    const result = await ctx.workspace.runs.result(vars.run_id ?? '');
+    if (!result) return null;
+    return { uri, mimeType: result.mimeType, text: resultText(result.mimeType, result.value) };
+  },
+  'flowgate://runs/{run_id}/events': async (vars, uri, ctx) => {
+    const after = vars.after ?? null;
+    if (after !== null && !/^[0-9]{1,18}$/.test(after)) return null;
+    const runId = vars.run_id ?? '';
+    const page = await ctx.workspace.runs.events(runId, {
+      limit: LIMITS.runEventsPageSize + 1,
+      afterId: after === null ? null : Number(after),
+      stepId: null,
+    });
+    if (!page) return null;
+    const items = page.slice(0, LIMITS.runEventsPageSize).map(eventView);
+    const last = items.at(-1);
+    return json(uri, {
+      runId,
+      events: items,
+      next: page.length > LIMITS.runEventsPageSize && last ? `${runEventsUri(runId)}?after=${last.id}` : null,
     });
   },
   'flowgate://mcp-docs/{doc_id}': async (vars, uri, ctx) => {

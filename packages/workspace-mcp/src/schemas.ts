@@ -30,7 +30,10 @@ export const TOOLSET_DESCRIPTIONS: Readonly<Record<Toolset, string>> = Object.fr
 // The capability names come from auth's own list; the subpath keeps JWT code out of this package.
 export const capabilityNameSchema = capabilitySchema;
 
-/** Why a tool is hidden (spec 4). One entry per applicable reason, so scopes and narrowing can be fixed separately. */
+/**
+ * Why a tool is hidden (docs/mcp-surface.md, "Who sees which tool"). One entry per applicable reason, so scopes and
+ * narrowing can be fixed separately.
+ */
 export const blockerSchema = z.discriminatedUnion('reason', [
   z.strictObject({
     reason: z.literal('missing_service_account_capabilities'),

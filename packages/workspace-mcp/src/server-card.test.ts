@@ -77,11 +77,15 @@ describe('server card', () => {
       'flowgate://flows/{slug}/definition/{source}',
       'flowgate://flows/{slug}/versions/{version}/definition',
       'flowgate://flows/{slug}/mcp-tools/{tool_name}',
+      'flowgate://runs/{run_id}',
+      'flowgate://runs/{run_id}/result',
+      'flowgate://runs/{run_id}/events',
     ]);
     expect(card.prompts.map((p) => p.name)).toEqual([
       'review_flow_definition',
       'create_flow_from_goal',
       'publish_flow_safely',
+      'debug_failed_run',
     ]);
     const text = serializeServerCard(card);
     expect(text).not.toMatch(/workspaces\/(?!\{workspace_id\})/);

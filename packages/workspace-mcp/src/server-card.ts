@@ -1,15 +1,16 @@
 /**
- * The public server card (spec 10): static, generated from the same catalog the endpoint serves, nothing
- * workspace-specific. Output is deterministic (fixed key order, no timestamps) so a committed copy can be
- * compared byte for byte to detect drift.
+ * The public server card (docs/mcp-surface.md, "Discovery documents"): static, generated from the same catalog the
+ * endpoint serves, nothing workspace-specific. Output is deterministic (fixed key order, no timestamps) so a committed
+ * copy can be compared byte for byte to detect drift.
  */
-import { CATALOG, type ToolDescriptor } from './catalog.js';
+import { CATALOG } from './catalog.js';
 import { SERVER_TITLE } from './context.js';
 import { AVAILABLE_PROMPTS, promptDescriptor } from './prompts.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
 import { describeTemplate, type ResourceAnnotations } from './resources.js';
 import { TOOLSET_DESCRIPTIONS, TOOLSETS } from './schemas.js';
+import type { ToolDescriptor } from './tool.js';
 
 export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
 export const SERVER_CARD_NAME = 'io.flowgate/workspace-mcp';

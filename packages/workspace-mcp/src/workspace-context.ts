@@ -1,26 +1,69 @@
 /** The report behind get_workspace_context and the flowgate://workspaces/{id}/mcp resource. */
 import type { Capability } from '@flowgate/auth';
-import type { z } from 'zod';
-import { CAPABILITY_GROUPS, CATALOG, type getWorkspaceContextTool, TOOLS_BY_TOOLSET } from './catalog.js';
+import { CAPABILITY_GROUPS } from './capability-groups.js';
 import { SERVER_NAME, SERVER_TITLE, type ToolContext } from './context.js';
 import { DOCS_META } from './docs/meta.js';
 import { LIMITS } from './limits.js';
-import { describeNarrowing } from './narrowing.js';
+import type { Narrowing } from './narrowing.js';
 import { evaluateTool } from './policy.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
-import { capabilityNameSchema, TOOLSET_DESCRIPTIONS, TOOLSETS } from './schemas.js';
+import {
+  type Blocker,
+  capabilityNameSchema,
+  TOOLSET_DESCRIPTIONS,
+  TOOLSETS,
+  type Toolset,
+} from './schemas.js';
 
-export type WorkspaceContextReport = z.output<(typeof getWorkspaceContextTool)['output']>;
+export interface WorkspaceContextReport {
+  workspace: { id: string; name: string };
+  principal: { kind: 'service_account' | 'user' | 'operator'; id: string; name: string | null };
+  capabilities: Capability[];
+  toolsets: {
+    active: Toolset[];
+    available: { name: Toolset; description: string; tools: string[] }[];
+  };
+  capabilityGroups: {
+    id: string;
+    title: string;
+    capabilities: Capability[];
+    satisfied: boolean;
+    missingCapabilities: Capability[];
+    use: string;
+  }[];
+  narrowing: {
+    toolsets: Toolset[] | null;
+    tools: string[] | null;
+    excludeTools: string[];
+    readOnly: boolean;
+  };
+  workspacePolicy: { readOnly: boolean; disabledTools: string[] };
+  tools: { visible: string[]; hidden: { tool: string; blockers: Blocker[] }[] };
+  limits: Record<string, number>;
+  docs: { uri: string; title: string }[];
+  protocol: { version: string; supportedVersions: string[] };
+  server: { name: string; title: string; version: string };
+}
 
 const CAPABILITY_ORDER: readonly Capability[] = capabilityNameSchema.options;
 
+/** Narrowing as plain data for reports. */
+export function describeNarrowing(n: Narrowing): WorkspaceContextReport['narrowing'] {
+  return {
+    toolsets: n.toolsets ? [...n.toolsets] : null,
+    tools: n.tools ? [...n.tools] : null,
+    excludeTools: [...n.excludeTools],
+    readOnly: n.readOnly,
+  };
+}
+
 export async function buildWorkspaceContext(ctx: ToolContext): Promise<WorkspaceContextReport> {
   const req = ctx.request;
-  const info = await req.services.workspaceInfo();
+  const info = await ctx.workspace.info();
   const caps = req.capabilities;
   const visible: string[] = [];
   const hidden: WorkspaceContextReport['tools']['hidden'] = [];
-  for (const tool of CATALOG) {
+  for (const tool of ctx.catalog) {
     const ev = evaluateTool(tool, req);
     if (ev.visible) visible.push(tool.name);
     else hidden.push({ tool: tool.name, blockers: ev.blockers });
@@ -34,7 +77,7 @@ export async function buildWorkspaceContext(ctx: ToolContext): Promise<Workspace
       available: TOOLSETS.map((name) => ({
         name,
         description: TOOLSET_DESCRIPTIONS[name],
-        tools: [...TOOLS_BY_TOOLSET[name]],
+        tools: ctx.catalog.filter((t) => t.toolsets.includes(name)).map((t) => t.name),
       })),
     },
     capabilityGroups: CAPABILITY_GROUPS.map((g) => {

@@ -68,7 +68,10 @@ export interface DoctorReport {
     activeToolsets: string[];
     /** Catalog tools the narrowing hides, with the blocker reasons the server would report. */
     hiddenByNarrowing: Array<{ tool: string; reasons: string[] }>;
-    /** Catalog tools the narrowing allows but the server did not list: the key lacks their capabilities, or workspace policy disables them. */
+    /**
+     * Catalog tools the narrowing allows but the server did not list: the key lacks their capabilities, or workspace
+     * policy disables them.
+     */
     hiddenByKeyOrWorkspace: Array<{ tool: string; needs: string[] }>;
   } | null;
   warnings: string[];

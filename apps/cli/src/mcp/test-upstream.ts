@@ -63,7 +63,10 @@ export function sendJson(
   res.end(JSON.stringify(body));
 }
 
-/** Answers requests with `{echo: method}`, initialize with a protocol version, notifications and client responses with 202. */
+/**
+ * Answers requests with `{echo: method}`, initialize with a protocol version, notifications and client responses with
+ * 202.
+ */
 export function jsonRpcEcho(req: SeenRequest, res: ServerResponse): void {
   const msg = JSON.parse(req.body) as {
     id?: unknown;

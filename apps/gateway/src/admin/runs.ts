@@ -1,72 +1,165 @@
 import type { Capability } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
-import { type Database, repos } from '@flowgate/db';
-import { redact } from '@flowgate/secrets';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { openWorkspace, type RunRecord, type Workspace, type WorkspaceDeps } from '@flowgate/workspace';
+import { type Context, Hono } from 'hono';
+import { z } from 'zod';
 import type { AppEnv } from '../context.js';
-import { errorResponse } from '../middleware/errors.js';
+import { requireCapability } from '../middleware/workspace-access.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { pageQuery } from './schemas.js';
+import { jsonBody, params, query } from './validation.js';
 
-export function requireCapability(capability: Capability): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const access = c.get('access');
-    if (!access.isAdmin && !access.capabilities.has(capability)) {
-      return errorResponse(c, new AppError('forbidden', `this action needs the ${capability} capability`));
-    }
-    await next();
-  };
+/** Steps and events a run read returns at most; the MCP run tools page through more. */
+const RUN_READ_STEPS = 200;
+const RUN_READ_EVENTS = 200;
+
+const RUN_STATUSES = [
+  'queued',
+  'running',
+  'waiting',
+  'completed',
+  'failed',
+  'cancelled',
+  'timed-out',
+] as const;
+
+const runsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(400).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+  flow: z
+    .string()
+    .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,127}$/, 'not a flow slug')
+    .optional(),
+});
+
+const runParam = z.object({ runId: z.string().max(64) });
+const slugParam = z.object({ slug: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,127}$/, 'invalid flow slug') });
+
+const startBody = z.strictObject({
+  input: z.record(z.string(), z.unknown()).default({}),
+  target: z.enum(['live', 'draft']).optional(),
+  installationId: z
+    .string()
+    .regex(/^inst_[A-Za-z0-9]{16}$/, 'not an installation id')
+    .optional(),
+  invocation: z.string().max(128).optional(),
+  idempotencyKey: z.string().min(1).max(200).optional(),
+});
+
+/** The caller's workspace use cases, acting as the caller. */
+function workspaceOf(c: Context<AppEnv>, deps: WorkspaceDeps): Workspace {
+  const access = c.get('access');
+  return openWorkspace(deps, {
+    workspaceId: access.workspaceId,
+    actor: { kind: access.principal.kind, id: access.principal.id },
+  });
 }
 
-const RUN_ID = /^run_[A-Za-z0-9]{8,40}$/;
-/** A Postgres timestamptz as text, e.g. `2026-11-22 09:10:11.123456+00`. */
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)?$/;
+function may(c: Context<AppEnv>, capability: Capability): boolean {
+  const access = c.get('access');
+  return access.isAdmin || access.capabilities.has(capability);
+}
 
-function runView(r: repos.RunRow) {
-  return redact({
+const notFound = () => new AppError('not_found', 'run not found');
+
+function runView(r: RunRecord) {
+  return {
     runId: r.id,
     flowSlug: r.flowSlug,
     installationId: r.installationId,
     version: r.version,
     target: r.target,
     toolName: r.toolName,
+    invocation: r.invocation,
     status: r.status,
+    input: r.input,
     error: r.error,
-    createdAt: r.createdAt.toISOString(),
-    startedAt: r.startedAt?.toISOString() ?? null,
-    finishedAt: r.finishedAt?.toISOString() ?? null,
-  });
+    resultMimeType: r.resultMimeType,
+    attempts: r.attempts,
+    usage: r.usage,
+    cancelRequested: r.cancelRequested,
+    createdAt: r.createdAt,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    wakeAt: r.wakeAt,
+  };
 }
 
-/** Read-only run routes of spec 11.1 (`runs.read`). Runs are created by the run engine. */
-export function runRoutes(db: Database) {
-  const app = new Hono<AppEnv>();
-  // Per-route guards: a `use('*')` here would also run for every sibling route once mounted.
-  const gate = requireCapability('runs.read');
-  app.get('/runs', gate, async (c) => {
-    const q = pageQuery.safeParse(c.req.query());
-    if (!q.success) throw new AppError('invalid_request', 'limit must be 1..200');
-    const before = decodeCursor<{ createdAt: string; id: string }>(q.data.cursor, ['createdAt', 'id']);
-    if (before && !TIMESTAMP.test(String(before.createdAt)))
-      throw new AppError('invalid_request', 'invalid cursor');
-    const rows = await repos.listRuns(db, c.get('access').workspaceId, {
-      limit: q.data.limit + 1,
-      before: before ? { createdAt: String(before.createdAt), id: String(before.id) } : undefined,
-    });
-    const page = rows.slice(0, q.data.limit);
-    const last = page.at(-1);
-    return c.json({
-      items: page.map(runView),
-      nextCursor:
-        rows.length > q.data.limit && last ? encodeCursor({ createdAt: last.position, id: last.id }) : null,
-    });
-  });
-  app.get('/runs/:runId', gate, async (c) => {
-    const runId = c.req.param('runId');
-    if (!RUN_ID.test(runId)) throw new AppError('not_found', 'run not found');
-    const row = await repos.getRun(db, c.get('access').workspaceId, runId);
-    if (!row) throw new AppError('not_found', 'run not found');
-    return c.json(runView(row));
-  });
-  return app;
+/**
+ * Runs (docs/admin-api.md): list and read with `runs.read`, start and cancel with `flows.run` (running a draft also
+ * needs `flows.manage`). Every read and write is the workspace's own run use case, the same the MCP tools call.
+ */
+export function runRoutes(deps: { workspaceDeps: WorkspaceDeps }) {
+  const read = requireCapability('runs.read');
+  const run = requireCapability('flows.run');
+  return new Hono<AppEnv>()
+    .get(
+      '/runs',
+      read,
+      query(
+        runsQuery,
+        () => new AppError('invalid_request', 'limit must be 1..200, status a run status, flow a slug'),
+      ),
+      async (c) => {
+        const q = c.req.valid('query');
+        const before = decodeCursor<{ createdAt: string; id: string }>(q.cursor, ['createdAt', 'id']);
+        const page = await workspaceOf(c, deps.workspaceDeps).runs.list({
+          limit: q.limit,
+          after: before
+            ? JSON.stringify({ createdAt: String(before.createdAt), id: String(before.id) })
+            : null,
+          status: q.status ?? null,
+          flowSlug: q.flow ?? null,
+        });
+        const next = page.nextAfter
+          ? (JSON.parse(page.nextAfter) as { createdAt: string; id: string })
+          : null;
+        return c.json({ items: page.items.map(runView), nextCursor: next ? encodeCursor(next) : null });
+      },
+    )
+    .get('/runs/:runId', read, params(runParam, notFound), async (c) => {
+      const { runId } = c.req.valid('param');
+      const ws = workspaceOf(c, deps.workspaceDeps);
+      const found = await ws.runs.get(runId);
+      if (!found) throw notFound();
+      const [steps, events, result] = await Promise.all([
+        ws.runs.steps(runId, { limit: RUN_READ_STEPS, includeResults: false }),
+        ws.runs.events(runId, { limit: RUN_READ_EVENTS, afterId: null, stepId: null }),
+        ws.runs.result(runId),
+      ]);
+      return c.json({
+        ...runView(found),
+        result: result ? { mimeType: result.mimeType, value: result.value } : null,
+        steps: steps ?? [],
+        events: events ?? [],
+      });
+    })
+    .post('/runs/:runId/cancel', run, params(runParam, notFound), async (c) => {
+      const { runId } = c.req.valid('param');
+      const cancelled = await workspaceOf(c, deps.workspaceDeps).runs.cancel(runId);
+      if (!cancelled) throw notFound();
+      return c.json(runView(cancelled));
+    })
+    .post(
+      '/flows/:slug/runs',
+      run,
+      params(slugParam, () => new AppError('invalid_request', 'invalid flow slug')),
+      jsonBody(startBody),
+      async (c) => {
+        const { slug } = c.req.valid('param');
+        const body = c.req.valid('json');
+        const { run: started, created } = await workspaceOf(c, deps.workspaceDeps).runs.start({
+          slug,
+          toolName: null,
+          invocation: body.invocation ?? null,
+          installationId: body.installationId ?? null,
+          target: body.target ?? null,
+          input: body.input,
+          idempotencyKey: body.idempotencyKey ?? null,
+          includeInstalled: may(c, 'installations.read'),
+          allowDraft: may(c, 'flows.manage'),
+        });
+        return c.json({ runId: started.id, status: started.status, created }, 202);
+      },
+    );
 }

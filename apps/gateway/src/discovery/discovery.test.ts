@@ -18,7 +18,7 @@ describe('generated discovery documents', () => {
     );
   });
 
-  it('server.json has the registry fields the spec names', () => {
+  it('server.json has the registry fields the MCP Registry requires', () => {
     const manifest = JSON.parse(renderRegistryManifest());
     expect(manifest.$schema).toBe(REGISTRY_SCHEMA);
     expect(manifest.name).toMatch(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
@@ -62,6 +62,30 @@ describe('serving the card', () => {
     expect(a.headers.get('content-type')).toBe('application/mcp-server-card+json');
     const b = await h.request('GET', '/.well-known/mcp/server-card.json', { token: null });
     expect(await a.text()).toBe(await b.text());
+  });
+
+  it('revalidates with weak and * If-None-Match and answers CORS preflights without auth, at both locations', async () => {
+    for (const path of ['/.well-known/mcp/server-card.json', '/api/workspaces/ws-anything/mcp/server-card']) {
+      const etag = (await h.request('GET', path, { token: null })).headers.get('etag') as string;
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+      for (const match of [`W/${etag}`, '*', `"other", ${etag}`]) {
+        const res = await h.request('GET', path, { token: null, headers: { 'if-none-match': match } });
+        expect(res.status).toBe(304);
+        expect(res.headers.get('etag')).toBe(etag);
+        expect(res.headers.get('access-control-allow-origin')).toBe('*');
+        expect(res.headers.get('cache-control')).toBe('public, max-age=3600');
+      }
+      const stale = await h.request('GET', path, { token: null, headers: { 'if-none-match': '"other"' } });
+      expect(stale.status).toBe(200);
+      const preflight = await h.request('OPTIONS', path, {
+        token: null,
+        headers: { origin: 'https://scanner.example', 'access-control-request-method': 'GET' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(preflight.headers.get('access-control-allow-methods')).toContain('GET');
+      expect(preflight.headers.get('access-control-allow-headers')).toBe('If-None-Match');
+    }
   });
 
   it('probes for OAuth metadata get a fast 404', async () => {

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SERVER_CARD_DEFAULT_BASE_URL } from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
+import { cors } from 'hono/cors';
+import { etag, RETAINED_304_HEADERS } from 'hono/etag';
 import type { RouteInstaller } from '../app.js';
 
 const CARD_FILE = new URL('./server-card.json', import.meta.url);
@@ -14,25 +16,29 @@ export const installDiscovery: RouteInstaller = (app, deps) => {
   const body = readFileSync(CARD_FILE, 'utf8')
     .split(SERVER_CARD_DEFAULT_BASE_URL)
     .join(deps.config.publicUrl);
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  const cors = {
-    'access-control-allow-origin': '*',
-    'access-control-allow-methods': 'GET, HEAD, OPTIONS',
-    'access-control-allow-headers': 'If-None-Match',
-  };
-  const serve = (mediaType: string) => (c: Context) => {
-    const headers = { ...cors, etag, 'cache-control': 'public, max-age=3600', vary: 'Accept-Encoding' };
-    const match = c.req.header('if-none-match');
-    if (match?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*')) {
-      return c.body(null, 304, headers);
-    }
-    return c.body(body, 200, { ...headers, 'content-type': mediaType });
-  };
-  const preflight = (c: Context) => c.body(null, 204, { ...cors, 'access-control-max-age': '86400' });
+  // Computed once: the etag middleware uses a response's own ETag instead of hashing the body per request.
+  const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const documents = [
+    cors({
+      origin: '*',
+      allowMethods: ['GET', 'HEAD', 'OPTIONS'],
+      allowHeaders: ['If-None-Match'],
+      maxAge: 86400,
+    }),
+    // A 304 keeps the CORS and request-id headers, so browsers can read it and logs can match it.
+    etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'access-control-allow-origin', 'x-request-id'] }),
+  ];
+  const serve = (mediaType: string) => (c: Context) =>
+    c.body(body, 200, {
+      etag: tag,
+      'cache-control': 'public, max-age=3600',
+      vary: 'Accept-Encoding',
+      'content-type': mediaType,
+    });
 
+  app.use('/.well-known/mcp/server-card.json', ...documents);
   app.get('/.well-known/mcp/server-card.json', serve('application/json'));
-  app.options('/.well-known/mcp/server-card.json', preflight);
   // The location the current server-card draft reserves; the same public document for every workspace id.
+  app.use('/api/workspaces/:ws/mcp/server-card', ...documents);
   app.get('/api/workspaces/:ws/mcp/server-card', serve('application/mcp-server-card+json'));
-  app.options('/api/workspaces/:ws/mcp/server-card', preflight);
 };

@@ -1,20 +1,25 @@
+import { FLOW_SLUG_PATTERN } from '@flowgate/core';
 import { repos } from '@flowgate/db';
+import { openWorkspace, type Workspace } from '@flowgate/workspace';
 import {
   type ClientInfo,
+  flowSurface,
   handleMcpMessage,
   type McpAuditEntry,
   type McpHttpResult,
+  type McpSurface,
   narrowingHeadersFrom,
   parseErrorResult,
   parseNarrowingHeaders,
   principalFromAccess,
+  WORKSPACE_SURFACE,
 } from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
 import type { GatewayDeps, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
-import { createWorkspaceServices } from './services.js';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
+const INSTALLATION_ID = /^inst_[A-Za-z0-9]{16}$/;
 
 /** Accept must allow both JSON and SSE answers (Streamable HTTP); wildcards count. */
 export function acceptsStreamableHttp(accept: string | undefined): boolean {
@@ -56,11 +61,6 @@ function clientFromHeaders(c: Context): ClientInfo | null {
 export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   // Cursors must open on any replica: the key is derived from the deployment's encryption key.
   const cursorKey = deps.cursorKey;
-  const serviceDeps = {
-    db: deps.db.db,
-    secretBox: deps.secretBox,
-    allowPrivateNetwork: deps.config.allowPrivateNetwork,
-  };
   const limits = {
     maxRequestBodyBytes: deps.config.maxBodyBytes,
     maxFlowsPerWorkspace: repos.MAX_FLOWS_PER_WORKSPACE,
@@ -86,8 +86,17 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       );
     app.get('/api/workspaces/:ws/mcp', notAllowed);
     app.delete('/api/workspaces/:ws/mcp', notAllowed);
+    app.get('/api/workspaces/:ws/flows/:slug/mcp', notAllowed);
+    app.delete('/api/workspaces/:ws/flows/:slug/mcp', notAllowed);
 
-    app.post('/api/workspaces/:ws/mcp', async (c: Context<AppEnv>) => {
+    /**
+     * One MCP request on a surface: media types, narrowing headers (checked against the surface's tool names), the
+     * body, then dispatch with the caller's workspace and the audit sink.
+     */
+    const serve = async (
+      c: Context<AppEnv>,
+      surfaceFor: (workspace: Workspace) => Promise<McpSurface | Response>,
+    ): Promise<Response> => {
       if (!JSON_TYPE.test(c.req.header('content-type') ?? '')) {
         return httpError(c, 415, -32600, 'Unsupported Media Type: Content-Type must be application/json');
       }
@@ -99,7 +108,18 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           'Not Acceptable: Accept must allow both application/json and text/event-stream',
         );
       }
-      const narrowing = parseNarrowingHeaders(narrowingHeadersFrom((name) => c.req.header(name)));
+      const access = c.get('access');
+      const principal = principalFromAccess(access);
+      const workspace = openWorkspace(deps.workspaceDeps, {
+        workspaceId: access.workspaceId,
+        actor: { kind: principal.kind, id: principal.id },
+      });
+      const surface = await surfaceFor(workspace);
+      if (surface instanceof Response) return surface;
+      const narrowing = parseNarrowingHeaders(
+        narrowingHeadersFrom((name) => c.req.header(name)),
+        surface.toolNames,
+      );
       if (!narrowing.ok) {
         const { code, message, unknown, valid } = narrowing.error;
         return c.json({ code, message, unknown, valid }, 400);
@@ -111,17 +131,16 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         if ((err as { status?: number }).status === 413) throw err;
         return respond(c, parseErrorResult());
       }
-      const access = c.get('access');
       const policy = c.get('policy');
       const requestId = c.get('requestId');
-      const principal = principalFromAccess(access);
       const result = await handleMcpMessage(body, {
         workspaceId: access.workspaceId,
         principal,
         capabilities: access.capabilities,
         narrowing: narrowing.narrowing,
         workspacePolicy: policy,
-        services: createWorkspaceServices(serviceDeps, access),
+        workspace,
+        surface,
         protocolVersionHeader: c.req.header('mcp-protocol-version') ?? null,
         clientInfo: clientFromHeaders(c),
         cursorKey,
@@ -139,6 +158,8 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
             action: entry.action,
             arguments: entry.arguments,
             outcome: entry.outcome,
+            errorCode: entry.errorCode,
+            protocolVersion: entry.protocolVersion,
             blockers: entry.blockers,
             runId: entry.runId,
             resourceUris: entry.resourceUris,
@@ -158,7 +179,33 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           ),
       });
       return respond(c, result);
-    });
+    };
+
+    app.post('/api/workspaces/:ws/mcp', (c: Context<AppEnv>) => serve(c, async () => WORKSPACE_SURFACE));
+
+    // One flow's MCP interfaces as direct tools; `?installation_id=` picks an installation sharing the slug.
+    app.post('/api/workspaces/:ws/flows/:slug/mcp', (c: Context<AppEnv>) =>
+      serve(c, async (workspace) => {
+        const slug = c.req.param('slug') ?? '';
+        const installationId = c.req.query('installation_id') ?? null;
+        const missing = () =>
+          c.json(
+            { code: 'not_found', message: `no flow ${slug.slice(0, 128)} with MCP tools in this workspace` },
+            404,
+          );
+        if (
+          !FLOW_SLUG_PATTERN.test(slug) ||
+          (installationId !== null && !INSTALLATION_ID.test(installationId))
+        )
+          return missing();
+        const open = await workspace.flows.open({
+          slug,
+          installationId,
+          includeInstalled: c.get('access').capabilities.has('installations.read'),
+        });
+        return (open && (await flowSurface(open))) ?? missing();
+      }),
+    );
   };
 }
 

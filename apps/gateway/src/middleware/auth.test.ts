@@ -129,7 +129,12 @@ describe('tenancy', () => {
 
 describe('key lifecycle', () => {
   it('create → 200 → revoke → 401 at once on this replica, and within the cache TTL on another', async () => {
-    const replica = await createHarness({ db: h.db, env: { FLOWGATE_AUTH_CACHE_TTL_SECONDS: '1' } });
+    let elapsed = 0;
+    const replica = await createHarness({
+      db: h.db,
+      env: { FLOWGATE_AUTH_CACHE_TTL_SECONDS: '1' },
+      now: () => Date.now() + elapsed,
+    });
     try {
       const k = await h.createServiceAccount('ws-a', ['runs.read']);
       expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(200);
@@ -146,7 +151,11 @@ describe('key lifecycle', () => {
       expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(
         200,
       );
-      await new Promise((r) => setTimeout(r, 1_100));
+      elapsed = 900;
+      expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(
+        200,
+      );
+      elapsed = 1_100;
       expect((await replica.request('GET', '/api/workspaces/ws-a/runs', { token: k.apiKey })).status).toBe(
         401,
       );
@@ -156,22 +165,29 @@ describe('key lifecycle', () => {
   });
 
   it('an expired key is 401', async () => {
+    let elapsed = 0;
+    const clocked = await createHarness({ db: h.db, now: () => Date.now() + elapsed });
     const sa = await (
-      await h.request('POST', '/api/workspaces/ws-a/service-accounts', {
+      await clocked.request('POST', '/api/workspaces/ws-a/service-accounts', {
         body: { name: 'exp', capabilities: ['runs.read'] },
       })
     ).json();
     const created = await (
-      await h.request('POST', `/api/workspaces/ws-a/service-accounts/${sa.serviceAccountId}/keys`, {
-        body: { expiresAt: new Date(Date.now() + 1_500).toISOString() },
+      await clocked.request('POST', `/api/workspaces/ws-a/service-accounts/${sa.serviceAccountId}/keys`, {
+        body: { expiresAt: new Date(Date.now() + 60_000).toISOString() },
       })
     ).json();
-    expect((await h.request('GET', '/api/workspaces/ws-a/runs', { token: created.key.apiKey })).status).toBe(
-      200,
-    );
-    await new Promise((r) => setTimeout(r, 1_600));
-    const res = await h.request('GET', '/api/workspaces/ws-a/runs', { token: created.key.apiKey });
-    expect(res.status).toBe(401);
+    const runs = () => clocked.request('GET', '/api/workspaces/ws-a/runs', { token: created.key.apiKey });
+    try {
+      expect((await runs()).status).toBe(200);
+      elapsed = 59_000;
+      expect((await runs()).status).toBe(200);
+      // Past the expiry: refused even though the key was cached as valid a moment ago.
+      elapsed = 61_000;
+      expect((await runs()).status).toBe(401);
+    } finally {
+      await clocked.close();
+    }
   });
 
   it('a disabled account is 403, and enabling it again restores access', async () => {

@@ -4,11 +4,12 @@ import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
 import type { AppEnv } from '../context.js';
 
-export function errorResponse(c: Context, error: AppError, headers: Record<string, string> = {}): Response {
-  return c.json(error.toBody(), error.status as 400, headers);
+/** `{code, message}` with the code's status, plus the headers the error carries (a 401's challenge). */
+export function errorResponse(c: Context, error: AppError): Response {
+  return c.json(error.toBody(), error.status as 400, { ...error.headers });
 }
 
-/** Maps anything thrown by a route to `{code, message}`; unexpected errors become a generic 500. */
+/** Maps anything thrown by a route or middleware to `{code, message}`; unexpected errors become a generic 500. */
 export function createErrorHandler(logger: Logger) {
   return (err: Error, c: Context<AppEnv>): Response => {
     if (isAppError(err)) return errorResponse(c, err);

@@ -1,4 +1,8 @@
 import { BlockList, isIP } from 'node:net';
+import { AppError } from '@flowgate/core';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../context.js';
 
 /** Parses `allowedIps` entries (addresses or CIDR ranges, v4 or v6); returns null for an invalid entry. */
 export function parseIpRule(
@@ -36,4 +40,37 @@ export function ipAllowed(ip: string, rules: readonly string[]): boolean {
   const version = isIP(normalised);
   if (version === 0) return false;
   return list.check(normalised, version === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * The caller's address. Behind N trusted proxies that each append to X-Forwarded-For, the client is the N-th
+ * entry from the right: everything further left was written by the client and proves nothing.
+ */
+export function clientIp(c: Context, trustedHops: number): string | null {
+  if (trustedHops > 0) {
+    const entries = (c.req.header('x-forwarded-for') ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const candidate = entries[entries.length - trustedHops];
+    if (candidate !== undefined) return isIP(candidate) ? candidate : null;
+  }
+  try {
+    return getConnInfo(c).remote.address ?? null;
+  } catch {
+    return null; // not running on Node (edge runtimes pass the address differently)
+  }
+}
+
+/** The workspace's IP allowlist, when one is set (403 otherwise). Records the client address for the routes. */
+export function ipAllowlist(trustProxy: number): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const ip = clientIp(c, trustProxy);
+    const { allowedIps } = c.get('policy');
+    if (allowedIps.length > 0 && (ip === null || !ipAllowed(ip, allowedIps))) {
+      throw new AppError('ip_not_allowed', "the client address is not in this workspace's IP allowlist");
+    }
+    c.set('clientIp', ip);
+    await next();
+  };
 }

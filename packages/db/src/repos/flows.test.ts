@@ -529,7 +529,7 @@ describe('installations', () => {
         sourceWorkspaceId: 'ws-a',
         version: 1,
         description: 'Look a company up',
-        trustMetadata: false,
+        trust: { optedIn: false, reviewedSha256: null, pinMatches: false },
         rank: 2,
       }),
     ]);
@@ -645,7 +645,11 @@ describe('installations', () => {
       missingSlots: [],
     });
     const hit = (await repos.searchFlowTools(h.db, 'ws-c', { toolName: 'shared_lookup', limit: 5 })).items[0];
-    expect(hit).toMatchObject({ installationId: inst.id, enabled: true, trustMetadata: true });
+    expect(hit).toMatchObject({
+      installationId: inst.id,
+      enabled: true,
+      trust: { optedIn: true, pinMatches: true },
+    });
 
     // unbinding a required slot switches it off
     const unbound = await repos.updateInstallation(h.db, 'ws-c', inst.id, { slotBindings: { crm: null } });

@@ -1,9 +1,18 @@
 import { createHash } from 'node:crypto';
 import { AppError, type ErrorIssue, newId } from '@flowgate/core';
 import type { FlowModel, RequiresSlot } from '@flowgate/flows';
-import { and, asc, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { bindings, connections, flows, flowTools, flowVersions, workspaces } from '../schema.js';
+import {
+  bindings,
+  connections,
+  flows,
+  flowTools,
+  flowVersions,
+  type ToolSummary,
+  type VersionSummary,
+  workspaces,
+} from '../schema.js';
 
 /**
  * Flows, their immutable versions, the live pointer, the denormalised MCP interfaces search reads, and slot
@@ -15,7 +24,10 @@ export type FlowRow = typeof flows.$inferSelect;
 export type FlowVersionRow = typeof flowVersions.$inferSelect;
 export type BindingTarget = 'live' | 'draft';
 
-/** Where a definition comes from (spec 7.3). `active` is the released version runs use: the live one. */
+/**
+ * Where a definition comes from (docs/flows.md, "Versions and sources"). `active` is the released version runs use: the
+ * live one.
+ */
 export type DefinitionSource = 'draft' | 'latest' | 'live' | 'active' | { version: number };
 
 export interface FlowDefinition {
@@ -23,6 +35,8 @@ export interface FlowDefinition {
   flowSlug: string;
   /** The EDN text exactly as pushed. */
   literal: string;
+  /** sha256 (hex) of the literal's UTF-8 bytes. */
+  literalSha256: string;
   model: FlowModel;
   /** Null for the draft. */
   version: number | null;
@@ -46,7 +60,9 @@ export interface ReleaseResult {
   /** False when an existing version was reused (unchanged draft) or pointed at (rollback). */
   created: boolean;
   previousLiveVersion: number | null;
-  /** The note the version holds: a note given for a reused or rolled-back version is not stored (versions never change). */
+  /**
+   * The note the version holds: a note given for a reused or rolled-back version is not stored (versions never change).
+   */
   releaseNote: string | null;
 }
 
@@ -87,17 +103,8 @@ export function flowSearchText(model: FlowModel): string {
   ]);
 }
 
-export interface ToolDescriptorRow {
-  toolName: string;
-  invocation: string;
-  title: string | null;
-  description: string | null;
-  flowName: string | null;
-  searchText: string;
-}
-
 /** One row per `:mcp` interface; search text = tool name, slug, flow name and description, interface text, tags. */
-export function toolRowsFromModel(model: FlowModel): ToolDescriptorRow[] {
+export function toolRowsFromModel(model: FlowModel): ToolSummary[] {
   return model.interfaces.mcp.map((m) => ({
     toolName: m.toolName,
     invocation: m.invocation,
@@ -115,6 +122,53 @@ export function toolRowsFromModel(model: FlowModel): ToolDescriptorRow[] {
       ...model.tags,
     ]),
   }));
+}
+
+/** What search keeps of a released version (`flow_versions.summary`). */
+export function versionSummary(model: FlowModel): VersionSummary {
+  return {
+    name: model.name ?? null,
+    description: model.description ?? null,
+    tags: [...model.tags],
+    searchText: flowSearchText(model),
+    tools: toolRowsFromModel(model),
+  };
+}
+
+/** The columns a new version row derives from its definition. */
+function newVersionColumns(literal: string, model: FlowModel) {
+  return {
+    literal,
+    model,
+    literalSha256: literalSha256(literal),
+    summary: versionSummary(model),
+    isPublic: model.discover.public,
+  };
+}
+
+/**
+ * Fills `summary` for versions released before it existed; run by `migrate()` after the SQL migrations. Idempotent,
+ * and cheap once done (the partial scan finds nothing).
+ */
+export async function backfillVersionSummaries(db: Database): Promise<number> {
+  let filled = 0;
+  for (;;) {
+    const rows = await db
+      .select({ flowId: flowVersions.flowId, version: flowVersions.version, model: flowVersions.model })
+      .from(flowVersions)
+      .where(isNull(flowVersions.summary))
+      .limit(200);
+    if (rows.length === 0) return filled;
+    await db.transaction(async (tx) => {
+      for (const r of rows) {
+        await tx
+          .update(flowVersions)
+          .set({ summary: versionSummary(r.model as FlowModel) })
+          .where(and(eq(flowVersions.flowId, r.flowId), eq(flowVersions.version, r.version)));
+      }
+    });
+    filled += rows.length;
+  }
 }
 
 function assertLiteral(literal: string): void {
@@ -318,8 +372,8 @@ export async function getFlowVersion(
 }
 
 /**
- * The definition a source names (spec 7.3), or null when the flow does not exist in this workspace or the source
- * does not exist yet (no draft, nothing released, no such version).
+ * The definition a source names (docs/flows.md, "Versions and sources"), or null when the flow does not exist in this
+ * workspace or the source does not exist yet (no draft, nothing released, no such version).
  */
 export async function getDefinition(
   db: Database,
@@ -344,6 +398,7 @@ export async function definitionOf(
       flowId: flow.id,
       flowSlug: flow.slug,
       literal: flow.draftLiteral,
+      literalSha256: literalSha256(flow.draftLiteral),
       model: flow.draftModel as FlowModel,
       version: null,
       source: 'draft',
@@ -371,6 +426,7 @@ export async function definitionOf(
     flowId: flow.id,
     flowSlug: flow.slug,
     literal: row.literal,
+    literalSha256: row.literalSha256,
     model: row.model as FlowModel,
     version: row.version,
     source: typeof source === 'object' ? 'version' : source,
@@ -481,10 +537,8 @@ export async function releaseFlow(
           workspaceId,
           flowId: flow.id,
           version,
-          literal: flow.draftLiteral,
-          model,
+          ...newVersionColumns(flow.draftLiteral, model),
           releaseNote: options.releaseNote ?? null,
-          isPublic: model.discover.public,
         });
         created = true;
       }
@@ -512,10 +566,10 @@ export function literalSha256(literal: string): string {
 }
 
 /**
- * Workspace admin opt-in (spec 7.5): show this flow's authored text to models. The opt-in covers exactly what the
- * admin reviewed, the live version as it is now: its literal's digest is stored, and the text of any other definition
- * (a later release, a draft) stays untrusted until an admin opts in again. Without a live version there is nothing
- * reviewed to pin, so the opt-in is refused.
+ * Workspace admin opt-in (docs/flows.md, "Metadata safety"): show this flow's authored text to models. The opt-in
+ * covers exactly what the admin reviewed, the live version as it is now: its literal's digest is stored, and the text
+ * of any other definition (a later release, a draft) stays untrusted until an admin opts in again. Without a live
+ * version there is nothing reviewed to pin, so the opt-in is refused.
  */
 export async function setFlowTrustMetadata(
   db: Database,
@@ -608,6 +662,40 @@ export async function versionLiteralSha256(
 }
 
 // ---- bindings -------------------------------------------------------------------------------------------------
+
+/** The bindings of a flow's target by flow id (what a run of that flow uses). */
+export async function getFlowBindingsById(
+  db: Database,
+  workspaceId: string,
+  flowId: string,
+  target: BindingTarget,
+): Promise<Record<string, string>> {
+  return bindingsOf(db, workspaceId, flowId, target);
+}
+
+/**
+ * The model of one released version, read in the workspace that owns the flow (for an installation, the source
+ * workspace: the run row names it).
+ */
+export async function getVersionModel(
+  db: Database,
+  workspaceId: string,
+  flowId: string,
+  version: number,
+): Promise<FlowModel | null> {
+  const rows = await db
+    .select({ model: flowVersions.model })
+    .from(flowVersions)
+    .where(
+      and(
+        eq(flowVersions.workspaceId, workspaceId),
+        eq(flowVersions.flowId, flowId),
+        eq(flowVersions.version, version),
+      ),
+    )
+    .limit(1);
+  return (rows[0]?.model as FlowModel | undefined) ?? null;
+}
 
 export async function getFlowBindings(
   db: Database,
@@ -786,10 +874,8 @@ export async function importFlows(
           workspaceId,
           flowId: id,
           version: 1,
-          literal,
-          model,
+          ...newVersionColumns(literal, model),
           releaseNote: null,
-          isPublic: model.discover.public,
         })),
       );
     }

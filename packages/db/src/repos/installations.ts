@@ -6,9 +6,10 @@ import { flows, flowVersions, installations } from '../schema.js';
 import { checkSlotBindings, literalSha256 } from './flows.js';
 
 /**
- * Installations of public flows (spec 7.4). An installation belongs to the installing workspace; its source is a
- * flow of another workspace. The reads of the source here are the only cross-workspace reads in the product, and
- * each one requires the source flow to be public and released AND the version it runs to have been released public.
+ * Installations of public flows (docs/flows.md, "Installations"). An installation belongs to the installing workspace;
+ * its source is a flow of another workspace. The reads of the source here are the only cross-workspace reads in the
+ * product, and each one requires the source flow to be public and released AND the version it runs to have been
+ * released public.
  */
 
 export type InstallationRow = typeof installations.$inferSelect;
@@ -24,6 +25,7 @@ export interface InstalledDefinition {
   /** The version the installation runs: the pinned one, or the source's live version. */
   version: number;
   literal: string;
+  literalSha256: string;
   model: FlowModel;
   /** `:requires` slots of that version with no binding in the installation: it needs setup before it can run. */
   missingSlots: string[];
@@ -61,7 +63,12 @@ async function publicSource(
 async function publicVersion(db: Database, sourceWorkspaceId: string, flowId: string, version: number) {
   if (!Number.isSafeInteger(version) || version < 1) return null;
   const rows = await db
-    .select({ version: flowVersions.version, literal: flowVersions.literal, model: flowVersions.model })
+    .select({
+      version: flowVersions.version,
+      literal: flowVersions.literal,
+      literalSha256: flowVersions.literalSha256,
+      model: flowVersions.model,
+    })
     .from(flowVersions)
     .where(
       and(
@@ -73,7 +80,14 @@ async function publicVersion(db: Database, sourceWorkspaceId: string, flowId: st
     )
     .limit(1);
   const row = rows[0];
-  return row ? { version: row.version, literal: row.literal, model: row.model as FlowModel } : null;
+  return row
+    ? {
+        version: row.version,
+        literal: row.literal,
+        literalSha256: row.literalSha256,
+        model: row.model as FlowModel,
+      }
+    : null;
 }
 
 function missingSlots(model: FlowModel, slotBindings: Record<string, string>): string[] {
@@ -160,6 +174,21 @@ export async function getInstallation(
   return rows[0] ?? null;
 }
 
+/** The oldest installation of a flow with this slug: what a slug names when no installation id is given. */
+export async function findInstallationBySlug(
+  db: Database,
+  workspaceId: string,
+  slug: string,
+): Promise<InstallationRow | null> {
+  const rows = await db
+    .select()
+    .from(installations)
+    .where(and(eq(installations.workspaceId, workspaceId), eq(installations.sourceFlowSlug, slug)))
+    .orderBy(asc(installations.createdAt), asc(installations.id))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
 export async function listInstallations(
   db: Database,
   workspaceId: string,
@@ -198,6 +227,7 @@ export async function resolveInstalledDefinition(
     flowId: source.id,
     version: runs.version,
     literal: runs.literal,
+    literalSha256: runs.literalSha256,
     model: runs.model,
     missingSlots: missingSlots(runs.model, installation.slotBindings),
   };

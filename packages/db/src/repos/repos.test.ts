@@ -157,6 +157,8 @@ describe('runs', () => {
         workspaceId: 'ws-runs',
         flowId: 'f',
         flowSlug: 'f',
+        definitionWorkspaceId: 'ws-runs',
+        invocation: 'default',
         target: 'live' as const,
         status: 'queued' as const,
         input: {},

@@ -1,33 +1,63 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { runs } from '../schema.js';
+import { type RunStatus, runEvents, runSlots, runSteps, runs } from '../schema.js';
+
+/**
+ * Runs as a workspace sees them: created by a start, read, listed and cancelled — every statement scoped by the
+ * workspace id. What workers do with runs (claim, lease, journal, finish) is in run-queue.ts.
+ */
 
 export type RunRow = typeof runs.$inferSelect;
 export type RunListRow = RunRow & { position: string };
+export type RunStepRow = typeof runSteps.$inferSelect;
+export type RunEventRow = typeof runEvents.$inferSelect;
+
+export const LIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting'];
+export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'timed-out'];
+
+export interface NewRun {
+  id: string;
+  flowId: string;
+  flowSlug: string;
+  definitionWorkspaceId: string;
+  installationId: string | null;
+  version: number | null;
+  target: 'live' | 'draft';
+  draftLiteral: string | null;
+  toolName: string | null;
+  invocation: string;
+  input: unknown;
+  secretInputs: string[];
+  concurrencyKey: string | null;
+  principalType: string | null;
+  principalId: string | null;
+  idempotencyKey: string | null;
+  deadlineAt: Date | null;
+}
 
 /**
- * Newest first. `position` is the row's exact (created_at, id) as text: Postgres keeps microseconds, which a
- * JS Date would round away and so skip rows created within the same millisecond.
+ * Queues a run. With an idempotency key already used in the workspace, nothing is inserted and the existing run is
+ * returned (`created: false`), whatever the arguments: a retried start never makes a second run.
  */
-export async function listRuns(
+export async function createRun(
   db: Database,
   workspaceId: string,
-  page: { limit: number; before?: { createdAt: string; id: string } | undefined },
-): Promise<RunListRow[]> {
-  const b = page.before;
-  const where = b
-    ? and(
-        eq(runs.workspaceId, workspaceId),
-        sql`(${runs.createdAt}, ${runs.id}) < (${b.createdAt}::timestamptz, ${b.id})`,
-      )
-    : eq(runs.workspaceId, workspaceId);
-  const rows = await db
-    .select({ run: runs, createdAtText: sql<string>`${runs.createdAt}::text` })
+  run: NewRun,
+): Promise<{ run: RunRow; created: boolean }> {
+  const inserted = await db
+    .insert(runs)
+    .values({ ...run, workspaceId, status: 'queued' })
+    .onConflictDoNothing()
+    .returning();
+  if (inserted[0]) return { run: inserted[0], created: true };
+  if (run.idempotencyKey === null) throw new Error('run id collision');
+  const [existing] = await db
+    .select()
     .from(runs)
-    .where(where)
-    .orderBy(desc(runs.createdAt), desc(runs.id))
-    .limit(page.limit);
-  return rows.map((r) => ({ ...r.run, position: r.createdAtText }));
+    .where(and(eq(runs.workspaceId, workspaceId), eq(runs.idempotencyKey, run.idempotencyKey)))
+    .limit(1);
+  if (!existing) throw new Error('idempotent run vanished');
+  return { run: existing, created: false };
 }
 
 export async function getRun(db: Database, workspaceId: string, id: string): Promise<RunRow | null> {
@@ -37,4 +67,185 @@ export async function getRun(db: Database, workspaceId: string, id: string): Pro
     .where(and(eq(runs.workspaceId, workspaceId), eq(runs.id, id)))
     .limit(1);
   return rows[0] ?? null;
+}
+
+/**
+ * Newest first, optionally of one status and one flow. `position` is the row's exact (created_at, id) as text:
+ * Postgres keeps microseconds, which a JS Date would round away and so skip rows created within the same millisecond.
+ */
+export async function listRuns(
+  db: Database,
+  workspaceId: string,
+  page: {
+    limit: number;
+    before?: { createdAt: string; id: string } | undefined;
+    status?: RunStatus | undefined;
+    flowSlug?: string | undefined;
+  },
+): Promise<RunListRow[]> {
+  const conds = [eq(runs.workspaceId, workspaceId)];
+  const b = page.before;
+  if (b) conds.push(sql`(${runs.createdAt}, ${runs.id}) < (${b.createdAt}::timestamptz, ${b.id})`);
+  if (page.status) conds.push(eq(runs.status, page.status));
+  if (page.flowSlug) conds.push(eq(runs.flowSlug, page.flowSlug));
+  const rows = await db
+    .select({ run: runs, createdAtText: sql<string>`${runs.createdAt}::text` })
+    .from(runs)
+    .where(and(...conds))
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(page.limit);
+  return rows.map((r) => ({ ...r.run, position: r.createdAtText }));
+}
+
+/** The steps of a run in the order they started (journal and failures). */
+export async function listRunSteps(
+  db: Database,
+  workspaceId: string,
+  runId: string,
+  page: { limit: number },
+): Promise<RunStepRow[]> {
+  return db
+    .select()
+    .from(runSteps)
+    .where(and(eq(runSteps.workspaceId, workspaceId), eq(runSteps.runId, runId)))
+    .orderBy(asc(runSteps.startedAt), asc(runSteps.stepId))
+    .limit(page.limit);
+}
+
+export async function getRunStep(
+  db: Database,
+  workspaceId: string,
+  runId: string,
+  stepId: string,
+): Promise<RunStepRow | null> {
+  const rows = await db
+    .select()
+    .from(runSteps)
+    .where(and(eq(runSteps.workspaceId, workspaceId), eq(runSteps.runId, runId), eq(runSteps.stepId, stepId)))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+/** Events oldest first; `afterId` continues a page, `stepId` keeps one step's. */
+export async function listRunEvents(
+  db: Database,
+  workspaceId: string,
+  runId: string,
+  page: { limit: number; afterId?: number | undefined; stepId?: string | undefined },
+): Promise<RunEventRow[]> {
+  const conds = [eq(runEvents.workspaceId, workspaceId), eq(runEvents.runId, runId)];
+  if (page.afterId !== undefined) conds.push(gt(runEvents.id, page.afterId));
+  if (page.stepId !== undefined) conds.push(eq(runEvents.stepId, page.stepId));
+  return db
+    .select()
+    .from(runEvents)
+    .where(and(...conds))
+    .orderBy(asc(runEvents.id))
+    .limit(page.limit);
+}
+
+/**
+ * Cancels a run: a queued or waiting run ends `cancelled` at once (its concurrency slot is freed); a running run is
+ * marked, and the worker holding it stops it at its next lease renewal. A finished run is returned unchanged.
+ * `stopping` is true when the run was running and will end shortly.
+ */
+export async function cancelRun(
+  db: Database,
+  workspaceId: string,
+  runId: string,
+): Promise<{ run: RunRow; stopping: boolean; freedSlot: boolean } | null> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(runs)
+      .where(and(eq(runs.workspaceId, workspaceId), eq(runs.id, runId)))
+      .for('update')
+      .limit(1);
+    if (!row) return null;
+    if (row.status === 'queued' || row.status === 'waiting') {
+      const [done] = await tx
+        .update(runs)
+        .set({
+          status: 'cancelled',
+          error: { code: 'run_cancelled', message: 'the run was cancelled' },
+          finishedAt: new Date(),
+          updatedAt: new Date(),
+          wakeAt: null,
+        })
+        .where(and(eq(runs.workspaceId, workspaceId), eq(runs.id, runId)))
+        .returning();
+      const freed = await tx
+        .delete(runSlots)
+        .where(and(eq(runSlots.workspaceId, workspaceId), eq(runSlots.runId, runId)))
+        .returning();
+      await tx.insert(runEvents).values({
+        workspaceId,
+        runId,
+        type: 'run_cancelled',
+        status: 'cancelled',
+        detail: { before: row.status },
+      });
+      return { run: done as RunRow, stopping: false, freedSlot: freed.length > 0 };
+    }
+    if (row.status === 'running') {
+      const [marked] = await tx
+        .update(runs)
+        .set({ cancelRequested: true, updatedAt: new Date() })
+        .where(and(eq(runs.workspaceId, workspaceId), eq(runs.id, runId)))
+        .returning();
+      return { run: marked as RunRow, stopping: true, freedSlot: false };
+    }
+    return { run: row, stopping: false, freedSlot: false };
+  });
+}
+
+/**
+ * Ends the queued runs of older versions that share a `:concurrency` key with a newer start (`:on-new-version
+ * :supersede`): they will never run.
+ */
+export async function supersedeQueuedRuns(
+  db: Database,
+  workspaceId: string,
+  concurrencyKey: string,
+  newVersion: number,
+): Promise<string[]> {
+  const rows = await db
+    .update(runs)
+    .set({
+      status: 'cancelled',
+      error: { code: 'run_superseded', message: 'a newer version of the flow was started with the same key' },
+      finishedAt: new Date(),
+      updatedAt: new Date(),
+    })
+    .where(
+      and(
+        eq(runs.workspaceId, workspaceId),
+        eq(runs.concurrencyKey, concurrencyKey),
+        eq(runs.status, 'queued'),
+        sql`coalesce(${runs.version}, 0) < ${newVersion}`,
+      ),
+    )
+    .returning({ id: runs.id });
+  const ids = rows.map((r) => r.id);
+  if (ids.length) {
+    await db.insert(runEvents).values(
+      ids.map((runId) => ({
+        workspaceId,
+        runId,
+        type: 'run_cancelled',
+        status: 'cancelled',
+        detail: { reason: 'superseded' },
+      })),
+    );
+  }
+  return ids;
+}
+
+/** How many runs of a workspace are live (queued, running, waiting): the bound on what one workspace may queue. */
+export async function countLiveRuns(db: Database, workspaceId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...LIVE_RUN_STATUSES])));
+  return row?.n ?? 0;
 }

@@ -147,7 +147,7 @@ describe('readEdn: values', () => {
     });
   });
 
-  it('reads a quoted :flow body as the list itself (spec 7.1 compatibility)', () => {
+  it('reads a quoted :flow body as the list itself (accepted for compatibility)', () => {
     const tree = read("{:slug :x :flow '(flow/input)}");
     expect(tree.kind === 'map' && stripLoc(tree.entries[1]?.value as EdnNode)).toEqual({
       kind: 'list',

@@ -28,7 +28,7 @@ import { compact } from './writer.js';
  * - integers within ±(2^53−1), floats finite, `M` decimals with ≤ 15 significant digits (JSON numbers are doubles);
  * - tags: `#inst`, `#uuid`, `#{…}` sets and `#_` discard only;
  * - a quote (`'`) only directly before the top-level `:flow` value, which must then be a list: `'(…)` reads as the
- *   list itself (spec 7.1 compatibility). Anywhere else it is an error, so nothing is silently dropped;
+ *   list itself (accepted for compatibility). Anywhere else it is an error, so nothing is silently dropped;
  * - no duplicate map keys or set elements (compared on their canonical text).
  */
 export const MAX_DEFINITION_BYTES = 150 * 1024;

@@ -1,8 +1,8 @@
 /**
- * Token grammar shared by the reader (to accept) and the writer (to refuse writing what cannot be read back).
- * Symbols follow the EDN spec: they start with a non-digit, may contain letters, digits and `* + ! - _ ? $ % & = < > . : #`,
- * and `-`, `+`, `.` as first character must not be followed by a digit; one `/` separates a namespace.
- * Keyword names follow the same rules but may start with a digit (`:200`), as the Clojure reader allows.
+ * Token grammar shared by the reader (to accept) and the writer (to refuse writing what cannot be read back). Symbols
+ * follow the EDN spec: they start with a non-digit, may contain letters, digits and `* + ! - _ ? $ % & = < > . : #`,
+ * and `-`, `+`, `.` as first character must not be followed by a digit; one `/` separates a namespace. Keyword names
+ * follow the same rules but may start with a digit (`:200`), as the Clojure reader allows.
  */
 const REST = String.raw`[\p{L}\p{N}*+!\-_?$%&=<>.:#]`;
 const SIGN_NEXT = String.raw`[\p{L}*+!\-_?$%&=<>.:#]`;

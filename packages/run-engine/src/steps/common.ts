@@ -22,7 +22,10 @@ export interface ConnectionResolver {
   resolve(slot: string, purpose: 'http' | 'llm'): Promise<ResolvedConnection>;
 }
 
-/** The workspace's key-value store (spec 8.2); the caller scopes it to the run's workspace. Values are plain JSON. */
+/**
+ * The workspace's key-value store (packages/run-engine/README.md); the caller scopes it to the run's workspace. Values
+ * are plain JSON.
+ */
 export interface KvStore {
   get(key: string): Promise<JsonValue | undefined>;
   put(key: string, value: JsonValue, ttlSeconds?: number): Promise<void>;

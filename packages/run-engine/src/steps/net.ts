@@ -2,13 +2,14 @@ import { promises as dns, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 
 /**
- * Outbound address policy for steps (spec 8.2): loopback, private, link-local, shared, reserved, multicast and
- * cloud metadata addresses are refused unless the deployment allows private networks (a dev and test setting).
+ * Outbound address policy for steps (packages/run-engine/README.md): loopback, private, link-local, shared, reserved,
+ * multicast and cloud metadata addresses are refused unless the deployment allows private networks (a dev and test
+ * setting).
  *
- * The check sits in the socket's own DNS lookup, so the address that is checked is the address that is connected
- * to — a name cannot resolve to a public address for a pre-check and to 127.0.0.1 for the connection (DNS
- * rebinding). Every address a name resolves to must be allowed, not just the first. IP literals never reach a
- * lookup and are checked before the request; redirects go through the same path.
+ * The check sits in the socket's own DNS lookup, so the address that is checked is the address that is connected to — a
+ * name cannot resolve to a public address for a pre-check and to 127.0.0.1 for the connection (DNS rebinding). Every
+ * address a name resolves to must be allowed, not just the first. IP literals never reach a lookup and are checked
+ * before the request; redirects go through the same path.
  */
 
 export type Resolver = (hostname: string) => Promise<readonly LookupAddress[]>;

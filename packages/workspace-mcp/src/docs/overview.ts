@@ -1,14 +1,8 @@
-import { TOOL_NAMES } from '../catalog.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol.js';
 import type { DocRenderOptions } from './render-options.js';
 import { capabilityGroupTable, promptList, resourceTable, toolsetTable, toolTable } from './tables.js';
 
 function flowToolsSection(): string {
-  const served = new Set<string>(TOOL_NAMES);
-  const running = served.has('call_flow_tool')
-    ? 'Call it with `call_flow_tool`.'
-    : 'Running flow tools (`call_flow_tool`) is not served yet: this server finds, describes and checks flow tools ' +
-      'but does not start runs.';
   return `## Finding flows and flow tools
 
 Flows declare callable tools in \`:interfaces :mcp\`. This server does not list one MCP tool per flow; you find them:
@@ -22,7 +16,24 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
 4. \`check_flow_readiness\` — whether it can run: valid definition, invocation, connection slots bound and healthy, a
    live version, installation enabled.
 
-${running}
+## Running a flow tool
+
+5. \`call_flow_tool\` — starts a run with \`flow_slug\`, \`tool_name\` and \`input\` (matching the input schema). The
+   interface, the installation and the input are checked at call time; a mismatch is an \`isError\` naming the failing
+   paths, and nothing runs. The answer carries the run (\`runId\`, \`status\`) and \`resource_link\`s to
+   \`flowgate://runs/{run_id}\` and \`flowgate://runs/{run_id}/result\`. With \`wait_ms\` (up to 20 s) it waits and
+   returns the result inline when the run finished in time (large results as a preview with the result URI). Pass an
+   \`idempotency_key\` when you may retry: the same key returns the same run. Runs have side effects: ask first.
+6. \`get_run_status\` — poll until the status is final (\`completed\`, \`failed\`, \`cancelled\`, \`timed-out\`);
+   \`waiting\` means a durable sleep. \`include_events\` and \`include_result\` add the events and the result.
+7. Read \`flowgate://runs/{run_id}/result\` for the whole result in its own MIME type (HTML reports stay
+   \`text/html\`), and \`flowgate://runs/{run_id}/events\` for the event history.
+8. When a run failed, \`inspect_run_step\` on the failing step shows its error, attempts and (with
+   \`include_step_results\`) a preview of its result; the \`debug_failed_run\` prompt walks through it.
+
+Each flow also has its own MCP endpoint, \`/api/workspaces/{workspace_id}/flows/{slug}/mcp\`, whose tools are that
+flow's interfaces (called directly with their input; each call waits up to 10 s for the result) plus
+\`get_run_status\` and \`inspect_run_step\`.
 
 Installed public flows appear only with the \`installations.read\` capability; pass their \`installation_id\` to
 address them. Search results are advisory: inspect a tool again before relying on it.

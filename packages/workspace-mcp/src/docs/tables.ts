@@ -1,5 +1,6 @@
 /** Markdown tables generated from the catalog, so the docs never disagree with what the server lists. */
-import { CAPABILITY_GROUPS, CATALOG, TOOLS_BY_TOOLSET } from '../catalog.js';
+import { CAPABILITY_GROUPS } from '../capability-groups.js';
+import { CATALOG, TOOLS_BY_TOOLSET } from '../catalog.js';
 import { AVAILABLE_PROMPTS } from '../prompts.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from '../resource-catalog.js';
 import { TOOLSET_DESCRIPTIONS, TOOLSETS } from '../schemas.js';

@@ -1,12 +1,60 @@
-import type { checkConnectionsTool } from '../catalog.js';
-import { safeText } from './sanitize.js';
-import { openToolCursor, sealToolCursor, type ToolHandler } from './types.js';
+import { z } from 'zod';
+import { cursorArg } from '../args.js';
+import { connectionCheckSchema } from '../connection-outputs.js';
+import { LIMITS } from '../limits.js';
+import { defineTool, openToolCursor, sealToolCursor, textArg } from '../tool.js';
 
-export const checkConnections: ToolHandler<typeof checkConnectionsTool> = async (args, ctx) => {
+export const checkConnectionsTool = defineTool({
+  name: 'check_connections',
+  title: 'Check connections',
+  description:
+    `Health-check connections now: the ones named in connection_ids (up to ${LIMITS.checkConnectionsMaxIds}), or ` +
+    'one bounded page of all connections (limit, cursor) when connection_ids is omitted. Each check is a small ' +
+    'request defined by the connection type; per connection you get ok, status (healthy, unhealthy, disabled), ' +
+    'the HTTP status and latency when a request was made, and a short redacted message. Ids that do not exist ' +
+    'are listed in unknownConnectionIds instead of failing the call. Never exposes credentials. It makes ' +
+    'outbound requests to the connected systems, so call it when setup matters, not in a loop.',
+  toolsets: ['read', 'setup'],
+  capabilities: ['connections.read'],
+  input: z
+    .strictObject({
+      connection_ids: z
+        .array(textArg({ min: 1, max: LIMITS.connectionIdMaxChars }))
+        .min(1)
+        .max(LIMITS.checkConnectionsMaxIds)
+        .optional()
+        .describe('Connection ids from list_connections. Omit to check a page of all connections.'),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(LIMITS.checkConnectionsMaxLimit)
+        .default(LIMITS.checkConnectionsDefaultLimit)
+        .describe(`Page size when connection_ids is omitted, 1–${LIMITS.checkConnectionsMaxLimit}.`),
+      cursor: cursorArg.optional(),
+    })
+    .refine((a) => !(a.connection_ids && a.cursor), {
+      message: 'cursor pages through all connections; it cannot be combined with connection_ids',
+      path: ['cursor'],
+    }),
+  output: z.strictObject({
+    checks: z.array(connectionCheckSchema),
+    unknownConnectionIds: z.array(z.string()),
+    summary: z.strictObject({
+      checked: z.number().int(),
+      healthy: z.number().int(),
+      unhealthy: z.number().int(),
+      disabled: z.number().int(),
+    }),
+    nextCursor: z.string().nullable(),
+  }),
+  // Read-only for the workspace, but it reaches outside systems.
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+}).handle(async (args, ctx) => {
   const after = openToolCursor(ctx, 'check_connections', args.cursor);
   const connectionIds = args.connection_ids ? [...new Set(args.connection_ids)] : null;
-  const result = await ctx.request.services.checkConnections({ connectionIds, limit: args.limit, after });
-  const checks = result.items.map((c) => ({ ...c, message: safeText(c.message) }));
+  const result = await ctx.workspace.connections.check({ connectionIds, limit: args.limit, after });
+  const checks = result.items;
   const count = (status: string) => checks.filter((c) => c.status === status).length;
   return {
     output: {
@@ -22,4 +70,4 @@ export const checkConnections: ToolHandler<typeof checkConnectionsTool> = async 
       nextCursor: connectionIds ? null : sealToolCursor(ctx, 'check_connections', result.nextAfter),
     },
   };
-};
+});

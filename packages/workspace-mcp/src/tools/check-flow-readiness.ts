@@ -1,16 +1,36 @@
 import { AppError } from '@flowgate/core';
-import type { checkFlowReadinessTool } from '../catalog.js';
-import { readinessReport, requireFlow } from '../flow-views.js';
-import type { ToolHandler } from './types.js';
+import { z } from 'zod';
+import { flowSlugArg, installationIdArg, readOnlyFlowAnnotations } from '../args.js';
+import { requireFlow } from '../flow-lookup.js';
+import { readinessOutput, readinessReportSchema } from '../flow-outputs.js';
+import { defineTool } from '../tool.js';
 
-export const checkFlowReadiness: ToolHandler<typeof checkFlowReadinessTool> = async (args, ctx) => {
+export const checkFlowReadinessTool = defineTool({
+  name: 'check_flow_readiness',
+  title: 'Check flow readiness',
+  description:
+    'Check whether a flow can run, without running it or calling outside systems: the definition validates, an ' +
+    'invocation (and an MCP interface) is declared, every :requires connection slot is bound to an existing, ' +
+    'enabled connection with good last known health, a released version exists for the live target, and an ' +
+    'installation is enabled. Returns ready, one entry per check (pass, fail, warn, skip), the slot bindings ' +
+    'and concrete next steps. target is live (default) or draft; pass installation_id for an installed flow.',
+  toolsets: ['read', 'setup', 'authoring'],
+  capabilities: ['flows.read'],
+  input: z.strictObject({
+    flow_slug: flowSlugArg,
+    installation_id: installationIdArg.optional(),
+    target: z.enum(['live', 'draft']).default('live').describe('live (default) or draft.'),
+  }),
+  output: readinessReportSchema,
+  annotations: readOnlyFlowAnnotations,
+}).handle(async (args, ctx) => {
   const flow = await requireFlow(ctx, args.flow_slug, args.installation_id ?? null);
-  if (flow.installation && args.target === 'draft') {
+  if (flow.record.installation && args.target === 'draft') {
     throw new AppError(
       'invalid_request',
       'An installed flow has no draft: installations run released versions only; use target "live"',
     );
   }
-  const report = await readinessReport(ctx, flow, args.target);
+  const report = readinessOutput(await flow.readiness(args.target));
   return { output: report, resourceUris: [report.resourceUri] };
-};
+});

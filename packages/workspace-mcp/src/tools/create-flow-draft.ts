@@ -1,53 +1,80 @@
-import { validateFlow } from '@flowgate/flows';
-import type { createFlowDraftTool } from '../catalog.js';
-import { flowDefinitionUri } from '../flow-views.js';
-import { InvalidArguments, ToolFailure, type ToolHandler } from './types.js';
-import { diagnosticsSummary, diagnosticViews } from './validate-flow-definition.js';
+import { z } from 'zod';
+import { diagnosticsSummarySchema, flowLiteralArg, flowSlugArg } from '../args.js';
+import { diagnosticSchema, diagnosticsSummary, diagnosticViews } from '../flow-outputs.js';
+import { defineTool, InvalidArguments, ToolFailure } from '../tool.js';
+import { flowDefinitionUri } from '../uris.js';
 
-export const createFlowDraft: ToolHandler<typeof createFlowDraftTool> = async (args, ctx) => {
-  const result = validateFlow(args.flow_literal);
-  const diagnostics = diagnosticViews(result.diagnostics);
-  const summary = diagnosticsSummary(result.diagnostics);
-  if (!result.valid || !result.model) {
-    // Nothing is saved: the services are never called with an invalid definition.
+export const createFlowDraftTool = defineTool({
+  name: 'create_flow_draft',
+  title: 'Create or update flow draft',
+  description:
+    'Save a flow definition as the draft of the flow named by its :slug, creating the flow if it is new and ' +
+    'replacing its previous draft otherwise. The definition is validated first: with any error diagnostic ' +
+    'nothing is saved and the result is an isError with code flow_invalid and the diagnostics. Live versions ' +
+    'are never changed (use release_flow after approval). Show the user the flow_literal and get approval ' +
+    'before calling. Pass flow_slug to guard against saving over a different flow than intended.',
+  toolsets: ['authoring'],
+  capabilities: ['flows.manage'],
+  input: z.strictObject({
+    flow_literal: flowLiteralArg,
+    flow_slug: flowSlugArg
+      .optional()
+      .describe('Expected :slug of the definition; the call fails if it differs.'),
+  }),
+  output: z.strictObject({
+    flowSlug: z.string(),
+    created: z.boolean(),
+    valid: z.literal(true),
+    diagnostics: z.array(diagnosticSchema),
+    summary: diagnosticsSummarySchema,
+    draftUpdatedAt: z.string().nullable(),
+    latestVersion: z.number().int().nullable(),
+    liveVersion: z.number().int().nullable(),
+    resourceUri: z.string(),
+    nextSteps: z.array(z.string()),
+  }),
+  // Replaces the previous draft (not additive), so hosts should confirm; saving the same text twice is harmless.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+}).handle(async (args, ctx) => {
+  const outcome = await ctx.workspace.flows.saveDraft({
+    literal: args.flow_literal,
+    expectedSlug: args.flow_slug ?? null,
+  });
+  if (outcome.status === 'slug_mismatch') {
+    throw new InvalidArguments([
+      {
+        path: 'flow_slug',
+        message: `The definition's :slug is ${outcome.definitionSlug}, not ${outcome.expectedSlug}; nothing was saved`,
+      },
+    ]);
+  }
+  const diagnostics = diagnosticViews(outcome.diagnostics);
+  const summary = diagnosticsSummary(outcome.diagnostics);
+  if (outcome.status === 'invalid') {
     throw new ToolFailure(
       'flow_invalid',
       `The definition has ${summary.errors} error(s) and was not saved; fix the diagnostics and call create_flow_draft again`,
       { valid: false, diagnostics, summary },
     );
   }
-  const model = result.model;
-  if (args.flow_slug !== undefined && args.flow_slug !== model.slug) {
-    throw new InvalidArguments([
-      {
-        path: 'flow_slug',
-        message: `The definition's :slug is ${model.slug}, not ${args.flow_slug}; nothing was saved`,
-      },
-    ]);
-  }
-  const saved = await ctx.request.services.saveFlowDraft({
-    slug: model.slug,
-    literal: args.flow_literal,
-    model,
-  });
-  const resourceUri = flowDefinitionUri(model.slug, 'draft');
-  const nextSteps = [
-    'Call check_flow_readiness with target "draft" to see unbound connection slots.',
-    'Release only after the user approves: check_flow_readiness, then release_flow.',
-  ];
+  const { flow } = outcome;
+  const resourceUri = flowDefinitionUri(flow.slug, 'draft');
   return {
     output: {
-      flowSlug: model.slug,
-      created: saved.created,
+      flowSlug: flow.slug,
+      created: outcome.created,
       valid: true,
       diagnostics,
       summary,
-      draftUpdatedAt: saved.flow.draftUpdatedAt,
-      latestVersion: saved.flow.latestVersion,
-      liveVersion: saved.flow.liveVersion,
+      draftUpdatedAt: flow.draftUpdatedAt,
+      latestVersion: flow.latestVersion,
+      liveVersion: flow.liveVersion,
       resourceUri,
-      nextSteps,
+      nextSteps: [
+        'Call check_flow_readiness with target "draft" to see unbound connection slots.',
+        'Release only after the user approves: check_flow_readiness, then release_flow.',
+      ],
     },
     resourceUris: [resourceUri],
   };
-};
+});

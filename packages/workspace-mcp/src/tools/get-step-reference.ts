@@ -1,6 +1,7 @@
 import { STEP_REFERENCE, STEP_TYPES, type StepField, type StepRule } from '@flowgate/flows';
-import type { getStepReferenceTool } from '../catalog.js';
-import type { ToolHandler } from './types.js';
+import { z } from 'zod';
+import { readOnlyFlowAnnotations } from '../args.js';
+import { defineTool } from '../tool.js';
 
 function ruleText(rule: StepRule): string {
   const list = (names: readonly string[]) => names.map((n) => `:${n}`).join(', ');
@@ -30,22 +31,63 @@ function fieldView(f: StepField) {
   };
 }
 
-/** The step reference is product-authored data from @flowgate/flows, the same the validator checks against. */
-export const getStepReference: ToolHandler<typeof getStepReferenceTool> = async (args) => {
-  const ref = STEP_REFERENCE[args.step_type];
-  return {
-    output: {
-      type: ref.type,
-      title: ref.title,
-      summary: ref.summary,
-      usage: ref.usage,
-      fields: ref.fields.map(fieldView),
-      rules: ref.rules.map(ruleText),
-      result: ref.result,
-      notes: [...ref.notes],
-      examples: ref.examples.map((e) => ({ title: e.title, flowLiteral: e.flow })),
-      limits: ref.limits.map((l) => ({ name: l.name, value: l.value, description: l.description })),
-      otherStepTypes: STEP_TYPES.filter((t) => t !== ref.type),
-    },
-  };
-};
+export const getStepReferenceTool = defineTool({
+  name: 'get_step_reference',
+  title: 'Get step reference',
+  description:
+    'Focused reference for one step type of the flow language, the same data the validator checks against: ' +
+    'usage, every config field (type, required, default, allowed values), rules between fields, the result ' +
+    'shape, notes, complete example flows that validate, and the limits the runtime enforces. Step types: ' +
+    `${STEP_TYPES.join(', ')}. Call it before writing (flow/step :type :id {…}) instead of guessing fields.`,
+  toolsets: ['read', 'authoring'],
+  capabilities: ['steps.read'],
+  input: z.strictObject({
+    step_type: z.enum(STEP_TYPES).describe(`Step type without the colon: ${STEP_TYPES.join(', ')}.`),
+  }),
+  output: z.strictObject({
+    type: z.enum(STEP_TYPES),
+    title: z.string(),
+    summary: z.string(),
+    usage: z.string(),
+    fields: z.array(
+      z.strictObject({
+        name: z.string(),
+        type: z.string(),
+        required: z.boolean(),
+        description: z.string(),
+        default: z.string().nullable(),
+        allowedValues: z.array(z.string()).nullable(),
+        range: z.strictObject({ min: z.number(), max: z.number() }).nullable(),
+        maxLength: z.number().int().nullable(),
+      }),
+    ),
+    rules: z.array(z.string()),
+    result: z.string(),
+    notes: z.array(z.string()),
+    examples: z.array(z.strictObject({ title: z.string(), flowLiteral: z.string() })),
+    limits: z.array(
+      z.strictObject({ name: z.string(), value: z.union([z.number(), z.string()]), description: z.string() }),
+    ),
+    otherStepTypes: z.array(z.string()),
+  }),
+  annotations: readOnlyFlowAnnotations,
+})
+  // The step reference is product-authored data from @flowgate/flows, the same the validator checks against.
+  .handle(async (args) => {
+    const ref = STEP_REFERENCE[args.step_type];
+    return {
+      output: {
+        type: ref.type,
+        title: ref.title,
+        summary: ref.summary,
+        usage: ref.usage,
+        fields: ref.fields.map(fieldView),
+        rules: ref.rules.map(ruleText),
+        result: ref.result,
+        notes: [...ref.notes],
+        examples: ref.examples.map((e) => ({ title: e.title, flowLiteral: e.flow })),
+        limits: ref.limits.map((l) => ({ name: l.name, value: l.value, description: l.description })),
+        otherStepTypes: STEP_TYPES.filter((t) => t !== ref.type),
+      },
+    };
+  });

@@ -1,8 +1,47 @@
-import type { searchFlowToolsTool } from '../catalog.js';
-import { flowToolEntry, includeInstalled } from '../flow-views.js';
-import { openBoundCursor, sealBoundCursor, type ToolHandler } from './types.js';
+import { z } from 'zod';
+import { cursorArg, queryArg, readOnlyFlowAnnotations, toolNameArg } from '../args.js';
+import { includeInstalled } from '../context.js';
+import { flowToolEntry, flowToolEntrySchema, installedFlowsSchema } from '../flow-outputs.js';
+import { LIMITS } from '../limits.js';
+import { defineTool, openBoundCursor, sealBoundCursor } from '../tool.js';
 
-export const searchFlowTools: ToolHandler<typeof searchFlowToolsTool> = async (args, ctx) => {
+export const searchFlowToolsTool = defineTool({
+  name: 'search_flow_tools',
+  title: 'Search flow tools',
+  description:
+    "Find callable flow tools: the :interfaces :mcp entries of this workspace's flows and of installed public " +
+    'flows (with installations.read). Three modes: tool_name for an exact lookup, query for ranked text search, ' +
+    'neither to browse. Entries are concise: flow_slug, tool_name, installation id, source (live or draft only), ' +
+    'the flowgate://flows/{slug}/mcp-tools/{tool_name} resource URI and metadataSafety; flow-authored titles and ' +
+    'descriptions are omitted (authored is null) unless an installer or workspace admin opted in. Results are ' +
+    'advisory and paginated: call inspect_flow_tool for the input schema and readiness before using a tool.',
+  toolsets: ['read', 'search', 'run'],
+  capabilities: ['flows.read'],
+  input: z
+    .strictObject({
+      query: queryArg.optional(),
+      tool_name: toolNameArg.optional().describe('Exact tool name to look up (all flows declaring it).'),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(LIMITS.searchFlowToolsMaxLimit)
+        .default(LIMITS.searchFlowToolsDefaultLimit)
+        .describe(`Page size, 1–${LIMITS.searchFlowToolsMaxLimit}.`),
+      cursor: cursorArg.optional(),
+    })
+    .refine((a) => !(a.query !== undefined && a.tool_name !== undefined), {
+      message: 'give either query (text search) or tool_name (exact lookup), not both',
+      path: ['tool_name'],
+    }),
+  output: z.strictObject({
+    mode: z.enum(['exact', 'search', 'browse']),
+    tools: z.array(flowToolEntrySchema),
+    installedFlows: installedFlowsSchema,
+    nextCursor: z.string().nullable(),
+  }),
+  annotations: readOnlyFlowAnnotations,
+}).handle(async (args, ctx) => {
   const query = args.query ?? null;
   const toolName = args.tool_name ?? null;
   const mode = toolName !== null ? 'exact' : query !== null ? 'search' : 'browse';
@@ -11,7 +50,7 @@ export const searchFlowTools: ToolHandler<typeof searchFlowToolsTool> = async (a
   const drafts = ctx.request.capabilities.has('flows.manage');
   const binding = `${installed ? 'i' : 'o'}${drafts ? 'd' : 'l'}:${mode}:${toolName ?? query ?? ''}`;
   const after = openBoundCursor(ctx, 'search_flow_tools', args.cursor, binding);
-  const page = await ctx.request.services.searchFlowTools({
+  const page = await ctx.workspace.flows.searchTools({
     query,
     toolName,
     includeDraft: drafts,
@@ -21,7 +60,7 @@ export const searchFlowTools: ToolHandler<typeof searchFlowToolsTool> = async (a
   });
   const tools = page.items
     .slice(0, args.limit)
-    // An exact lookup returns only that name, whatever the services matched.
+    // An exact lookup returns only that name, whatever the search matched.
     .filter((hit) => toolName === null || hit.toolName === toolName)
     .map(flowToolEntry);
   return {
@@ -33,4 +72,4 @@ export const searchFlowTools: ToolHandler<typeof searchFlowToolsTool> = async (a
     },
     resourceUris: tools.map((t) => t.resourceUri),
   };
-};
+});

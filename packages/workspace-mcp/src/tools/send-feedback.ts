@@ -1,10 +1,61 @@
-import { redact, redactString } from '@flowgate/secrets';
-import type { sendFeedbackTool } from '../catalog.js';
-import type { FeedbackInput } from '../context.js';
-import type { ToolHandler } from './types.js';
+import { FLOW_SLUG_PATTERN } from '@flowgate/core';
+import { FEEDBACK_AREAS } from '@flowgate/workspace';
+import { z } from 'zod';
+import { LIMITS } from '../limits.js';
+import { defineTool, textArg } from '../tool.js';
 
-export const sendFeedback: ToolHandler<typeof sendFeedbackTool> = async (args, ctx) => {
-  const raw: FeedbackInput = {
+const feedbackContextValue = z.union([
+  textArg({ max: LIMITS.feedbackContextValueMaxChars }),
+  z.number(),
+  z.boolean(),
+  z.null(),
+]);
+
+export const sendFeedbackTool = defineTool({
+  name: 'send_feedback',
+  title: 'Send feedback',
+  description:
+    "Report friction with this MCP server to the workspace's operators: unclear docs, setup problems, runtime " +
+    'errors or a confusing flow interface. Give a one-line summary, the details (what you did, what happened, ' +
+    'what you expected) and an area (mcp, docs, runtime, flow-interface, setup, other); link the resource_uri, ' +
+    'run_id or flow_slug it concerns instead of pasting payloads, and add small key/value context if useful. ' +
+    'Secrets are redacted before storing, but never include tokens, API keys or private data. Available in ' +
+    'read-only sessions too.',
+  toolsets: ['feedback'],
+  capabilities: ['feedback.send'],
+  readOnlyExempt: true,
+  input: z.strictObject({
+    summary: textArg({ trim: true, min: 1, max: LIMITS.feedbackSummaryMaxChars }).describe(
+      'Short issue title.',
+    ),
+    details: textArg({ trim: true, min: 1, max: LIMITS.feedbackDetailsMaxChars }).describe(
+      'What happened and what you expected.',
+    ),
+    area: z.enum(FEEDBACK_AREAS).describe('Which part of the product the feedback is about.'),
+    resource_uri: textArg({ min: 1, max: LIMITS.resourceUriMaxChars })
+      .optional()
+      .describe('A flowgate:// URI it concerns.'),
+    run_id: textArg({ min: 1, max: 128 }).optional(),
+    flow_slug: textArg().regex(FLOW_SLUG_PATTERN).optional(),
+    context: z
+      .record(textArg({ min: 1, max: LIMITS.feedbackContextKeyMaxChars }), feedbackContextValue)
+      .refine((o) => Object.keys(o).length <= LIMITS.feedbackContextMaxKeys, {
+        message: `at most ${LIMITS.feedbackContextMaxKeys} context entries`,
+      })
+      .meta({ maxProperties: LIMITS.feedbackContextMaxKeys })
+      .optional()
+      .describe('Small, redacted key/value context (no raw headers, tokens or payloads).'),
+  }),
+  output: z.strictObject({
+    feedbackId: z.string(),
+    receivedAt: z.string(),
+    /** True when secret-looking values were removed before storing. */
+    redacted: z.boolean(),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+}).handle(async (args, ctx) => {
+  // Redacted by the workspace before storing, so nothing secret-shaped is ever kept.
+  const receipt = await ctx.workspace.feedback.send({
     summary: args.summary,
     details: args.details,
     area: args.area,
@@ -12,23 +63,10 @@ export const sendFeedback: ToolHandler<typeof sendFeedbackTool> = async (args, c
     runId: args.run_id ?? null,
     flowSlug: args.flow_slug ?? null,
     context: args.context ?? null,
-  };
-  // Redacted here, before the services see it, so nothing secret-shaped is ever stored (spec 5).
-  const clean: FeedbackInput = {
-    ...raw,
-    summary: redactString(raw.summary),
-    details: redactString(raw.details),
-    resourceUri: raw.resourceUri === null ? null : redactString(raw.resourceUri),
-    context: raw.context === null ? null : redact(raw.context),
-  };
-  const stored = await ctx.request.services.sendFeedback(clean);
+  });
   return {
-    output: {
-      feedbackId: stored.feedbackId,
-      receivedAt: stored.createdAt,
-      redacted: JSON.stringify(clean) !== JSON.stringify(raw),
-    },
-    runId: clean.runId,
-    resourceUris: clean.resourceUri ? [clean.resourceUri] : [],
+    output: { feedbackId: receipt.feedbackId, receivedAt: receipt.createdAt, redacted: receipt.redacted },
+    runId: receipt.stored.runId,
+    resourceUris: receipt.stored.resourceUri ? [receipt.stored.resourceUri] : [],
   };
-};
+});

@@ -1,13 +1,51 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { repos } from '@flowgate/db';
 import { REDACTED } from '@flowgate/secrets';
-import { describe, expect, it } from 'vitest';
 import {
-  checkConnectionsTool,
-  getWorkspaceContextTool,
-  listConnectionsTool,
-  sendFeedbackTool,
-} from '../catalog.js';
+  connectionId,
+  seedConnection,
+  seedWorkspace,
+  storedFeedback,
+  TEST_CONNECTION_SECRET,
+  TEST_NOW,
+} from '@flowgate/workspace/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNarrowingHeaders } from '../narrowing.js';
-import { callTool, connection, fakeServices, makeCtx } from '../test-support.js';
+import { callTool, useTestDb } from '../test-support.js';
+import { checkConnectionsTool } from './check-connections.js';
+import { getWorkspaceContextTool } from './get-workspace-context.js';
+import { listConnectionsTool } from './list-connections.js';
+import { sendFeedbackTool } from './send-feedback.js';
+
+const env = useTestDb();
+
+/** An outside system for health checks: answers every request with 200 and records its path. */
+let server: Server;
+let upstream: string;
+const requests: string[] = [];
+
+beforeAll(async () => {
+  await seedWorkspace(env.db, 'ws-acme', 'Acme');
+  server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+/** A new workspace with connections 1…n (crm-1…), each created with `spec(n)`. */
+async function workspaceWithConnections(
+  n: number,
+  spec: (i: number) => Parameters<typeof seedConnection>[3] = () => ({}),
+): Promise<{ ws: string; ids: string[] }> {
+  const ws = await seedWorkspace(env.db, env.uniqueId('ws-conn'), 'Connections');
+  const ids: string[] = [];
+  for (let i = 1; i <= n; i++) ids.push(await seedConnection(env.deps, ws, i, spec(i)));
+  return { ws, ids };
+}
 
 function narrow(headers: Parameters<typeof parseNarrowingHeaders>[0]) {
   const r = parseNarrowingHeaders(headers);
@@ -17,7 +55,7 @@ function narrow(headers: Parameters<typeof parseNarrowingHeaders>[0]) {
 
 describe('get_workspace_context', () => {
   it('reports workspace, principal, capabilities, toolsets, groups, narrowing, hidden tools, limits and versions', async () => {
-    const ctx = makeCtx({
+    const ctx = env.ctx({
       capabilities: new Set(['flows.read', 'resources.read', 'installations.read', 'feedback.send']),
       narrowing: narrow({ toolsets: 'read,feedback', readOnly: 'true' }),
       workspacePolicy: { readOnly: false, disabledTools: ['check_connections'] },
@@ -84,6 +122,22 @@ describe('get_workspace_context', () => {
           ],
         },
         {
+          tool: 'call_flow_tool',
+          blockers: [
+            { reason: 'missing_service_account_capabilities', missingCapabilities: ['flows.run'] },
+            { reason: 'read_only_policy' },
+            { reason: 'toolset_policy', toolToolsets: ['run'], activeToolsets: ['read', 'feedback'] },
+          ],
+        },
+        {
+          tool: 'get_run_status',
+          blockers: [{ reason: 'missing_service_account_capabilities', missingCapabilities: ['runs.read'] }],
+        },
+        {
+          tool: 'inspect_run_step',
+          blockers: [{ reason: 'missing_service_account_capabilities', missingCapabilities: ['runs.read'] }],
+        },
+        {
           tool: 'get_step_reference',
           blockers: [{ reason: 'missing_service_account_capabilities', missingCapabilities: ['steps.read'] }],
         },
@@ -129,56 +183,57 @@ describe('get_workspace_context', () => {
   });
 
   it('takes no arguments', async () => {
-    const { body } = await callTool(makeCtx(), 'get_workspace_context', { verbose: true });
+    const { body } = await callTool(env.ctx(), 'get_workspace_context', { verbose: true });
     expect(body.result.structuredContent.error.code).toBe('invalid_arguments');
   });
 });
 
 describe('list_connections', () => {
-  const many = Array.from({ length: 5 }, (_, i) => connection(i + 1));
+  let five: { ws: string; ids: string[] };
+  beforeAll(async () => {
+    five = await workspaceWithConnections(5);
+  });
 
-  it('pages with signed opaque cursors and passes raw positions to the services', async () => {
-    const ctx = makeCtx({ services: fakeServices(many) });
+  it('pages with signed opaque cursors that carry the position', async () => {
+    const ctx = env.ctx({ workspaceId: five.ws });
     const first = await callTool(ctx, 'list_connections', { limit: 2 });
     const page1 = first.body.result.structuredContent;
     expect(listConnectionsTool.output.parse(page1)).toEqual(page1);
-    expect(page1.connections.map((c: { id: string }) => c.id)).toEqual(['conn_001', 'conn_002']);
+    expect(page1.connections.map((c: { id: string }) => c.id)).toEqual(five.ids.slice(0, 2));
     expect(page1.nextCursor).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
-    expect(page1.nextCursor).not.toContain('conn_002');
+    expect(page1.nextCursor).not.toContain(five.ids[1]);
     const second = await callTool(ctx, 'list_connections', { limit: 2, cursor: page1.nextCursor });
-    expect(second.body.result.structuredContent.connections.map((c: { id: string }) => c.id)).toEqual([
-      'conn_003',
-      'conn_004',
-    ]);
+    expect(second.body.result.structuredContent.connections.map((c: { id: string }) => c.id)).toEqual(
+      five.ids.slice(2, 4),
+    );
     const third = await callTool(ctx, 'list_connections', {
       limit: 2,
       cursor: second.body.result.structuredContent.nextCursor,
     });
     expect(third.body.result.structuredContent).toMatchObject({ nextCursor: null });
-    expect(third.body.result.structuredContent.connections.map((c: { id: string }) => c.id)).toEqual([
-      'conn_005',
-    ]);
-    expect(ctx.services.calls.map((c) => c.input)).toEqual([
-      { limit: 2, after: null },
-      { limit: 2, after: 'conn_002' },
-      { limit: 2, after: 'conn_004' },
-    ]);
+    expect(third.body.result.structuredContent.connections.map((c: { id: string }) => c.id)).toEqual(
+      five.ids.slice(4),
+    );
   });
 
   it('uses the default page size', async () => {
-    const ctx = makeCtx();
-    await callTool(ctx, 'list_connections', {});
-    expect(ctx.services.calls[0]?.input).toEqual({ limit: 25, after: null });
+    const { ws, ids } = await workspaceWithConnections(26);
+    const ctx = env.ctx({ workspaceId: ws });
+    const first = (await callTool(ctx, 'list_connections', {})).body.result.structuredContent;
+    expect(first.connections.map((c: { id: string }) => c.id)).toEqual(ids.slice(0, 25));
+    const rest = (await callTool(ctx, 'list_connections', { cursor: first.nextCursor })).body.result
+      .structuredContent;
+    expect(rest).toMatchObject({ connections: [{ id: ids[25] }], nextCursor: null });
   });
 
   it('refuses forged, tampered and foreign cursors as invalid arguments', async () => {
-    const ctx = makeCtx({ services: fakeServices(many) });
+    const ctx = env.ctx({ workspaceId: five.ws });
     const { body } = await callTool(ctx, 'list_connections', { limit: 1 });
     const cursor: string = body.result.structuredContent.nextCursor;
     const [payload, mac] = cursor.split('.') as [string, string];
-    const forged = `${Buffer.from(JSON.stringify({ k: 'tool:list_connections', s: 'ws-acme', p: 'conn_004' })).toString('base64url')}.${mac}`;
-    const otherWorkspace = makeCtx({ workspaceId: 'ws-other', services: fakeServices(many) });
-    const otherKey = makeCtx({ cursorKey: 'another-deployment-key', services: fakeServices(many) });
+    const forged = `${Buffer.from(JSON.stringify({ k: 'tool:list_connections', s: five.ws, p: five.ids[3] })).toString('base64url')}.${mac}`;
+    const otherWorkspace = env.ctx({ workspaceId: 'ws-other' });
+    const otherKey = env.ctx({ workspaceId: five.ws, cursorKey: 'another-deployment-key' });
     for (const [c, bad] of [
       [ctx, 'not-a-cursor'],
       [ctx, forged],
@@ -205,63 +260,83 @@ describe('list_connections', () => {
     expect(cross.body.result.structuredContent.error.code).toBe('invalid_arguments');
   });
 
-  it('strips credentials from base URLs and redacts health messages', async () => {
-    const ctx = makeCtx({
-      services: fakeServices([
-        connection(1, {
-          baseUrl: 'https://user:hunter2@api.example.test/v1?x=1',
-          health: {
-            ok: false,
-            checkedAt: '2026-11-20T00:00:00.000Z',
-            httpStatus: 401,
-            message: 'rejected Bearer abcdefghijklmnopqrstu',
-          },
-        }),
-      ]),
-    });
-    const { body } = await callTool(ctx, 'list_connections', {});
+  it('strips credentials from base URLs, redacts health messages and never returns the secret', async () => {
+    const { ws, ids } = await workspaceWithConnections(1, () => ({
+      baseUrl: 'https://user:hunter2@api.example.test/v1?x=1',
+      secret: TEST_CONNECTION_SECRET,
+      health: {
+        ok: false,
+        checkedAt: '2026-11-20T00:00:00.000Z',
+        status: 401,
+        message: 'rejected Bearer abcdefghijklmnopqrstu',
+      },
+    }));
+    const { body } = await callTool(env.ctx({ workspaceId: ws }), 'list_connections', {});
     const c = body.result.structuredContent.connections[0];
     expect(c.baseUrl).toBe('https://api.example.test/v1?x=1');
-    expect(c.health.message).toBe(`rejected ${REDACTED}`);
-    expect(JSON.stringify(body)).not.toContain('hunter2');
+    expect(c.health).toEqual({
+      ok: false,
+      checkedAt: '2026-11-20T00:00:00.000Z',
+      httpStatus: 401,
+      message: `rejected ${REDACTED}`,
+    });
+    expect(c.configKeys).toEqual(['header_name']);
+    const text = JSON.stringify(body);
+    const stored = await repos.getConnection(env.db, ws, ids[0] as string);
+    for (const secret of ['hunter2', TEST_CONNECTION_SECRET, stored?.secretCiphertext, 'X-Crm-Key']) {
+      expect(text).not.toContain(secret);
+    }
   });
 });
 
 describe('check_connections', () => {
-  it('checks selected ids, reports unknown ids and summarises', async () => {
-    const ctx = makeCtx({ services: fakeServices([connection(1), connection(2, { status: 'disabled' })]) });
-    const { body } = await callTool(ctx, 'check_connections', {
-      connection_ids: ['conn_001', 'conn_002', 'conn_999', 'conn_001'],
+  it('checks selected ids once each, reports unknown ids, summarises and stores the health', async () => {
+    const { ws, ids } = await workspaceWithConnections(2, (i) => ({
+      baseUrl: `${upstream}/v1`,
+      disabled: i === 2,
+    }));
+    const [one, two] = ids as [string, string];
+    requests.length = 0;
+    const { body } = await callTool(env.ctx({ workspaceId: ws }), 'check_connections', {
+      connection_ids: [one, two, 'conn_999', one],
     });
     const out = body.result.structuredContent;
     expect(checkConnectionsTool.output.parse(out)).toEqual(out);
     expect(
       out.checks.map((c: { connectionId: string; status: string }) => [c.connectionId, c.status]),
     ).toEqual([
-      ['conn_001', 'healthy'],
-      ['conn_002', 'disabled'],
+      [one, 'healthy'],
+      [two, 'disabled'],
     ]);
+    expect(out.checks[0]).toMatchObject({ ok: true, httpStatus: 200, checkedAt: TEST_NOW });
     expect(out.unknownConnectionIds).toEqual(['conn_999']);
     expect(out.summary).toEqual({ checked: 2, healthy: 1, unhealthy: 0, disabled: 1 });
     expect(out.nextCursor).toBeNull();
-    expect(ctx.services.calls[0]?.input).toEqual({
-      connectionIds: ['conn_001', 'conn_002', 'conn_999'],
-      limit: 10,
-      after: null,
+    // The duplicate id was checked once, the disabled connection not at all.
+    expect(requests).toEqual(['/v1']);
+    expect((await repos.getConnection(env.db, ws, one))?.health).toEqual({
+      ok: true,
+      checkedAt: TEST_NOW,
+      status: 200,
     });
+    expect((await repos.getConnection(env.db, ws, two))?.health).toBeNull();
   });
 
   it('pages through all connections when no ids are given', async () => {
-    const ctx = makeCtx({ services: fakeServices([connection(1), connection(2), connection(3)]) });
+    const { ws, ids } = await workspaceWithConnections(3, () => ({ baseUrl: `${upstream}/v1` }));
+    const ctx = env.ctx({ workspaceId: ws });
     const first = await callTool(ctx, 'check_connections', { limit: 2 });
-    expect(first.body.result.structuredContent.checks).toHaveLength(2);
+    expect(
+      first.body.result.structuredContent.checks.map((c: { connectionId: string }) => c.connectionId),
+    ).toEqual(ids.slice(0, 2));
     const next = await callTool(ctx, 'check_connections', {
       limit: 2,
       cursor: first.body.result.structuredContent.nextCursor,
     });
     expect(
       next.body.result.structuredContent.checks.map((c: { connectionId: string }) => c.connectionId),
-    ).toEqual(['conn_003']);
+    ).toEqual([ids[2]]);
+    expect(next.body.result.structuredContent.nextCursor).toBeNull();
   });
 
   it('bounds its arguments', async () => {
@@ -270,17 +345,17 @@ describe('check_connections', () => {
       { connection_ids: tooMany },
       { connection_ids: [] },
       { limit: 21 },
-      { connection_ids: ['conn_001'], cursor: 'abc' },
+      { connection_ids: [connectionId('ws-acme', 1)], cursor: 'abc' },
     ]) {
-      const { body } = await callTool(makeCtx(), 'check_connections', args);
+      const { body } = await callTool(env.ctx(), 'check_connections', args);
       expect(body.result.structuredContent.error.code).toBe('invalid_arguments');
     }
   });
 });
 
 describe('send_feedback', () => {
-  it('redacts before the services store it and says so', async () => {
-    const ctx = makeCtx();
+  it('redacts before the workspace stores it and says so', async () => {
+    const ctx = env.ctx();
     const { body } = await callTool(ctx, 'send_feedback', {
       summary: '  Setup failed  ',
       details: 'Used key fgk_k1_abcdefghijklmnopqrstuvwxyz012345 and it was refused',
@@ -290,22 +365,26 @@ describe('send_feedback', () => {
       flow_slug: 'enrich-company',
       context: { client: 'cursor', api_key: 'sk-live-1234567890abcdefgh', attempts: 2 },
     });
-    expect(sendFeedbackTool.output.parse(body.result.structuredContent)).toEqual({
-      feedbackId: 'fb_1',
-      receivedAt: '2026-11-20T10:00:00.000Z',
+    const out = sendFeedbackTool.output.parse(body.result.structuredContent);
+    expect(out).toEqual({
+      feedbackId: expect.stringMatching(/^fb_[A-Za-z0-9]{16}$/),
+      receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       redacted: true,
     });
-    expect(ctx.services.feedback).toEqual([
-      {
-        summary: 'Setup failed',
-        details: `Used key ${REDACTED} and it was refused`,
-        area: 'setup',
-        resourceUri: 'flowgate://mcp-docs/client-setup',
-        runId: 'run_1',
-        flowSlug: 'enrich-company',
-        context: { client: 'cursor', api_key: REDACTED, attempts: 2 },
-      },
-    ]);
+    const stored = (await storedFeedback(env.db, 'ws-acme')).find((f) => f.id === out.feedbackId);
+    expect(stored).toMatchObject({
+      principalType: 'service_account',
+      principalId: 'sa_agent',
+      summary: 'Setup failed',
+      details: `Used key ${REDACTED} and it was refused`,
+      area: 'setup',
+      resourceUri: 'flowgate://mcp-docs/client-setup',
+      runId: 'run_1',
+      flowSlug: 'enrich-company',
+      context: { client: 'cursor', api_key: REDACTED, attempts: 2 },
+    });
+    expect(stored?.createdAt.toISOString()).toBe(out.receivedAt);
+    expect(JSON.stringify(stored)).not.toMatch(/abcdefghijklmnopqrstuvwxyz012345|sk-live/);
     expect(ctx.audits[0]).toMatchObject({
       runId: 'run_1',
       resourceUris: ['flowgate://mcp-docs/client-setup'],
@@ -325,17 +404,19 @@ describe('send_feedback', () => {
       { ...base, context: { nested: { a: 1 } } },
       { summary: 's', area: 'docs' },
     ]) {
-      const { body } = await callTool(makeCtx(), 'send_feedback', args);
+      const { body } = await callTool(env.ctx(), 'send_feedback', args);
       expect(body.result.structuredContent.error.code).toBe('invalid_arguments');
     }
   });
 
   it('stays callable under X-MCP-Readonly and workspace read-only mode', async () => {
-    const ctx = makeCtx({
+    const ctx = env.ctx({
       narrowing: narrow({ readOnly: '1' }),
       workspacePolicy: { readOnly: true, disabledTools: [] },
     });
     const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details: 'd', area: 'mcp' });
     expect(body.result.isError).toBeUndefined();
+    const stored = await storedFeedback(env.db, 'ws-acme');
+    expect(stored.map((f) => f.id)).toContain(body.result.structuredContent.feedbackId);
   });
 });

@@ -1,29 +1,70 @@
-import { type Diagnostic, validateFlow } from '@flowgate/flows';
-import type { validateFlowDefinitionTool } from '../catalog.js';
-import type { FlowSelector } from '../context.js';
-import { CONTENT_TRUST } from '../flow-schemas.js';
-import { definitionUriFor, requireDefinition, requireFlow } from '../flow-views.js';
-import type { ToolHandler } from './types.js';
+import { MAX_VALIDATION_DIAGNOSTICS, validateFlow } from '@flowgate/flows';
+import type { FlowSelector } from '@flowgate/workspace';
+import { z } from 'zod';
+import {
+  diagnosticsSummarySchema,
+  flowLiteralArg,
+  flowSlugArg,
+  installationIdArg,
+  readOnlyFlowAnnotations,
+  sourceArg,
+  versionArg,
+} from '../args.js';
+import { requireDefinition, requireFlow } from '../flow-lookup.js';
+import { CONTENT_TRUST, diagnosticSchema, diagnosticsSummary, diagnosticViews } from '../flow-outputs.js';
+import { defineTool } from '../tool.js';
+import { definitionUriFor } from '../uris.js';
 
-export function diagnosticsSummary(diagnostics: readonly Diagnostic[]): { errors: number; warnings: number } {
-  const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  return { errors, warnings: diagnostics.length - errors };
-}
-
-/** Diagnostics as plain objects with exactly the documented fields. */
-export function diagnosticViews(diagnostics: readonly Diagnostic[]) {
-  return diagnostics.map((d) => ({
-    severity: d.severity,
-    code: d.code,
-    message: d.message,
-    path: d.path,
-    line: d.line,
-    column: d.column,
-    hint: d.hint,
-  }));
-}
-
-export const validateFlowDefinition: ToolHandler<typeof validateFlowDefinitionTool> = async (args, ctx) => {
+export const validateFlowDefinitionTool = defineTool({
+  name: 'validate_flow_definition',
+  title: 'Validate flow definition',
+  description:
+    'Validate a flow definition without saving anything: either a supplied flow_literal (EDN text) or a stored ' +
+    'one named by flow_slug with source (draft, latest, live, active; default draft) or version. Returns valid ' +
+    'and every diagnostic with severity, a stable code (e.g. edn_syntax_invalid, unknown_step_type, ' +
+    'unbound_connection_slot), message, path, line, column and a hint, plus error and warning counts. Fix ' +
+    `errors before create_flow_draft; warnings are advice. At most ${MAX_VALIDATION_DIAGNOSTICS} diagnostics.`,
+  toolsets: ['read', 'authoring'],
+  capabilities: ['flows.read'],
+  input: z
+    .strictObject({
+      flow_literal: flowLiteralArg.optional(),
+      flow_slug: flowSlugArg.optional().describe('Validate a stored definition of this flow instead.'),
+      source: sourceArg.optional().describe('With flow_slug: draft (default), latest, live or active.'),
+      version: versionArg.optional().describe('With flow_slug: a released version instead of source.'),
+      installation_id: installationIdArg.optional(),
+    })
+    .refine((a) => (a.flow_literal === undefined) !== (a.flow_slug === undefined), {
+      message: 'give exactly one of flow_literal or flow_slug',
+      path: ['flow_literal'],
+    })
+    .refine(
+      (a) =>
+        a.flow_literal === undefined ||
+        (a.source === undefined && a.version === undefined && a.installation_id === undefined),
+      {
+        message:
+          'source, version and installation_id select a stored definition; use them with flow_slug only',
+        path: ['source'],
+      },
+    )
+    .refine((a) => !(a.source !== undefined && a.version !== undefined), {
+      message: 'give source or version, not both',
+      path: ['version'],
+    }),
+  output: z.strictObject({
+    valid: z.boolean(),
+    flowSlug: z.string().nullable(),
+    checked: z.enum(['flow_literal', 'stored']),
+    installationId: z.string().nullable(),
+    version: z.number().int().nullable(),
+    diagnostics: z.array(diagnosticSchema),
+    summary: diagnosticsSummarySchema,
+    /** Stored definitions only: diagnostics quote the flow author's text (e.g. keywords), which is data. */
+    contentTrust: z.literal(CONTENT_TRUST).optional(),
+  }),
+  annotations: readOnlyFlowAnnotations,
+}).handle(async (args, ctx) => {
   if (args.flow_literal !== undefined) {
     const result = validateFlow(args.flow_literal);
     return {
@@ -38,13 +79,12 @@ export const validateFlowDefinition: ToolHandler<typeof validateFlowDefinitionTo
       },
     };
   }
-  const slug = args.flow_slug as string;
-  const flow = await requireFlow(ctx, slug, args.installation_id ?? null);
+  const flow = await requireFlow(ctx, args.flow_slug as string, args.installation_id ?? null);
   const selector: FlowSelector =
     args.version !== undefined
       ? { version: args.version }
-      : { source: args.source ?? (flow.installation ? 'active' : 'draft') };
-  const def = await requireDefinition(ctx, flow, selector);
+      : { source: args.source ?? (flow.record.installation ? 'active' : 'draft') };
+  const def = await requireDefinition(flow, selector);
   const result = validateFlow(def.literal);
   return {
     output: {
@@ -60,4 +100,4 @@ export const validateFlowDefinition: ToolHandler<typeof validateFlowDefinitionTo
     },
     resourceUris: [definitionUriFor(def)],
   };
-};
+});

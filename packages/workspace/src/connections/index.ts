@@ -1,18 +1,62 @@
-import type { WorkspaceAccess } from '@flowgate/auth';
-import { AppError, newId } from '@flowgate/core';
-import { type Database, repos } from '@flowgate/db';
-import { redactString, type SecretBox } from '@flowgate/secrets';
-import type { ConnectionCheck, ConnectionSummary, WorkspaceServices } from '@flowgate/workspace-mcp';
-import { createFlowServices } from './flow-services.js';
-import { probe } from './outbound.js';
+/**
+ * Connections as readers see them — never a secret, a config value or credentials in a base URL — and health
+ * checks: one bounded request per connection, defined by its type, under the outbound address policy.
+ */
+import { AppError } from '@flowgate/core';
+import { repos } from '@flowgate/db';
+import { redactString } from '@flowgate/secrets';
+import type { Page } from '../flows/records.js';
+import type { UseCaseContext } from '../scope.js';
+import { probe } from './probe.js';
+import { safeBaseUrl, safeText } from './sanitize.js';
 
-const CHECK_TIMEOUT_MS = 5_000;
 const CHECK_CONCURRENCY = 4;
 
-export interface ServiceDeps {
-  db: Database;
-  secretBox: SecretBox;
-  allowPrivateNetwork: boolean;
+export type ConnectionType = 'http-api' | 'llm-provider' | 'secret';
+
+export interface ConnectionSummary {
+  id: string;
+  name: string;
+  type: ConnectionType;
+  /** Without user-info; secret-looking query values redacted. */
+  baseUrl: string | null;
+  authType: string;
+  status: 'active' | 'disabled';
+  health: { ok: boolean; checkedAt: string; httpStatus: number | null; message: string | null } | null;
+  /** Names of the non-secret config entries; values are never returned. */
+  configKeys: string[];
+  boundSlots: { flowSlug: string; slot: string; target: string }[];
+  createdAt: string;
+}
+
+export interface ConnectionCheck {
+  connectionId: string;
+  name: string;
+  type: ConnectionType;
+  ok: boolean;
+  status: 'healthy' | 'unhealthy' | 'disabled';
+  httpStatus: number | null;
+  latencyMs: number | null;
+  message: string | null;
+  checkedAt: string;
+}
+
+export interface ConnectionChecks {
+  items: ConnectionCheck[];
+  /** Ids asked for that do not exist in the workspace. */
+  unknownConnectionIds: string[];
+  nextAfter: string | null;
+}
+
+export interface ConnectionUseCases {
+  /** In id order, so a cursor resumes exactly. */
+  list(input: { limit: number; after: string | null }): Promise<Page<ConnectionSummary>>;
+  /** Health-checks `connectionIds` (all of them, ignoring the page) or, when null, one page of all connections. */
+  check(input: {
+    connectionIds: string[] | null;
+    limit: number;
+    after: string | null;
+  }): Promise<ConnectionChecks>;
 }
 
 function summary(
@@ -23,7 +67,7 @@ function summary(
     id: row.id,
     name: row.name,
     type: row.type,
-    baseUrl: row.baseUrl,
+    baseUrl: safeBaseUrl(row.baseUrl),
     authType: row.authType,
     status: row.status,
     health: row.health
@@ -31,7 +75,7 @@ function summary(
           ok: row.health.ok,
           checkedAt: row.health.checkedAt,
           httpStatus: row.health.status ?? null,
-          message: row.health.message ?? null,
+          message: safeText(row.health.message ?? null),
         }
       : null,
     configKeys: Object.keys(row.config).sort(),
@@ -48,13 +92,12 @@ function authHeaders(row: repos.ConnectionRow, secret: string | null): Record<st
   return {};
 }
 
-/** The workspace's data as the MCP tools see it: every query scoped to `access.workspaceId`. */
-export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAccess): WorkspaceServices {
-  const ws = access.workspaceId;
-  const { db } = deps;
+export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
+  const { db, workspaceId: ws, deps } = ctx;
+  const timeoutMs = deps.outbound.timeoutMs;
 
-  async function check(row: repos.ConnectionRow): Promise<ConnectionCheck> {
-    const checkedAt = new Date().toISOString();
+  async function checkOne(row: repos.ConnectionRow): Promise<ConnectionCheck> {
+    const checkedAt = ctx.now().toISOString();
     const base = { connectionId: row.id, name: row.name, type: row.type, checkedAt };
     if (row.status === 'disabled') {
       return {
@@ -66,6 +109,7 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
         message: 'connection is disabled',
       };
     }
+    // Decrypted here and only for the request; it never leaves this function.
     const secret = row.secretCiphertext ? deps.secretBox.decrypt(row.secretCiphertext, ws) : null;
     if (row.type === 'secret' || !row.baseUrl) {
       const ok = secret !== null;
@@ -85,8 +129,8 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
     try {
       const res = await probe(target, {
         headers: { accept: 'application/json', ...authHeaders(row, secret) },
-        timeoutMs: CHECK_TIMEOUT_MS,
-        allowPrivate: deps.allowPrivateNetwork,
+        timeoutMs,
+        allowPrivate: deps.outbound.allowPrivateNetwork,
       });
       // Reachable and credentials accepted. LLM providers must answer their model list.
       const ok =
@@ -111,7 +155,7 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
         err instanceof AppError
           ? err.message
           : (err as Error).name === 'TimeoutError'
-            ? `no answer within ${CHECK_TIMEOUT_MS} ms`
+            ? `no answer within ${timeoutMs} ms`
             : 'could not connect';
       result = {
         ...base,
@@ -130,7 +174,7 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
       ...(result.httpStatus !== null ? { status: result.httpStatus } : {}),
       ...(result.message !== null ? { message: result.message } : {}),
     });
-    return result;
+    return { ...result, message: safeText(result.message) };
   }
 
   async function checkAll(rows: repos.ConnectionRow[]): Promise<ConnectionCheck[]> {
@@ -139,7 +183,7 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
     const worker = async () => {
       while (next < rows.length) {
         const i = next++;
-        out[i] = await check(rows[i] as repos.ConnectionRow);
+        out[i] = await checkOne(rows[i] as repos.ConnectionRow);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, rows.length) }, worker));
@@ -147,13 +191,7 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
   }
 
   return {
-    ...createFlowServices(db, ws),
-    async workspaceInfo() {
-      const row = await repos.getWorkspace(db, ws);
-      if (!row) throw new AppError('not_found', 'workspace not found');
-      return { id: row.id, name: row.name };
-    },
-    async listConnections({ limit, after }) {
+    async list({ limit, after }) {
       const rows = await repos.listConnections(db, ws, { limit: limit + 1, afterId: after ?? undefined });
       const page = rows.slice(0, limit);
       const slots = await repos.listBindingsForConnections(
@@ -171,7 +209,7 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
         nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
       };
     },
-    async checkConnections({ connectionIds, limit, after }) {
+    async check({ connectionIds, limit, after }) {
       if (connectionIds) {
         const unique = [...new Set(connectionIds)];
         const rows = await repos.listConnections(db, ws, { limit: unique.length, ids: unique });
@@ -189,21 +227,6 @@ export function createWorkspaceServices(deps: ServiceDeps, access: WorkspaceAcce
         unknownConnectionIds: [],
         nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
       };
-    },
-    async sendFeedback(input) {
-      const row = await repos.insertFeedback(db, ws, {
-        id: newId('fb', 16),
-        principalType: access.principal.kind,
-        principalId: access.principal.id,
-        area: input.area,
-        summary: input.summary,
-        details: input.details,
-        resourceUri: input.resourceUri,
-        runId: input.runId,
-        flowSlug: input.flowSlug,
-        context: input.context,
-      });
-      return { feedbackId: row.id, createdAt: row.createdAt.toISOString() };
     },
   };
 }

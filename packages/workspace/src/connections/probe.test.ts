@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedLookup, isPrivateAddress, probe } from './outbound.js';
+import { guardedLookup, isPrivateAddress, probe } from './probe.js';
 
 let server: Server;
 let port: number;

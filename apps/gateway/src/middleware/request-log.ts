@@ -1,0 +1,22 @@
+import type { MiddlewareHandler } from 'hono';
+import type { Logger } from 'pino';
+import type { AppEnv } from '../context.js';
+
+/** One log line per request, after it is answered. Runs inside `requestIds`, so the id is known. */
+export function requestLog(logger: Logger): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    await next();
+    // Path only: query strings may carry things we refuse but must not log.
+    logger.info(
+      {
+        requestId: c.get('requestId'),
+        method: c.req.method,
+        path: c.req.path.slice(0, 200),
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      },
+      'request',
+    );
+  };
+}

@@ -1,0 +1,265 @@
+/**
+ * Where a run is executed: one attempt of one claimed run. The definition it runs is read (a released version, or the
+ * draft snapshot taken at start), its connections and key-value store are built for its workspace, the journal of
+ * earlier attempts is loaded, and the body is evaluated by the run engine, every journal entry and event written
+ * under the run's lease before the body goes on. The attempt ends by finishing the run (completed, failed, timed
+ * out, cancelled) or parking it (a durable sleep), unless the lease was lost or the worker is stopping: then nothing
+ * more is written and the run is resumed elsewhere by replay.
+ */
+import { type Database, repos } from '@flowgate/db';
+import { type FlowModel, validateFlow } from '@flowgate/flows';
+import {
+  createStepRunner,
+  type JournalEntry,
+  type JsonValue,
+  type RunLimits,
+  type RunOutcome,
+  runBody,
+  type StepEvent,
+} from '@flowgate/run-engine';
+import type { SecretBox } from '@flowgate/secrets';
+import { runConnections, workspaceKv } from './ports.js';
+
+export interface ExecuteDeps {
+  db: Database;
+  secretBox: SecretBox;
+  /** Steps may reach loopback and private addresses: development and tests only. */
+  allowPrivateNetwork: boolean;
+  limits: Partial<RunLimits>;
+  /** A run claimed more often than this fails instead of being tried again (e.g. a body that crashes workers). */
+  maxAttempts: number;
+}
+
+/** Why a worker stopped an attempt on its own: the attempt's writes end, the run itself does not. */
+export class AttemptAbandoned extends Error {
+  constructor(readonly why: 'lease_lost' | 'shutdown') {
+    super(why === 'lease_lost' ? 'the run lease was lost' : 'the worker is stopping');
+    this.name = 'AttemptAbandoned';
+  }
+}
+
+export type AttemptResult =
+  | { kind: 'finished'; status: RunOutcome['status']; freedSlot: boolean }
+  /** Nothing more was written: another worker holds the run, or it ended meanwhile. */
+  | { kind: 'abandoned'; why: 'lease_lost' | 'shutdown' };
+
+/** Bounded previews in final events: the full result is in the run row. */
+const EVENT_PREVIEW_CHARS = 500;
+
+async function modelOf(db: Database, run: repos.RunRow): Promise<FlowModel | null> {
+  if (run.version !== null)
+    return repos.getVersionModel(db, run.definitionWorkspaceId, run.flowId, run.version);
+  if (run.draftLiteral === null) return null;
+  return validateFlow(run.draftLiteral).model ?? null;
+}
+
+async function journalOf(db: Database, run: repos.RunRow): Promise<Map<string, JournalEntry>> {
+  const entries = await repos.loadJournal(db, run.workspaceId, run.id);
+  const journal = new Map<string, JournalEntry>();
+  for (const e of entries) {
+    const type = e.type as JournalEntry['type'];
+    if (e.status === 'completed')
+      journal.set(e.stepId, { status: 'completed', type, result: e.result as JsonValue });
+    else if (e.wakeAt) journal.set(e.stepId, { status: 'waiting', type, wakeAt: e.wakeAt.getTime() });
+  }
+  return journal;
+}
+
+function usageRecord(usage: RunOutcome['usage']): Record<string, number> {
+  return { steps: usage.steps, httpCalls: usage.httpCalls, llmTokens: usage.llmTokens };
+}
+
+/** Runs one attempt. `signal` is aborted with an `AttemptAbandoned` reason, or with a cancellation. */
+export async function executeAttempt(
+  deps: ExecuteDeps,
+  run: repos.RunRow,
+  owner: string,
+  signal: AbortSignal,
+): Promise<AttemptResult> {
+  const { db } = deps;
+  const lease: repos.Lease = { runId: run.id, workspaceId: run.workspaceId, owner };
+  const stored = run.usage;
+  const usage: RunOutcome['usage'] = {
+    steps: stored.steps ?? 0,
+    httpCalls: stored.httpCalls ?? 0,
+    llmTokens: stored.llmTokens ?? 0,
+  };
+  const abandonedBy = (): AttemptAbandoned | null =>
+    signal.reason instanceof AttemptAbandoned ? signal.reason : null;
+
+  const finish = async (
+    end: repos.RunEnd,
+    status: RunOutcome['status'],
+    event: repos.EventRecord,
+    used: Record<string, number>,
+  ): Promise<AttemptResult> => {
+    const done = await repos.finishAttempt(db, lease, end, used, event);
+    return done
+      ? { kind: 'finished', status, freedSlot: done.freedSlot }
+      : { kind: 'abandoned', why: 'lease_lost' };
+  };
+  const fail = (code: string, message: string) =>
+    finish(
+      { status: 'failed', error: { code, message } },
+      'failed',
+      {
+        type: 'run_failed',
+        status: 'failed',
+        detail: { error: { code, message } },
+      },
+      { ...usage },
+    );
+
+  if (run.attempts > deps.maxAttempts) {
+    return fail(
+      'run_attempts_exhausted',
+      `the run was started ${deps.maxAttempts} times without finishing; it is not tried again`,
+    );
+  }
+  const model = await modelOf(db, run);
+  if (!model) return fail('definition_unavailable', 'the flow definition this run was started with is gone');
+
+  const connections = await runConnections(db, deps.secretBox, run);
+  // Values of secret-typed inputs are redacted like connection secrets wherever the run lets something out.
+  const input = run.input as Record<string, unknown> | null;
+  const secretInputs = run.secretInputs
+    .map((name) => input?.[name])
+    .filter((v): v is string => typeof v === 'string' && v.length > 0);
+  const journal = await journalOf(db, run);
+  const started = await repos.appendEvents(db, lease, [
+    run.attempts <= 1
+      ? { type: 'run_started', status: 'running', detail: { flowSlug: run.flowSlug, version: run.version } }
+      : { type: 'run_resumed', status: 'running', detail: { attempt: run.attempts } },
+  ]);
+  if (!started) return { kind: 'abandoned', why: 'lease_lost' };
+
+  const lost = () => {
+    throw new AttemptAbandoned('lease_lost');
+  };
+  const onEvent = async (event: StepEvent) => {
+    const at = new Date(event.at);
+    if (event.type === 'step_started') {
+      if (
+        !(await repos.recordStep(db, lease, {
+          stepId: event.stepId,
+          type: event.stepType,
+          status: 'running',
+          startedAt: at,
+        }))
+      )
+        lost();
+    } else if (event.type === 'step_failed') {
+      const error = event.error ? { code: event.error.code, message: event.error.message } : null;
+      if (
+        !(await repos.recordStep(db, lease, {
+          stepId: event.stepId,
+          type: event.stepType,
+          status: 'failed',
+          error,
+          finishedAt: at,
+        }))
+      )
+        lost();
+    }
+    const ok = await repos.appendEvents(db, lease, [
+      {
+        type: event.type,
+        stepId: event.stepId,
+        stepType: event.stepType,
+        status: event.type.replace(/^step_/, ''),
+        detail: event.error ? { ...event.detail, error: event.error } : event.detail,
+        at,
+      },
+    ]);
+    if (!ok) lost();
+  };
+  const record = async (stepId: string, entry: JournalEntry) => {
+    const ok = await repos.recordStep(db, lease, {
+      stepId,
+      type: entry.type,
+      status: entry.status,
+      ...(entry.status === 'completed'
+        ? { result: entry.result, finishedAt: new Date() }
+        : { wakeAt: new Date(entry.wakeAt) }),
+    });
+    if (!ok) lost();
+  };
+
+  let outcome: RunOutcome;
+  try {
+    outcome = await runBody(model, run.input, {
+      steps: createStepRunner({
+        connections: connections.resolver,
+        kv: workspaceKv(db, run.workspaceId),
+        allowPrivateNetwork: deps.allowPrivateNetwork,
+      }),
+      journal,
+      record,
+      onEvent,
+      limits: deps.limits,
+      usage,
+      signal,
+      ...(run.deadlineAt ? { deadline: run.deadlineAt.getTime() } : {}),
+      knownSecrets: [...connections.knownSecrets, ...secretInputs],
+    });
+  } catch (error) {
+    if (error instanceof AttemptAbandoned) return { kind: 'abandoned', why: error.why };
+    throw error;
+  }
+  // A cancellation the worker itself caused (shutdown, lost lease) is not the run's end.
+  const abandoned = abandonedBy();
+  if (abandoned && outcome.status === 'cancelled') return { kind: 'abandoned', why: abandoned.why };
+
+  const used = usageRecord(outcome.usage);
+  switch (outcome.status) {
+    case 'completed': {
+      const r = outcome.result;
+      return finish(
+        {
+          status: 'completed',
+          result: r.mimeType === 'application/json' && r.json !== undefined ? r.json : r.text,
+          resultMime: r.mimeType,
+        },
+        'completed',
+        {
+          type: 'run_completed',
+          status: 'completed',
+          detail: { mimeType: r.mimeType, bytes: r.bytes, preview: r.preview.slice(0, EVENT_PREVIEW_CHARS) },
+        },
+        used,
+      );
+    }
+    case 'waiting':
+      return finish(
+        { status: 'waiting', wakeAt: new Date(outcome.wakeAt) },
+        'waiting',
+        {
+          type: 'run_waiting',
+          stepId: outcome.stepId,
+          status: 'waiting',
+          detail: { wakeAt: new Date(outcome.wakeAt).toISOString() },
+        },
+        used,
+      );
+    default: {
+      const error = { code: outcome.error.code, message: outcome.error.message };
+      const type =
+        outcome.status === 'timed-out'
+          ? 'run_timed_out'
+          : outcome.status === 'cancelled'
+            ? 'run_cancelled'
+            : 'run_failed';
+      return finish(
+        { status: outcome.status, error },
+        outcome.status,
+        {
+          type,
+          status: outcome.status,
+          ...(outcome.error.stepId ? { stepId: outcome.error.stepId } : {}),
+          detail: { error: outcome.error },
+        },
+        used,
+      );
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * What a run's steps reach, built for one run in its own workspace: the connections bound to the flow's slots (for an
+ * installation, the installation's bindings to the installing workspace's connections) with their secrets decrypted
+ * here and nowhere else, and the workspace's key-value store.
+ */
+import { type Database, repos } from '@flowgate/db';
+import type { ConnectionResolver, JsonValue, KvStore, ResolvedConnection } from '@flowgate/run-engine';
+import { RunError } from '@flowgate/run-engine';
+import type { SecretBox } from '@flowgate/secrets';
+
+type RunRow = repos.RunRow;
+
+/** The slot → connection id map a run uses. */
+export async function slotBindingsOf(db: Database, run: RunRow): Promise<Record<string, string>> {
+  if (run.installationId !== null) {
+    const inst = await repos.getInstallation(db, run.workspaceId, run.installationId);
+    return inst ? { ...inst.slotBindings } : {};
+  }
+  return repos.getFlowBindingsById(db, run.workspaceId, run.flowId, run.target);
+}
+
+function authHeaders(row: repos.ConnectionRow, secret: string | null): Record<string, string> {
+  if (!secret) return {};
+  if (row.authType === 'bearer') return { authorization: `Bearer ${secret}` };
+  if (row.authType === 'basic') return { authorization: `Basic ${Buffer.from(secret).toString('base64')}` };
+  if (row.authType === 'api-key') return { [row.config.headerName ?? 'X-API-Key']: secret };
+  return {};
+}
+
+export interface RunConnections {
+  resolver: ConnectionResolver;
+  /** Every secret of every bound connection: redacted from everything the run lets out. */
+  knownSecrets: string[];
+}
+
+/**
+ * Resolves every bound connection once, up front, so their secrets are known before the first step (and redacted
+ * from every event and result, including ones a step echoes back).
+ */
+export async function runConnections(db: Database, box: SecretBox, run: RunRow): Promise<RunConnections> {
+  const bindings = await slotBindingsOf(db, run);
+  const resolved = new Map<string, ResolvedConnection>();
+  const problems = new Map<string, string>();
+  const knownSecrets: string[] = [];
+  for (const [slot, connectionId] of Object.entries(bindings)) {
+    const row = await repos.getConnection(db, run.workspaceId, connectionId);
+    if (!row) {
+      problems.set(slot, `the connection bound to :${slot} no longer exists`);
+      continue;
+    }
+    if (row.status === 'disabled') {
+      problems.set(slot, `the connection bound to :${slot} is disabled`);
+      continue;
+    }
+    const secret = row.secretCiphertext ? box.decrypt(row.secretCiphertext, run.workspaceId) : null;
+    if (secret) knownSecrets.push(secret);
+    if (!row.baseUrl) {
+      problems.set(slot, `the connection bound to :${slot} has no base URL`);
+      continue;
+    }
+    resolved.set(slot, {
+      baseUrl: row.baseUrl,
+      headers: authHeaders(row, secret),
+      knownSecrets: secret ? [secret] : [],
+      ...(row.config.model ? { defaultModel: row.config.model } : {}),
+    });
+  }
+  return {
+    knownSecrets,
+    resolver: {
+      async resolve(slot) {
+        const connection = resolved.get(slot);
+        if (connection) return connection;
+        throw new RunError(
+          'connection_unavailable',
+          problems.get(slot) ?? `no connection is bound to :${slot} for this run`,
+        );
+      },
+    },
+  };
+}
+
+/** `:kv` on the run's workspace. */
+export function workspaceKv(db: Database, workspaceId: string): KvStore {
+  return {
+    async get(key) {
+      const hit = await repos.kvGet(db, workspaceId, key);
+      return hit === null ? undefined : (hit.value as JsonValue);
+    },
+    async put(key, value, ttlSeconds) {
+      const stored = await repos.kvPut(db, workspaceId, key, value, ttlSeconds);
+      if (!stored) {
+        throw new RunError(
+          'step_failed',
+          `the workspace's key-value store is full (${repos.MAX_KV_ENTRIES_PER_WORKSPACE} entries)`,
+        );
+      }
+    },
+    async delete(key) {
+      await repos.kvDelete(db, workspaceId, key);
+    },
+  };
+}

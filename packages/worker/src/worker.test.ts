@@ -1,0 +1,281 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type DbHandle, repos } from '@flowgate/db';
+import { createTestDb } from '@flowgate/db/testing';
+import { openWorkspace, type Workspace } from '@flowgate/workspace';
+import { seedConnection, seedFlow, seedWorkspace, testWorkspaceDeps } from '@flowgate/workspace/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorker, type Worker } from './worker.js';
+
+// Runs on PGlite by default and on Postgres when DATABASE_URL is set.
+let h: DbHandle;
+let server: Server;
+let base: string;
+/** Requests the loopback API received, per path. */
+const hits = new Map<string, number>();
+const SECRET = 'canary-connection-secret-7c1e9b0a';
+
+const FUNCTION_FLOW = `{:slug :double
+ :invocations {:default {:inputs [{:name :n :type :integer :required true}]}}
+ :interfaces {:mcp [{:tool-name "double_it" :invocation :default}]}
+ :flow (flow/step :function :double {:code (fn [x] {:doubled (* 2 (:n x))}) :input (flow/input)})}`;
+
+const HTTP_FLOW = `{:slug :fetch-two
+ :requires [{:slot :api :type :http-api}]
+ :invocations {:default {:inputs [{:name :id :type :string :required true}]}}
+ :flow (let [a (flow/step :http :first {:connection :api :path "/first" :query {:id (:id (flow/input))}})
+             _ (flow/step :sleep :pause {:duration-ms 300})
+             b (flow/step :http :second {:connection :api :path "/second"})]
+         {:first (:body a) :second (:body b)})}`;
+
+const SINGLETON_FLOW = `{:slug :one-at-a-time
+ :concurrency {:type :singleton :on-new-version :drain}
+ :invocations {:default {:inputs [{:name :tag :type :string :required true}]}}
+ :flow (let [_ (flow/step :sleep :hold {:duration-ms 200})] {:tag (:tag (flow/input))})}`;
+
+function workspaceFor(worker: () => Worker | null, id: string): Workspace {
+  return openWorkspace(
+    testWorkspaceDeps(h.db, {
+      now: () => new Date(),
+      runs: { queued: () => worker()?.wake(), cancelRequested: () => {} },
+    }),
+    { workspaceId: id, actor: { kind: 'service_account', id: 'sa_test' } },
+  );
+}
+
+async function waitFor(ws: Workspace, runId: string, done: (status: string) => boolean, ms = 15_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const run = await ws.runs.get(runId);
+    if (run && done(run.status)) return run;
+    if (Date.now() > until) throw new Error(`run ${runId} stayed ${run?.status}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const finished = (s: string) => ['completed', 'failed', 'cancelled', 'timed-out'].includes(s);
+
+beforeAll(async () => {
+  h = await createTestDb();
+  server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    // Echoes the credential it was sent: the run must never store or show it.
+    res.end(JSON.stringify({ path, auth: req.headers.authorization ?? null }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await seedWorkspace(h.db, 'ws-run', 'runs');
+  await seedFlow(h.db, 'ws-run', FUNCTION_FLOW, { release: 'v1' });
+  await seedFlow(h.db, 'ws-run', HTTP_FLOW, { release: 'v1' });
+  await seedFlow(h.db, 'ws-run', SINGLETON_FLOW, { release: 'v1' });
+  const deps = testWorkspaceDeps(h.db);
+  const conn = await seedConnection(deps, 'ws-run', 1, { baseUrl: base, secret: SECRET, authType: 'bearer' });
+  await repos.setFlowBindings(h.db, 'ws-run', 'fetch-two', 'live', { api: conn });
+});
+
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+  await h?.close();
+});
+
+function worker(id: string, leaseMs = 5_000): Worker {
+  return createWorker({
+    db: h,
+    secretBox: testWorkspaceDeps(h.db).secretBox,
+    concurrency: 4,
+    leaseMs,
+    allowPrivateNetwork: true,
+    id,
+  });
+}
+
+describe('the worker', () => {
+  it('runs a queued flow to completion with its result, steps and events', async () => {
+    const w = worker('w-basic');
+    await w.start();
+    try {
+      const ws = workspaceFor(() => w, 'ws-run');
+      const { run, created } = await ws.runs.start({
+        slug: 'double',
+        toolName: 'double_it',
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: { n: 21 },
+        idempotencyKey: null,
+        includeInstalled: false,
+        allowDraft: false,
+      });
+      expect(created).toBe(true);
+      expect(run.status).toBe('queued');
+      expect(run.id).toMatch(/^run_[A-Za-z0-9]{20}$/);
+      const done = await waitFor(ws, run.id, finished);
+      expect(done).toMatchObject({ status: 'completed', error: null, resultMimeType: 'application/json' });
+      expect(await ws.runs.result(run.id)).toEqual({ mimeType: 'application/json', value: { doubled: 42 } });
+      const steps = await ws.runs.steps(run.id, { limit: 10, includeResults: true });
+      expect(steps?.map((s) => [s.stepId, s.status, s.result])).toEqual([
+        ['double', 'completed', { doubled: 42 }],
+      ]);
+      const events = await ws.runs.events(run.id, { limit: 50, afterId: null, stepId: null });
+      expect(events?.map((e) => e.type)).toEqual([
+        'run_started',
+        'step_started',
+        'step_completed',
+        'run_completed',
+      ]);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('refuses input that does not match the invocation, and stores nothing', async () => {
+    const ws = workspaceFor(() => null, 'ws-run');
+    const before = (await repos.listRuns(h.db, 'ws-run', { limit: 500 })).length;
+    await expect(
+      ws.runs.start({
+        slug: 'double',
+        toolName: 'double_it',
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: { n: 'two', extra: true },
+        idempotencyKey: null,
+        includeInstalled: false,
+        allowDraft: false,
+      }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      issues: [
+        { path: 'extra', message: 'is not an input of this invocation' },
+        { path: 'n', message: 'must be integer' },
+      ],
+    });
+    expect((await repos.listRuns(h.db, 'ws-run', { limit: 500 })).length).toBe(before);
+  });
+
+  it('returns the same run for a retried start with the same idempotency key', async () => {
+    const ws = workspaceFor(() => null, 'ws-run');
+    const start = () =>
+      ws.runs.start({
+        slug: 'double',
+        toolName: null,
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: { n: 1 },
+        idempotencyKey: 'retry-me',
+        includeInstalled: false,
+        allowDraft: false,
+      });
+    const a = await start();
+    const b = await start();
+    expect(a.created).toBe(true);
+    expect(b.created).toBe(false);
+    expect(b.run.id).toBe(a.run.id);
+  });
+
+  it('sleeps durably, resumes on another worker after a restart, and never repeats a finished step', async () => {
+    hits.clear();
+    const first = worker('w-first');
+    await first.start();
+    const ws = workspaceFor(() => first, 'ws-run');
+    const { run } = await ws.runs.start({
+      slug: 'fetch-two',
+      toolName: null,
+      invocation: null,
+      installationId: null,
+      target: null,
+      input: { id: 'x1' },
+      idempotencyKey: null,
+      includeInstalled: false,
+      allowDraft: false,
+    });
+    await waitFor(ws, run.id, (s) => s === 'waiting');
+    // The process stops while the run sleeps; a new worker picks it up when the timer is due.
+    await first.stop();
+    const second = worker('w-second');
+    await second.start();
+    try {
+      const done = await waitFor(ws, run.id, finished);
+      expect(done.status).toBe('completed');
+      expect(hits.get('/first')).toBe(1);
+      expect(hits.get('/second')).toBe(1);
+      const result = await ws.runs.result(run.id);
+      expect(result?.value).toEqual({
+        first: { path: '/first', auth: 'Bearer [redacted]' },
+        second: { path: '/second', auth: 'Bearer [redacted]' },
+      });
+      // The canary secret is nowhere: not in the journal, the events, the result or the run row.
+      const stored = JSON.stringify([
+        await repos.listRunSteps(h.db, 'ws-run', run.id, { limit: 50 }),
+        await repos.listRunEvents(h.db, 'ws-run', run.id, { limit: 500 }),
+        await repos.getRun(h.db, 'ws-run', run.id),
+      ]);
+      expect(stored).not.toContain(SECRET);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('cancels a sleeping run, which then stays cancelled', async () => {
+    const w = worker('w-cancel');
+    await w.start();
+    try {
+      const ws = workspaceFor(() => w, 'ws-run');
+      const { run } = await ws.runs.start({
+        slug: 'fetch-two',
+        toolName: null,
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: { id: 'x2' },
+        idempotencyKey: null,
+        includeInstalled: false,
+        allowDraft: false,
+      });
+      await waitFor(ws, run.id, (s) => s === 'waiting');
+      expect((await ws.runs.cancel(run.id))?.status).toBe('cancelled');
+      await new Promise((r) => setTimeout(r, 600));
+      expect((await ws.runs.get(run.id))?.status).toBe('cancelled');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('runs a singleton flow one run at a time, even across two workers', async () => {
+    const a = worker('w-a');
+    const b = worker('w-b');
+    await a.start();
+    await b.start();
+    try {
+      const ws = workspaceFor(() => a, 'ws-run');
+      const started = await Promise.all(
+        ['t1', 't2', 't3'].map((tag) =>
+          ws.runs.start({
+            slug: 'one-at-a-time',
+            toolName: null,
+            invocation: null,
+            installationId: null,
+            target: null,
+            input: { tag },
+            idempotencyKey: null,
+            includeInstalled: false,
+            allowDraft: false,
+          }),
+        ),
+      );
+      b.wake();
+      const done = await Promise.all(started.map((s) => waitFor(ws, s.run.id, finished)));
+      expect(done.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+      // Each run's life (start → finish) never overlaps another's.
+      const spans = done
+        .map((r) => [Date.parse(r.startedAt as string), Date.parse(r.finishedAt as string)] as const)
+        .sort((x, y) => x[0] - y[0]);
+      for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});

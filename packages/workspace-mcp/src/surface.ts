@@ -1,0 +1,72 @@
+/**
+ * What one MCP endpoint serves: its tools (in listing order), whether it serves resources and prompts, and what it
+ * tells a client at initialize. The workspace endpoint serves the catalog; a per-flow endpoint serves that flow's
+ * own MCP interfaces as direct tools plus the run tools (flow-surface.ts). Dispatch, policy and audit are the same for
+ * both, so a tool is callable exactly when it is listed on either.
+ */
+import { CATALOG } from './catalog.js';
+import type { AnyToolDefinition } from './tool.js';
+
+export interface McpSurface {
+  readonly tools: readonly AnyToolDefinition[];
+  /** Names narrowing may mention (X-MCP-Tools, X-MCP-Exclude-Tools and the tools/list params). */
+  readonly toolNames: readonly string[];
+  find(name: string): AnyToolDefinition | undefined;
+  /** `{"tools":[…]}` for a visibility key (one character per tool). */
+  toolsListJson(key: string): string;
+  readonly servesResources: boolean;
+  readonly servesPrompts: boolean;
+  instructions(workspaceId: string): string;
+}
+
+export function surfaceOf(
+  tools: readonly AnyToolDefinition[],
+  options: {
+    resources: boolean;
+    prompts: boolean;
+    instructions: (workspaceId: string) => string;
+    cacheLists: boolean;
+  },
+): McpSurface {
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const cache = new Map<string, string>();
+  return {
+    tools,
+    toolNames: tools.map((t) => t.name),
+    find: (name) => byName.get(name),
+    toolsListJson(key) {
+      const hit = cache.get(key);
+      if (hit !== undefined) return hit;
+      const json = JSON.stringify({ tools: tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor) });
+      listSerialisations++;
+      if (options.cacheLists) {
+        if (cache.size >= TOOLS_LIST_CACHE_MAX) cache.delete(cache.keys().next().value as string);
+        cache.set(key, json);
+      }
+      return json;
+    },
+    servesResources: options.resources,
+    servesPrompts: options.prompts,
+    instructions: options.instructions,
+  };
+}
+
+export const TOOLS_LIST_CACHE_MAX = 128;
+let listSerialisations = 0;
+
+/** For tests: how many times a tools list was serialised (the workspace surface's cache makes repeats free). */
+export function toolsListSerialisationCount(): number {
+  return listSerialisations;
+}
+
+/** The workspace endpoint: the catalog, resources and prompts; lists serialised once per visible set. */
+export const WORKSPACE_SURFACE: McpSurface = surfaceOf(CATALOG, {
+  resources: true,
+  prompts: true,
+  cacheLists: true,
+  instructions: (workspaceId) =>
+    `Flowgate workspace MCP server for workspace ${workspaceId}. Start with get_workspace_context (your capabilities, ` +
+    'the visible tools and why others are hidden) and read flowgate://mcp-docs/overview for discovery, narrowing ' +
+    'headers, blockers, pagination and errors. Ask the user before calling tools that change state, never put ' +
+    'secrets in arguments, and use send_feedback when something is unclear.',
+});

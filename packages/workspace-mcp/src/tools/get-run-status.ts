@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { readOnlyFlowAnnotations } from '../args.js';
+import { LIMITS } from '../limits.js';
+import {
+  eventView,
+  eventViewSchema,
+  requireRun,
+  resultView,
+  resultViewSchema,
+  runEventsUri,
+  runView,
+  runViewSchema,
+} from '../run-outputs.js';
+import { defineTool, textArg } from '../tool.js';
+import { runResultUri } from '../uris.js';
+
+export const runIdArg = textArg({ min: 1, max: LIMITS.runIdMaxChars }).describe(
+  'Run id from call_flow_tool.',
+);
+
+export const getRunStatusTool = defineTool({
+  name: 'get_run_status',
+  title: 'Get run status',
+  description:
+    'The state of a run: status (queued, running, waiting, completed, failed, cancelled, timed-out), timing, ' +
+    'error, and with include_events its first events (more at flowgate://runs/{id}/events), with include_result ' +
+    'its result (inline when small, else a preview and the result URI). Poll it after call_flow_tool; stop when ' +
+    'the status is final.',
+  toolsets: ['read', 'run', 'debug'],
+  capabilities: ['runs.read'],
+  input: z.strictObject({
+    run_id: runIdArg,
+    include_events: z.boolean().default(false),
+    include_result: z.boolean().default(false),
+  }),
+  output: z.strictObject({
+    run: runViewSchema,
+    events: z
+      .strictObject({ items: z.array(eventViewSchema), more: z.boolean(), resourceUri: z.string() })
+      .nullable(),
+    result: resultViewSchema.nullable(),
+  }),
+  annotations: readOnlyFlowAnnotations,
+}).handle(async (args, ctx) => {
+  const run = await requireRun(ctx.workspace, args.run_id);
+  let events = null;
+  if (args.include_events) {
+    const page =
+      (await ctx.workspace.runs.events(run.id, {
+        limit: LIMITS.runEventsPageSize + 1,
+        afterId: null,
+        stepId: null,
+      })) ?? [];
+    events = {
+      items: page.slice(0, LIMITS.runEventsPageSize).map(eventView),
+      more: page.length > LIMITS.runEventsPageSize,
+      resourceUri: runEventsUri(run.id),
+    };
+  }
+  let result = null;
+  if (args.include_result && run.status === 'completed') {
+    const value = await ctx.workspace.runs.result(run.id);
+    if (value) result = resultView(value, runResultUri(run.id));
+  }
+  const view = runView(run);
+  return { output: { run: view, events, result }, runId: run.id, resourceUris: [view.resourceUri] };
+});

@@ -1,0 +1,180 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type DbHandle, repos } from '@flowgate/db';
+import { createTestDb } from '@flowgate/db/testing';
+import { REDACTED } from '@flowgate/secrets';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkspaceDeps } from '../scope.js';
+import {
+  draftOf,
+  flowLiteral,
+  seedConnection,
+  seedWorkspace,
+  TEST_CONNECTION_SECRET,
+  TEST_NOW,
+  testWorkspaceDeps,
+} from '../testing.js';
+import { openWorkspace, type Workspace } from '../workspace.js';
+
+let h: DbHandle;
+let deps: WorkspaceDeps;
+/** An outside system: `/denied…` answers 401, everything else 200; requests are recorded with their headers. */
+let server: Server;
+let upstream: string;
+const requests: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
+
+beforeAll(async () => {
+  h = await createTestDb();
+  deps = testWorkspaceDeps(h.db);
+  server = createServer((req, res) => {
+    requests.push({ url: req.url ?? '', headers: req.headers });
+    const denied = req.url?.startsWith('/denied');
+    res
+      .writeHead(denied ? 401 : 200, { 'content-type': 'application/json' })
+      .end(denied ? '{}' : '{"data":[]}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await h?.close();
+});
+
+let workspaces = 0;
+async function workspace(over: Partial<WorkspaceDeps> = {}): Promise<{ id: string; ws: Workspace }> {
+  const id = await seedWorkspace(h.db, `ws-conn-${++workspaces}`, 'Connections');
+  return {
+    id,
+    ws: openWorkspace(testWorkspaceDeps(h.db, over), {
+      workspaceId: id,
+      actor: { kind: 'user', id: 'usr_1' },
+    }),
+  };
+}
+
+describe('connections.list', () => {
+  it('never returns a secret, a config value or credentials in a base URL', async () => {
+    const { id, ws } = await workspace();
+    const conn = await seedConnection(deps, id, 1, {
+      baseUrl: 'https://admin:hunter2@api.example.test/v1?api_key=abc123def&x=1',
+      secret: TEST_CONNECTION_SECRET,
+      config: { header_name: 'X-Crm-Key', region: 'eu-west-secret-region' },
+      health: {
+        ok: false,
+        checkedAt: TEST_NOW,
+        status: 401,
+        message: `rejected Bearer ${TEST_CONNECTION_SECRET}`,
+      },
+    });
+    const page = await ws.connections.list({ limit: 10, after: null });
+    expect(page).toEqual({
+      items: [
+        {
+          id: conn,
+          name: 'crm-1',
+          type: 'http-api',
+          baseUrl: `https://api.example.test/v1?api_key=${REDACTED}&x=1`,
+          authType: 'bearer',
+          status: 'active',
+          health: { ok: false, checkedAt: TEST_NOW, httpStatus: 401, message: `rejected ${REDACTED}` },
+          configKeys: ['header_name', 'region'],
+          boundSlots: [],
+          createdAt: expect.stringMatching(/^\d{4}-/),
+        },
+      ],
+      nextAfter: null,
+    });
+    const text = JSON.stringify(page);
+    const stored = await repos.getConnection(h.db, id, conn);
+    for (const secret of [
+      TEST_CONNECTION_SECRET,
+      stored?.secretCiphertext,
+      'hunter2',
+      'admin',
+      'abc123def',
+      'X-Crm-Key',
+      'eu-west-secret-region',
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+  });
+
+  it('pages in id order and lists the flow slots each connection is bound to', async () => {
+    const { id, ws } = await workspace();
+    const ids = [];
+    for (let n = 1; n <= 3; n++) ids.push(await seedConnection(deps, id, n));
+    await repos.saveDraft(h.db, id, draftOf(flowLiteral('uses-crm', { requires: ['crm'] })));
+    await repos.setFlowBindings(h.db, id, 'uses-crm', 'draft', { crm: ids[1] as string });
+    const first = await ws.connections.list({ limit: 2, after: null });
+    expect(first.items.map((c) => c.id)).toEqual(ids.slice(0, 2));
+    expect(first.items[1]?.boundSlots).toEqual([{ flowSlug: 'uses-crm', slot: 'crm', target: 'draft' }]);
+    expect(first.nextAfter).toBe(ids[1]);
+    const rest = await ws.connections.list({ limit: 2, after: first.nextAfter });
+    expect(rest).toMatchObject({ items: [{ id: ids[2], boundSlots: [] }], nextAfter: null });
+  });
+});
+
+describe('connections.check', () => {
+  it('checks with the stored credentials, stores the result and never returns the secret', async () => {
+    const { id, ws } = await workspace();
+    const ok = await seedConnection(deps, id, 1, {
+      baseUrl: `${upstream}/v1`,
+      secret: TEST_CONNECTION_SECRET,
+    });
+    const denied = await seedConnection(deps, id, 2, {
+      baseUrl: `${upstream}/denied`,
+      secret: TEST_CONNECTION_SECRET,
+    });
+    const llm = await seedConnection(deps, id, 3, {
+      type: 'llm-provider',
+      baseUrl: `${upstream}/llm/`,
+      authType: 'api-key',
+      config: { headerName: 'X-Llm-Key' },
+      secret: 'llm-key-0123456789',
+    });
+    const vault = await seedConnection(deps, id, 4, { type: 'secret', baseUrl: null, secret: 'vaulted' });
+    const off = await seedConnection(deps, id, 5, { baseUrl: `${upstream}/off`, disabled: true });
+    requests.length = 0;
+    const result = await ws.connections.check({
+      connectionIds: [ok, denied, llm, vault, off, 'conn_missing'],
+      limit: 10,
+      after: null,
+    });
+    expect(result.unknownConnectionIds).toEqual(['conn_missing']);
+    expect(result.items.map((c) => [c.connectionId, c.status, c.httpStatus, c.message, c.checkedAt])).toEqual(
+      [
+        [ok, 'healthy', 200, null, TEST_NOW],
+        [denied, 'unhealthy', 401, 'credentials were rejected', TEST_NOW],
+        [llm, 'healthy', 200, null, TEST_NOW],
+        [vault, 'healthy', null, 'secret is stored', TEST_NOW],
+        [off, 'disabled', null, 'connection is disabled', TEST_NOW],
+      ],
+    );
+    expect(requests.map((r) => r.url).sort()).toEqual(['/denied', '/llm/models', '/v1']);
+    expect(requests.find((r) => r.url === '/v1')?.headers.authorization).toBe(
+      `Bearer ${TEST_CONNECTION_SECRET}`,
+    );
+    expect(requests.find((r) => r.url === '/llm/models')?.headers['x-llm-key']).toBe('llm-key-0123456789');
+    expect(JSON.stringify(result)).not.toMatch(/crm-secret-value|llm-key-0123456789|vaulted/);
+    expect((await repos.getConnection(h.db, id, denied))?.health).toEqual({
+      ok: false,
+      checkedAt: TEST_NOW,
+      status: 401,
+      message: 'credentials were rejected',
+    });
+    expect((await repos.getConnection(h.db, id, off))?.health).toBeNull();
+  });
+
+  it('refuses private addresses unless the deployment allows them', async () => {
+    const { id, ws } = await workspace({ outbound: { allowPrivateNetwork: false, timeoutMs: 2_000 } });
+    const local = await seedConnection(deps, id, 1, { baseUrl: `${upstream}/v1` });
+    requests.length = 0;
+    const { items } = await ws.connections.check({ connectionIds: [local], limit: 10, after: null });
+    expect(items).toEqual([expect.objectContaining({ connectionId: local, ok: false, status: 'unhealthy' })]);
+    expect(items[0]?.message).toBe(
+      '127.0.0.1 is a private or loopback address, which this deployment does not allow',
+    );
+    expect(requests).toEqual([]);
+  });
+});

@@ -1,0 +1,130 @@
+/** The flow use cases of one workspace. */
+import { repos } from '@flowgate/db';
+import type { UseCaseContext } from '../scope.js';
+import { type DraftOutcome, type ReleaseOutcome, release, saveDraft } from './authoring.js';
+import { definitionOf, recordOf, resolveFlow } from './lookup.js';
+import { evaluateReadiness, type Readiness } from './readiness.js';
+import type {
+  FlowDefinitionRecord,
+  FlowRecord,
+  FlowSelector,
+  FlowToolHitRecord,
+  Page,
+  SlotBindingRecord,
+} from './records.js';
+import { searchFlows, searchFlowTools } from './search.js';
+import { type FlowTemplate, matchingTemplates } from './templates.js';
+
+/** A flow this workspace can see, resolved once; its definitions, bindings and readiness are read from it. */
+export interface OpenFlow {
+  readonly record: FlowRecord;
+  /** The flow row that runs: this workspace's own, or an installation's source flow in its publishing workspace. */
+  readonly source: { flowId: string; workspaceId: string };
+  /** A stored definition; an installation reaches only the released version it runs. */
+  definition(selector: FlowSelector): Promise<FlowDefinitionRecord | null>;
+  /** The definition a target runs: the live (an installation's active) version, or the draft. */
+  definitionFor(target: 'live' | 'draft'): Promise<FlowDefinitionRecord | null>;
+  /** The bindings of an own flow's target, or an installation's. Sorted by slot. */
+  slotBindings(target: 'live' | 'draft'): Promise<SlotBindingRecord[]>;
+  readiness(target: 'live' | 'draft'): Promise<Readiness>;
+}
+
+export interface FlowUseCases {
+  search(input: {
+    query: string | null;
+    includeInstalled: boolean;
+    limit: number;
+    after: string | null;
+  }): Promise<Page<FlowRecord>>;
+  searchTools(input: {
+    query: string | null;
+    toolName: string | null;
+    includeDraft: boolean;
+    includeInstalled: boolean;
+    limit: number;
+    after: string | null;
+  }): Promise<Page<FlowToolHitRecord>>;
+  templates(query: string | null): FlowTemplate[];
+  /**
+   * A flow by slug: the workspace's own, or with `installationId` that installation (only when `includeInstalled`).
+   * Without `installationId` an own flow wins, else the oldest installation with that slug. Null when nothing
+   * visible matches.
+   */
+  open(ref: {
+    slug: string;
+    installationId: string | null;
+    includeInstalled: boolean;
+  }): Promise<OpenFlow | null>;
+  saveDraft(input: { literal: string; expectedSlug: string | null }): Promise<DraftOutcome>;
+  release(input: {
+    slug: string;
+    version: number | null;
+    releaseNote: string | null;
+    keepVisibility: boolean;
+  }): Promise<ReleaseOutcome>;
+}
+
+async function bindingsOf(ctx: UseCaseContext, map: Record<string, string>): Promise<SlotBindingRecord[]> {
+  const ids = [...new Set(Object.values(map))];
+  const rows = ids.length
+    ? await repos.listConnections(ctx.db, ctx.workspaceId, { limit: ids.length, ids })
+    : [];
+  const byId = new Map(rows.map((c) => [c.id, c]));
+  return Object.entries(map)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([slot, id]) => {
+      const c = byId.get(id);
+      return {
+        slot,
+        connection: c
+          ? {
+              id: c.id,
+              name: c.name,
+              type: c.type,
+              status: c.status,
+              health: c.health ? { ok: c.health.ok, checkedAt: c.health.checkedAt } : null,
+            }
+          : null,
+      };
+    });
+}
+
+export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
+  return {
+    search: (input) => searchFlows(ctx, input),
+    searchTools: (input) => searchFlowTools(ctx, input),
+    templates: matchingTemplates,
+    async open(ref) {
+      const resolved = await resolveFlow(ctx, ref);
+      if (!resolved) return null;
+      const record = recordOf(resolved);
+      const definition = (selector: FlowSelector) => definitionOf(ctx, resolved, selector);
+      const definitionFor = (target: 'live' | 'draft') =>
+        definition({ source: resolved.kind === 'installed' ? 'active' : target });
+      const slotBindings = async (target: 'live' | 'draft') =>
+        bindingsOf(
+          ctx,
+          resolved.kind === 'installed'
+            ? resolved.installation.slotBindings
+            : ((await repos.getFlowBindings(ctx.db, ctx.workspaceId, resolved.row.slug, target)) ?? {}),
+        );
+      return {
+        record,
+        source:
+          resolved.kind === 'installed'
+            ? {
+                flowId: resolved.installation.sourceFlowId,
+                workspaceId: resolved.installation.sourceWorkspaceId,
+              }
+            : { flowId: resolved.row.id, workspaceId: resolved.row.workspaceId },
+        definition,
+        definitionFor,
+        slotBindings,
+        readiness: (target) =>
+          evaluateReadiness(record, target, { definition: definitionFor, bindings: slotBindings }),
+      };
+    },
+    saveDraft: (input) => saveDraft(ctx, input),
+    release: (input) => release(ctx, input),
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * @flowgate/workspace — a workspace's domain: connections (listing, health checks), flows (search, lookup of own and
+ * installed flows, definitions, drafts, releases, bindings, readiness), feedback, and the metadata trust decision.
+ * Built on the database, secrets and flow packages; the MCP surface and the admin API both call it.
+ */
+export type {
+  ConnectionCheck,
+  ConnectionChecks,
+  ConnectionSummary,
+  ConnectionType,
+  ConnectionUseCases,
+} from './connections/index.js';
+export { FEEDBACK_AREAS, type FeedbackArea, type FeedbackInput, type FeedbackReceipt } from './feedback.js';
+export type { DraftOutcome, ReleaseOutcome } from './flows/authoring.js';
+export type { FlowUseCases, OpenFlow } from './flows/index.js';
+export {
+  READINESS_CHECKS,
+  type Readiness,
+  type ReadinessCheck,
+  type ReadinessCheckName,
+  type ReadinessSlot,
+  type ReadinessStep,
+} from './flows/readiness.js';
+export {
+  FLOW_SOURCES,
+  type FlowDefinitionRecord,
+  type FlowInstallationRecord,
+  type FlowRecord,
+  type FlowSelector,
+  type FlowSource,
+  type FlowToolHitRecord,
+  type Page,
+  type SlotBindingRecord,
+} from './flows/records.js';
+export type { FlowTemplate } from './flows/templates.js';
+export {
+  DEFAULT_MAX_RUN_DURATION_MS,
+  FINAL_STATUSES,
+  MAX_LIVE_RUNS_PER_WORKSPACE,
+  type RunEventRecord,
+  type RunRecord,
+  type RunResult,
+  type RunStatus,
+  type RunStepRecord,
+  type RunUseCases,
+  type StartRunInput,
+} from './runs/index.js';
+export type { Actor, RunHooks, WorkspaceDeps, WorkspaceScope } from './scope.js';
+export {
+  isTrusted,
+  type MetadataTrust,
+  metadataTrust,
+  type OptIn,
+  type TrustDecision,
+  trustFor,
+  type UntrustedReason,
+} from './trust.js';
+export { openWorkspace, type Workspace } from './workspace.js';

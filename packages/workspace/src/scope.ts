@@ -1,0 +1,53 @@
+import type { Database } from '@flowgate/db';
+import type { SecretBox } from '@flowgate/secrets';
+
+/** What the workspace use cases run on; one set per process. */
+export interface WorkspaceDeps {
+  db: Database;
+  secretBox: SecretBox;
+  /** Outbound requests to addresses users configured (connection health checks). */
+  outbound: {
+    /** Loopback, private and link-local addresses are refused unless this is set (development and tests). */
+    allowPrivateNetwork: boolean;
+    /** Bound on one health-check request. */
+    timeoutMs: number;
+  };
+  /** The clock (tests inject one). */
+  now?: () => Date;
+  /** How run starts and cancellations reach the workers; without it runs are queued and nobody is told. */
+  runs?: RunHooks;
+}
+
+export interface RunHooks {
+  /** A run became claimable: wake the in-process worker and notify the others. */
+  queued(): void;
+  /** A running run was asked to stop: tell the worker holding it. */
+  cancelRequested(runId: string): void;
+  /**
+   * Resolves when the run may have ended or parked (a notification from whichever worker ran it), or after
+   * `timeoutMs`; callers read the run again either way.
+   */
+  settled?(runId: string, timeoutMs: number): Promise<void>;
+  /** Live runs one workspace may have (default 1,000). */
+  maxLiveRuns?: number;
+  /** Whole-life bound of a run in ms, sleeps included (default 24 h). */
+  maxRunDurationMs?: number;
+}
+
+/** Who acts; recorded with what they write. */
+export interface Actor {
+  kind: 'service_account' | 'user' | 'operator';
+  id: string;
+}
+
+/** Every use case acts in exactly one workspace, for one actor. */
+export interface WorkspaceScope {
+  workspaceId: string;
+  actor: Actor;
+}
+
+export interface UseCaseContext extends WorkspaceScope {
+  deps: WorkspaceDeps;
+  db: Database;
+  now(): Date;
+}
