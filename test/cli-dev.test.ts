@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,6 +109,34 @@ function initialize(url: string, token: string) {
   });
 }
 
+/**
+ * Pastes the printed "run an example flow" command into a shell, as a newcomer would, and returns what the
+ * enrich-company run answered (it calls the stand-in API `dev` serves on loopback).
+ */
+async function runPrintedExample(out: string) {
+  const block = out.split('Run an example flow over MCP')[1]?.split('\n\n')[0] ?? '';
+  const command = block.split('\n').slice(1).join('\n');
+  expect(command).toMatch(/^ {2}curl -sS http:\/\/127\.0\.0\.1:\d+\/api\/workspaces\/ws-demo\/mcp/);
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile('bash', ['-c', command], { cwd: ROOT, timeout: 30_000 }, (error, so) =>
+      error ? reject(error) : resolve(so),
+    ),
+  );
+  const rpc = JSON.parse(stdout) as {
+    result: { isError?: boolean; structuredContent: { run: { status: string }; result: { value: unknown } } };
+  };
+  return rpc.result;
+}
+
+const ACME_PROFILE = {
+  found: true,
+  name: 'Acme',
+  domain: 'acme.com',
+  industry: 'Software',
+  employees: 160,
+  country: 'US',
+};
+
 async function listAccounts(url: string, token: string) {
   return fetch(`${url}/api/workspaces/ws-demo/service-accounts`, {
     headers: { authorization: `Bearer ${token}` },
@@ -159,6 +187,11 @@ describe('flowgate dev', () => {
       expect(out).toContain('-H "Authorization: Bearer $FLOWGATE_TOKEN"');
       expect(out).not.toContain(adminToken);
 
+      const example = await runPrintedExample(out);
+      expect(example.isError).toBeFalsy();
+      expect(example.structuredContent.run.status).toBe('completed');
+      expect(example.structuredContent.result.value).toEqual(ACME_PROFILE);
+
       const list = await listAccounts(dev.url, adminToken);
       expect(list.status).toBe(200);
       const body = (await list.json()) as { items: Array<{ name: string; status: string }> };
@@ -199,6 +232,8 @@ describe('flowgate dev', () => {
       expect(creds.mcpUrl).toBe(`${dev.url}/api/workspaces/ws-demo/mcp`);
 
       for (const a of firstKeys) expect((await initialize(dev.url, a.apiKey)).status).toBe(200);
+      // the demo connections followed this run's stand-in API
+      expect((await runPrintedExample(out)).structuredContent.result.value).toEqual(ACME_PROFILE);
 
       const adminToken = readJson(join(dataDir, 'dev-secrets.json')).adminToken as string;
       const body = (await (await listAccounts(dev.url, adminToken)).json()) as {

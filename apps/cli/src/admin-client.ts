@@ -68,6 +68,7 @@ export type FlowDiagnostic = DraftAnswer['diagnostics'][number];
 export type ReleaseAnswer = InferResponseType<Flow['release']['$post'], 200>;
 export type BindingsAnswer = InferResponseType<Flow['bindings']['$put'], 200>;
 export type FlowInfo = InferResponseType<Flow['$get'], 200>;
+export type FlowSummary = InferResponseType<Flow['$patch'], 200>;
 export type Installation = InferResponseType<Ws['installations']['$post'], 201>;
 export type InstallationInput = InferRequestType<Ws['installations']['$post']>['json'];
 export type InstallationPatch = InferRequestType<Ws['installations'][':id']['$patch']>['json'];
@@ -86,6 +87,7 @@ export interface ConnectionInput {
   name: string;
   type: string;
   baseUrl?: string;
+  model?: string;
   auth: { type: string; secret?: string; headerName?: string };
 }
 
@@ -173,6 +175,19 @@ export class AdminClient {
     );
   }
 
+  updateConnection(
+    ws: string,
+    id: string,
+    patch: { baseUrl?: string; secret?: string },
+  ): Promise<Connection> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].connections[':id'].$patch({
+        param: { ws: seg(ws), id: seg(id) },
+        json: patch,
+      }),
+    );
+  }
+
   setMcpPolicy(ws: string, input: McpPolicyInput): Promise<McpPolicy> {
     return this.#json((api) =>
       api.api.workspaces[':ws']['mcp-policy'].$put({ param: { ws: seg(ws) }, json: input }),
@@ -226,6 +241,16 @@ export class AdminClient {
       api.api.workspaces[':ws'].flows[':slug'].bindings.$put({
         param: { ws: seg(ws), slug: seg(slug) },
         json: input,
+      }),
+    );
+  }
+
+  /** Trusts (or withdraws trust in) the live version's authored metadata, shown to agents when trusted. */
+  setFlowTrust(ws: string, slug: string, trustMetadata: boolean): Promise<FlowSummary> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].flows[':slug'].$patch({
+        param: { ws: seg(ws), slug: seg(slug) },
+        json: { trustMetadata },
       }),
     );
   }

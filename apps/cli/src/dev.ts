@@ -12,6 +12,7 @@ import {
   resolveDataDir,
   writeDemoCredentials,
 } from './data-dir.js';
+import { type DemoApi, startDemoApi } from './demo-api.js';
 import { describeListenError, lockDataDir, waitForShutdownSignal } from './lifecycle.js';
 import { DEMO_WORKSPACE_ID, seedDemo } from './seed.js';
 
@@ -26,6 +27,8 @@ export interface DevSession {
   credentials: DemoCredentials;
   /** Keys created by this run (empty when an earlier run's keys were reused). */
   newKeys: DemoAccount[];
+  /** The loopback stand-in for the outside systems the example flows call. */
+  demoApi: DemoApi;
   close(): Promise<void>;
 }
 
@@ -49,18 +52,22 @@ export async function startDev(options: DevOptions, io: CliIo): Promise<DevSessi
       FLOWGATE_ADMIN_TOKEN: adminToken,
       // Request logs would bury the banner; FLOWGATE_LOG_LEVEL=info brings them back.
       FLOWGATE_LOG_LEVEL: io.env.FLOWGATE_LOG_LEVEL || 'warn',
+      // The demo's connections point at the stand-in API on loopback; a deployment keeps the default (refused).
+      FLOWGATE_ALLOW_PRIVATE_NETWORK: io.env.FLOWGATE_ALLOW_PRIVATE_NETWORK || 'true',
     });
+    const demoApi = await startDemoApi();
     let gateway: RunningGateway;
     try {
       gateway = await startGateway({ config });
     } catch (error) {
+      await demoApi.close();
       throw describeListenError(error, config.host, config.port);
     }
     try {
       const mcpUrl = `${gateway.url}/api/workspaces/${DEMO_WORKSPACE_ID}/mcp`;
       const client = new AdminClient({ apiUrl: gateway.url, token: adminToken });
       const existing = readDemoCredentials(dataDir);
-      const seeded = await seedDemo(client, { existing, mcpUrl });
+      const seeded = await seedDemo(client, { existing, mcpUrl, demoApiUrl: demoApi.url });
       const credentialsPath = demoCredentialsPath(dataDir);
       // Rewritten on every run so the recorded endpoint follows the port in use.
       writeDemoCredentials(dataDir, seeded.credentials);
@@ -70,13 +77,16 @@ export async function startDev(options: DevOptions, io: CliIo): Promise<DevSessi
         credentialsPath,
         credentials: seeded.credentials,
         newKeys: seeded.newKeys,
+        demoApi,
         close: async () => {
           await gateway.close();
+          await demoApi.close();
           unlock();
         },
       };
     } catch (error) {
       await gateway.close();
+      await demoApi.close();
       throw error;
     }
   } catch (error) {
@@ -155,9 +165,38 @@ export function renderDevBanner(session: DevSession, cwd: string): string {
   lines.push(`    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`);
   lines.push(`    -d '${initialize}'`);
   lines.push('');
+  const full = Math.max(
+    0,
+    credentials.accounts.findIndex((a) => a.name === 'demo-full'),
+  );
+  lines.push('Run an example flow over MCP (demo-full key; the flow calls the local stand-in API):');
+  const call = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'call_flow_tool',
+      arguments: {
+        flow_slug: 'enrich-company',
+        tool_name: 'enrich_company',
+        input: { domain: 'acme.com' },
+        wait_ms: 10000,
+      },
+    },
+  });
+  lines.push(`  curl -sS ${credentials.mcpUrl} \\`);
+  lines.push(
+    `    -H "Authorization: Bearer $(node -p "require('${session.credentialsPath}').accounts[${full}].apiKey")" \\`,
+  );
+  lines.push(`    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`);
+  lines.push(`    -d '${call}'`);
+  lines.push('');
   lines.push('Admin commands in another terminal use this server and its operator token automatically:');
   const apiUrl = gateway.url === DEFAULT_API_URL ? '' : ` --api-url ${gateway.url}`;
-  lines.push(`  pnpm flowgate${apiUrl} service-accounts list --workspace ${credentials.workspaceId}`);
+  lines.push(
+    `  pnpm flowgate${apiUrl} runs start summarize-text --workspace ${credentials.workspaceId} --input '{"text":"Flowgate runs flows for agents."}' --wait`,
+  );
+  lines.push(`  pnpm flowgate${apiUrl} runs list --workspace ${credentials.workspaceId}`);
   lines.push('');
   lines.push('Press Ctrl+C to stop.');
   return `${lines.join('\n')}\n`;

@@ -308,13 +308,14 @@ describe('flowgate flows bindings set and installations', () => {
 describe('demo seeding of sample flows', () => {
   it('pushes, releases and binds every sample flow once; a second run changes nothing', async () => {
     const mcpUrl = `${gateway.url}/api/workspaces/ws-demo/mcp`;
-    const first = await seedDemo(client, { mcpUrl });
+    const first = await seedDemo(client, { mcpUrl, demoApiUrl: 'http://127.0.0.1:5001' });
     const expected = Object.values(EXAMPLE_FLOWS).map((edn) => slugOf(edn));
     expect(first.flows).toEqual(expected);
     const versionsAfterFirst: Record<string, unknown> = {};
     for (const slug of first.flows) {
       const flow = await client.getFlow('ws-demo', slug);
-      expect(flow).toMatchObject({ liveVersion: 1, latestVersion: 1 });
+      // The demo's own flows are trusted at seed time, so agents see their descriptions.
+      expect(flow).toMatchObject({ liveVersion: 1, latestVersion: 1, trustMetadata: true });
       const requires = (await repos.getDefinition(db.db, 'ws-demo', slug, 'live'))?.model.requires ?? [];
       expect(Object.keys((flow.bindings as { live: Record<string, string> }).live).sort()).toEqual(
         requires.map((r) => r.slot).sort(),
@@ -327,13 +328,33 @@ describe('demo seeding of sample flows', () => {
       connections.items.every((c) => (c as { auth?: { hasSecret?: boolean } }).auth?.hasSecret === true),
     ).toBe(true);
     expect(JSON.stringify(connections)).not.toContain(DEMO_SECRET);
+    const targets = (items: typeof connections.items) =>
+      Object.fromEntries(items.map((c) => [c.name, [c.baseUrl, c.model]]));
+    expect(targets(connections.items)).toEqual({
+      'demo-crm': ['http://127.0.0.1:5001/crm', null],
+      'demo-fulfilment': ['http://127.0.0.1:5001/fulfilment', null],
+      'demo-helpdesk': ['http://127.0.0.1:5001/helpdesk', null],
+      'demo-llm': ['http://127.0.0.1:5001/llm/v1', 'demo-model'],
+      'demo-mailer': ['http://127.0.0.1:5001/mailer', null],
+      'demo-sales': ['http://127.0.0.1:5001/sales', null],
+    });
 
-    const second = await seedDemo(client, { mcpUrl, existing: first.credentials });
+    // A later run's stand-in listens elsewhere: the demo connections follow it, nothing else changes.
+    const second = await seedDemo(client, {
+      mcpUrl,
+      demoApiUrl: 'http://127.0.0.1:5002',
+      existing: first.credentials,
+    });
     expect(second.flows).toEqual(first.flows);
     for (const slug of second.flows) {
       expect((await client.getFlow('ws-demo', slug)).versions).toEqual(versionsAfterFirst[slug]);
     }
-    expect((await client.listConnections('ws-demo')).items).toHaveLength(connections.items.length);
+    const moved = (await client.listConnections('ws-demo')).items;
+    expect(moved).toHaveLength(connections.items.length);
+    expect(targets(moved)['demo-crm']).toEqual(['http://127.0.0.1:5002/crm', null]);
+    expect(moved.map((c) => c.connectionId).sort()).toEqual(
+      connections.items.map((c) => c.connectionId).sort(),
+    );
     // the demo's read-only key finds the sample flow tools
     const tools = await repos.searchFlowTools(db.db, 'ws-demo', { limit: 50 });
     expect(tools.items.map((t) => t.toolName).sort()).toEqual(

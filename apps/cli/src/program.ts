@@ -284,6 +284,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
         .makeOptionMandatory(),
     )
     .option('--base-url <url>', 'base URL of the outside system', parseUrl)
+    .option('--model <name>', 'default model of an llm-provider (used by :llm steps that name none)')
     .requiredOption('--auth-type <type>', 'auth kind, e.g. none, bearer, api-key, basic')
     .option(
       '--header-name <name>',
@@ -298,6 +299,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
           name: string;
           type: string;
           baseUrl?: string;
+          model?: string;
           authType: string;
           headerName?: string;
           secretEnv?: string;
@@ -314,9 +316,38 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
           name: opts.name,
           type: opts.type,
           ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
+          ...(opts.model !== undefined ? { model: opts.model } : {}),
           auth,
         });
         out(cmd, created, () => `Created connection ${created.connectionId}\n${renderSummary(created)}`);
+      },
+    );
+  connections
+    .command('update <connectionId>')
+    .description('move a connection to another base URL and/or rotate its secret')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--base-url <url>', 'new base URL', parseUrl)
+    .option('--secret-env <VAR>', 'read the new secret from this environment variable')
+    .option('--secret-stdin', 'read the new secret from standard input')
+    .action(
+      async (
+        connectionId: string,
+        opts: { workspace: string; baseUrl?: string; secretEnv?: string; secretStdin?: boolean },
+        cmd: Command,
+      ) => {
+        const secret = await readSecret(io, opts.secretEnv, opts.secretStdin === true);
+        if (secret !== undefined) secrets.add(secret);
+        if (secret === undefined && opts.baseUrl === undefined) {
+          throw new CliError(
+            'invalid_request',
+            'give --base-url, a new secret (--secret-env / --secret-stdin), or both',
+          );
+        }
+        const updated = await client(cmd).updateConnection(opts.workspace, connectionId, {
+          ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
+          ...(secret !== undefined ? { secret } : {}),
+        });
+        out(cmd, updated, () => `Updated connection ${updated.connectionId}\n${renderSummary(updated)}`);
       },
     );
 

@@ -138,12 +138,25 @@ describe('flowgate runs', () => {
     expect((await client.listRuns(WS, { flow: 'double' })).items.length).toBe(before.items.length);
   });
 
-  it('cancel stops a sleeping run; an unknown run is not_found', async () => {
-    const started = JSON.parse((await cli('--json', 'runs', 'start', 'nap', '--workspace', WS)).stdout);
-    for (let i = 0; i < 200; i++) {
-      if ((await client.getRun(WS, started.runId)).status === 'waiting') break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  it('--wait stops at a sleep that outlasts it; cancel stops the sleeping run; an unknown run is not_found', async () => {
+    const waited = await cli(
+      '--json',
+      'runs',
+      'start',
+      'nap',
+      '--workspace',
+      WS,
+      '--wait',
+      '--timeout',
+      '30',
+    );
+    expect(waited.code).toBe(1);
+    const parked = JSON.parse(waited.stdout) as { runId: string; status: string; wakeAt: string };
+    expect(parked.status).toBe('waiting');
+    expect(waited.stderr).toBe(
+      `${parked.runId} is waiting until ${parked.wakeAt}; follow it with: flowgate runs get ${parked.runId}\n`,
+    );
+    const started = parked;
     const cancelled = await cli('runs', 'cancel', started.runId, '--workspace', WS);
     expect(cancelled.code).toBe(0);
     expect(cancelled.stdout).toBe(`${started.runId} is cancelled\n`);

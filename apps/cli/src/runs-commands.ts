@@ -145,14 +145,20 @@ export function registerRunCommands(program: Command, ctx: RunCommandContext): v
         const deadline = Date.now() + (opts.timeout ?? 60) * 1000;
         let pause = 50;
         let run = await api.getRun(opts.workspace, started.runId);
-        while (!FINAL.has(run.status) && Date.now() < deadline) {
+        // A run parked in a sleep that outlasts the wait will not end in time: report it now.
+        const parkedPastDeadline = () =>
+          run.status === 'waiting' && run.wakeAt !== null && Date.parse(run.wakeAt) > deadline;
+        while (!FINAL.has(run.status) && Date.now() < deadline && !parkedPastDeadline()) {
           await sleep(pause);
           pause = Math.min(pause * 2, 1000);
           run = await api.getRun(opts.workspace, started.runId);
         }
         out(cmd, run, () => renderRun(run));
         if (!FINAL.has(run.status)) {
-          io.stderr(`${run.runId} is still ${run.status}; follow it with: flowgate runs get ${run.runId}\n`);
+          const until = run.status === 'waiting' && run.wakeAt ? ` until ${run.wakeAt}` : '';
+          io.stderr(
+            `${run.runId} is ${run.status}${until}; follow it with: flowgate runs get ${run.runId}\n`,
+          );
           throw new CliExit(1);
         }
         if (run.status !== 'completed') throw new CliExit(1);

@@ -40,7 +40,7 @@ describe('seedDemo', () => {
   const mcpUrl = 'http://127.0.0.1:1/api/workspaces/ws-demo/mcp';
 
   it('creates the workspace, both accounts with their capabilities, and one key each', async () => {
-    const first = await seedDemo(client, { mcpUrl });
+    const first = await seedDemo(client, { mcpUrl, demoApiUrl: 'http://127.0.0.1:1' });
     expect(first.workspaceCreated).toBe(true);
     expect(first.credentials.workspaceId).toBe('ws-demo');
     expect(first.credentials.mcpUrl).toBe(mcpUrl);
@@ -55,7 +55,11 @@ describe('seedDemo', () => {
     }
 
     // with the saved credentials nothing new is made
-    const second = await seedDemo(client, { mcpUrl, existing: first.credentials });
+    const second = await seedDemo(client, {
+      mcpUrl,
+      demoApiUrl: 'http://127.0.0.1:1',
+      existing: first.credentials,
+    });
     expect(second.workspaceCreated).toBe(false);
     expect(second.newKeys).toEqual([]);
     expect(second.credentials).toEqual(first.credentials);
@@ -63,7 +67,7 @@ describe('seedDemo', () => {
   });
 
   it('replaces only a key that no longer works, and never duplicates accounts', async () => {
-    const base = await seedDemo(client, { mcpUrl });
+    const base = await seedDemo(client, { mcpUrl, demoApiUrl: 'http://127.0.0.1:1' });
     // without saved credentials, accounts are found again but keys cannot be recovered: fresh ones are made
     expect(base.workspaceCreated).toBe(false);
     expect(base.newKeys).toHaveLength(2);
@@ -72,7 +76,11 @@ describe('seedDemo', () => {
     const [readonly, full] = base.credentials.accounts;
     if (!readonly || !full) throw new Error('expected two accounts');
     await client.revokeKey('ws-demo', readonly.serviceAccountId, readonly.keyId);
-    const again = await seedDemo(client, { mcpUrl, existing: base.credentials });
+    const again = await seedDemo(client, {
+      mcpUrl,
+      demoApiUrl: 'http://127.0.0.1:1',
+      existing: base.credentials,
+    });
     expect(again.newKeys.map((a) => a.name)).toEqual(['demo-readonly']);
     expect(again.newKeys[0]?.keyId).not.toBe(readonly.keyId);
     expect(again.credentials.accounts[1]).toEqual(full);

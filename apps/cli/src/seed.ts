@@ -3,6 +3,7 @@ import { EXAMPLE_FLOWS, type RequiresSlot, validateFlow } from '@flowgate/flows'
 import { AdminApiError, type AdminClient, type ServiceAccount } from './admin-client.js';
 import { CliError } from './cli-io.js';
 import type { DemoAccount, DemoCredentials } from './data-dir.js';
+import { demoSlotPath } from './demo-api.js';
 
 /**
  * Seeds the demo workspace through the admin API, idempotently: a second run finds what the first one
@@ -27,6 +28,8 @@ export interface SeedOptions {
   existing?: DemoCredentials | undefined;
   /** MCP endpoint recorded next to the keys. */
   mcpUrl: string;
+  /** The loopback stand-in API the demo connections point at (see demo-api.ts). */
+  demoApiUrl: string;
 }
 
 export interface SeedResult {
@@ -42,7 +45,7 @@ export async function seedDemo(client: AdminClient, options: SeedOptions): Promi
   const workspaceCreated = await ensureWorkspace(client, DEMO_WORKSPACE_ID, DEMO_WORKSPACE_NAME);
   const accounts = await ensureServiceAccounts(client, DEMO_WORKSPACE_ID);
   const { all, created } = await ensureDemoKeys(client, DEMO_WORKSPACE_ID, accounts, options.existing);
-  const flows = await ensureDemoFlows(client, DEMO_WORKSPACE_ID);
+  const flows = await ensureDemoFlows(client, DEMO_WORKSPACE_ID, options.demoApiUrl);
   return {
     workspaceCreated,
     newKeys: created,
@@ -114,13 +117,20 @@ async function keyIsUsable(client: AdminClient, ws: string, sa: string, keyId: s
 /** The secret of every demo connection: a visible placeholder, never a real credential. */
 export const DEMO_SECRET = 'demo-placeholder-not-a-real-secret';
 export const DEMO_CONNECTION_PREFIX = 'demo-';
+/** The default model of the demo LLM connection (the stand-in answers any name). */
+export const DEMO_MODEL = 'demo-model';
 
 /**
- * Pushes and releases each sample flow that the workspace does not have yet, and binds its slots to placeholder
- * connections. A flow that already exists is left as the user made it (only a missing release or missing bindings
- * are completed), so re-running `flowgate dev` neither overwrites edits nor makes new versions.
+ * Pushes and releases each sample flow that the workspace does not have yet, trusts its authored descriptions (the
+ * admin wrote them: they are ours), and binds its slots to the demo connections. A flow that already exists is
+ * left as the user made it (only a missing release or missing bindings are completed), so re-running
+ * `flowgate dev` neither overwrites edits nor makes new versions.
  */
-export async function ensureDemoFlows(client: AdminClient, ws: string): Promise<string[]> {
+export async function ensureDemoFlows(
+  client: AdminClient,
+  ws: string,
+  demoApiUrl: string,
+): Promise<string[]> {
   const samples = Object.values(EXAMPLE_FLOWS).map((edn) => {
     const result = validateFlow(edn);
     if (!result.valid || !result.model)
@@ -130,7 +140,7 @@ export async function ensureDemoFlows(client: AdminClient, ws: string): Promise<
   const slots = new Map<string, RequiresSlot>();
   for (const { model } of samples)
     for (const r of model.requires) if (!slots.has(r.slot)) slots.set(r.slot, r);
-  const connectionIds = await ensureDemoConnections(client, ws, [...slots.values()]);
+  const connectionIds = await ensureDemoConnections(client, ws, [...slots.values()], demoApiUrl);
 
   const slugs: string[] = [];
   for (const { edn, model } of samples) {
@@ -147,6 +157,7 @@ export async function ensureDemoFlows(client: AdminClient, ws: string): Promise<
     }
     if (flow.liveVersion === null || flow.liveVersion === undefined) {
       await client.releaseFlow(ws, slug, { releaseNote: 'sample flow' });
+      await client.setFlowTrust(ws, slug, true);
     }
     const bound = (flow.bindings as { live?: Record<string, string> } | undefined)?.live ?? {};
     const missing: Record<string, string> = {};
@@ -161,36 +172,57 @@ export async function ensureDemoFlows(client: AdminClient, ws: string): Promise<
   return slugs;
 }
 
-/** One placeholder connection per slot name (`demo-<slot>`), found again by name on later runs. */
+/**
+ * One demo connection per slot name (`demo-<slot>`), pointing at the stand-in API. Found again by name on later
+ * runs and moved to this run's stand-in when it still points at an earlier one (or at the old placeholder host);
+ * a connection the user pointed elsewhere is left alone.
+ */
 async function ensureDemoConnections(
   client: AdminClient,
   ws: string,
   slots: RequiresSlot[],
+  demoApiUrl: string,
 ): Promise<Map<string, string>> {
-  const byName = new Map<string, string>();
+  const byName = new Map<string, { id: string; baseUrl: string | null }>();
   let cursor: string | undefined;
   do {
     const page = await client.listConnections(ws, { limit: 200, ...(cursor ? { cursor } : {}) });
-    for (const c of page.items) byName.set(c.name, c.connectionId);
+    for (const c of page.items) byName.set(c.name, { id: c.connectionId, baseUrl: c.baseUrl });
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
 
   const ids = new Map<string, string>();
   for (const slot of slots) {
     const name = `${DEMO_CONNECTION_PREFIX}${slot.slot}`;
-    let id = byName.get(name);
-    if (!id) {
-      const base =
-        slot.type === 'llm-provider' ? 'https://api.example.com/v1' : `https://api.example.com/${slot.slot}`;
+    const path = demoSlotPath(slot.slot, slot.type);
+    const baseUrl = `${demoApiUrl}${path}`;
+    const found = byName.get(name);
+    if (!found) {
       const created = await client.createConnection(ws, {
         name,
         type: slot.type,
-        ...(slot.type === 'secret' ? {} : { baseUrl: base }),
+        ...(slot.type === 'secret' ? {} : { baseUrl }),
+        ...(slot.type === 'llm-provider' ? { model: DEMO_MODEL } : {}),
         auth: { type: 'bearer', secret: DEMO_SECRET },
       });
-      id = created.connectionId;
+      ids.set(slot.slot, created.connectionId);
+      continue;
     }
-    ids.set(slot.slot, id);
+    if (slot.type !== 'secret' && found.baseUrl !== baseUrl && isEarlierDemoTarget(found.baseUrl, path)) {
+      await client.updateConnection(ws, found.id, { baseUrl });
+    }
+    ids.set(slot.slot, found.id);
   }
   return ids;
+}
+
+function isEarlierDemoTarget(baseUrl: string | null, path: string): boolean {
+  if (!baseUrl) return false;
+  if (baseUrl.startsWith('https://api.example.com/')) return true;
+  try {
+    const url = new URL(baseUrl);
+    return url.protocol === 'http:' && url.hostname === '127.0.0.1' && url.pathname === path;
+  } catch {
+    return false;
+  }
 }

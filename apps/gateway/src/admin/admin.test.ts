@@ -356,6 +356,52 @@ describe('connections', () => {
     });
     expect(dup.status).toBe(409);
   });
+
+  it('moves a connection and rotates its secret, never echoing it; a bad patch changes nothing', async () => {
+    const first = 'sk-first-rotation-canary-0a1b2c3d';
+    const second = 'sk-second-rotation-canary-4e5f6a7b';
+    const created = await h.request('POST', '/api/workspaces/ws-admin/connections', {
+      body: {
+        name: 'moving',
+        type: 'http-api',
+        baseUrl: 'https://old.example.test',
+        auth: { type: 'bearer', secret: first },
+      },
+    });
+    const { connectionId } = (await created.json()) as { connectionId: string };
+    const path = `/api/workspaces/ws-admin/connections/${connectionId}`;
+
+    const moved = await h.request('PATCH', path, {
+      body: { baseUrl: 'https://new.example.test', secret: second },
+    });
+    expect(moved.status).toBe(200);
+    const text = await moved.text();
+    expect(text).not.toContain(second);
+    expect(JSON.parse(text)).toMatchObject({
+      connectionId,
+      baseUrl: 'https://new.example.test',
+      auth: { type: 'bearer', hasSecret: true },
+      health: null,
+    });
+    const row = (await h.db.db.select().from(schema.connections)).find((r) => r.id === connectionId);
+    expect(h.deps.secretBox.decrypt(row?.secretCiphertext as string, 'ws-admin')).toBe(second);
+
+    for (const body of [{}, { baseUrl: 'ftp://x.test' }, { name: 'renamed' }]) {
+      expect((await h.request('PATCH', path, { body })).status).toBe(400);
+    }
+    const missing = await h.request('PATCH', '/api/workspaces/ws-admin/connections/conn_missing0000000000', {
+      body: { baseUrl: 'https://x.test' },
+    });
+    expect(missing.status).toBe(404);
+    const after = (await h.db.db.select().from(schema.connections)).find((r) => r.id === connectionId);
+    expect(after?.baseUrl).toBe('https://new.example.test');
+
+    await h.deps.audit.flush();
+    const audit = await (await h.request('GET', '/api/workspaces/ws-admin/audit?limit=200')).text();
+    expect(audit).toContain('connections.update');
+    expect(audit).not.toContain(second);
+    expect(audit).not.toContain(first);
+  });
 });
 
 describe('workspace MCP policy', () => {

@@ -18,6 +18,7 @@ import {
   createServiceAccountBody,
   createWorkspaceBody,
   mcpPolicyBody,
+  updateConnectionBody,
   updateServiceAccountBody,
 } from './schemas.js';
 import { jsonBody, pageParams } from './validation.js';
@@ -67,6 +68,7 @@ export function connectionView(row: repos.ConnectionRow) {
       hasSecret: view.hasSecret,
       ...(view.config.headerName ? { headerName: view.config.headerName } : {}),
     },
+    model: view.config.model ?? null,
     status: view.status,
     health: view.health ?? null,
     createdAt: view.createdAt.toISOString(),
@@ -208,11 +210,40 @@ export function adminRoutes(deps: AdminDeps) {
         baseUrl: body.baseUrl ?? null,
         authType: auth.type,
         secretCiphertext: 'secret' in auth ? deps.secretBox.encrypt(auth.secret, workspaceId) : null,
-        config: auth.type === 'api-key' ? { headerName: auth.headerName } : {},
+        config: {
+          ...(auth.type === 'api-key' ? { headerName: auth.headerName } : {}),
+          ...(body.model !== undefined ? { model: body.model } : {}),
+        },
       });
       if (!row) throw new AppError('conflict', `a connection named ${body.name} already exists`);
       audit(c, 'connections.create', 'ok', body, started);
       return c.json(connectionView(row), 201);
+    })
+    .patch('/connections/:id', admin, jsonBody(updateConnectionBody), async (c) => {
+      const started = performance.now();
+      const body = c.req.valid('json');
+      const workspaceId = c.get('access').workspaceId;
+      const id = c.req.param('id');
+      const current = await repos.getConnection(db, workspaceId, id);
+      if (!current) throw new AppError('not_found', 'connection not found');
+      if (body.secret !== undefined && current.authType === 'none') {
+        throw new AppError(
+          'invalid_request',
+          'this connection has no authentication; create a new one instead',
+        );
+      }
+      if (body.secret !== undefined && current.authType === 'basic' && !/^[^:]*:/s.test(body.secret)) {
+        throw new AppError('invalid_request', 'basic auth secret is "user:password"');
+      }
+      const row = await repos.updateConnection(db, workspaceId, id, {
+        ...(body.baseUrl !== undefined ? { baseUrl: body.baseUrl } : {}),
+        ...(body.secret !== undefined
+          ? { secretCiphertext: deps.secretBox.encrypt(body.secret, workspaceId) }
+          : {}),
+      });
+      if (!row) throw new AppError('not_found', 'connection not found');
+      audit(c, 'connections.update', 'ok', { connectionId: id, ...body }, started);
+      return c.json(connectionView(row));
     })
     .get('/connections', admin, pageParams, async (c) => {
       const q = c.req.valid('query');

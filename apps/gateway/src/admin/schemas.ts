@@ -48,6 +48,11 @@ export const createConnectionBody = z
       .url({ protocol: /^https?$/ })
       .max(2048)
       .optional(),
+    /** An llm-provider's default model, used by :llm steps that name none. */
+    model: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'a model name: letters, digits, . _ : / -')
+      .optional(),
     auth: z.discriminatedUnion('type', [
       z.strictObject({ type: z.literal('none') }),
       z.strictObject({ type: z.literal('bearer'), secret }),
@@ -68,9 +73,22 @@ export const createConnectionBody = z
   .superRefine((b, ctx) => {
     if (b.type !== 'secret' && !b.baseUrl)
       ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required for ${b.type}` });
+    if (b.model !== undefined && b.type !== 'llm-provider')
+      ctx.addIssue({ code: 'custom', path: ['model'], message: 'only an llm-provider has a model' });
     if (b.type === 'secret' && b.auth.type === 'none')
       ctx.addIssue({ code: 'custom', path: ['auth'], message: 'a secret connection needs a secret' });
   });
+
+/** Moves a connection or rotates its secret; the auth type and header name stay as created. */
+export const updateConnectionBody = z
+  .strictObject({
+    baseUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
+    secret: secret.optional(),
+  })
+  .refine((b) => b.baseUrl !== undefined || b.secret !== undefined, 'provide baseUrl, secret or both');
 
 const origin = z
   .string()

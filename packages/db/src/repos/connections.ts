@@ -61,6 +61,24 @@ export async function getConnection(
   return rows[0] ?? null;
 }
 
+/**
+ * Moves a connection (base URL) or rotates its secret. The last health check described the old target or
+ * credential, so it is cleared. Null when the connection is not in this workspace.
+ */
+export async function updateConnection(
+  db: Database,
+  workspaceId: string,
+  id: string,
+  patch: { baseUrl?: string; secretCiphertext?: string },
+): Promise<ConnectionRow | null> {
+  const rows = await db
+    .update(connections)
+    .set({ ...patch, health: null })
+    .where(and(eq(connections.workspaceId, workspaceId), eq(connections.id, id)))
+    .returning();
+  return rows[0] ?? null;
+}
+
 export async function setConnectionHealth(
   db: Database,
   workspaceId: string,

@@ -1,0 +1,141 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A stand-in for the outside systems the example flows call (company data, sales figures, helpdesk, mailer,
+ * fulfilment, an OpenAI-compatible LLM), served on loopback by `flowgate dev` so the demo runs without internet
+ * or real accounts. Answers are small, deterministic and derived from the request.
+ */
+
+export interface DemoApi {
+  /** `http://127.0.0.1:<port>`; a slot's connection points at `<url>/<slot>` (the LLM at `<url>/llm/v1`). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Where a demo connection of a slot points, below the stand-in's URL. */
+export function demoSlotPath(slot: string, type: string): string {
+  return type === 'llm-provider' ? '/llm/v1' : `/${slot}`;
+}
+
+const MAX_BODY = 64 * 1024;
+const words = (text: string) => text.split(/\s+/).filter(Boolean);
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) return {};
+    chunks.push(chunk);
+  }
+  try {
+    const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+function company(domain: string) {
+  const name = domain.split('.')[0] ?? domain;
+  return {
+    name: name.charAt(0).toUpperCase() + name.slice(1),
+    domain,
+    industry: 'Software',
+    employee_count: 120 + (domain.length % 7) * 40,
+    location: { country: domain.endsWith('.de') ? 'DE' : 'US' },
+  };
+}
+
+/** An OpenAI-compatible chat completion: a JSON triage when asked for JSON, else the prompt's first words. */
+function completion(body: Record<string, unknown>) {
+  const messages = Array.isArray(body.messages)
+    ? (body.messages as Array<{ role?: unknown; content?: unknown }>)
+    : [];
+  const prompt = String(messages.findLast((m) => m.role === 'user')?.content ?? '');
+  const system = String(messages.find((m) => m.role === 'system')?.content ?? '');
+  const asJson = (body.response_format as { type?: unknown } | undefined)?.type === 'json_object';
+  let content: string;
+  if (asJson) {
+    const lower = prompt.toLowerCase();
+    const category = /invoice|charge|refund|billing/.test(lower)
+      ? 'billing'
+      : /error|crash|bug|broken/.test(lower)
+        ? 'bug'
+        : 'question';
+    const priority = /urgent|down|outage|asap/.test(lower) ? 'urgent' : 'normal';
+    content = JSON.stringify({ category, priority, summary: words(prompt).slice(0, 12).join(' ') });
+  } else {
+    const limit = Number(/at most (\d+) words/.exec(system)?.[1] ?? 40);
+    content = `(demo model) ${words(prompt).slice(0, Math.min(limit, 40)).join(' ')}`;
+  }
+  const promptTokens = words(system).length + words(prompt).length;
+  const completionTokens = words(content).length;
+  return {
+    id: 'chatcmpl-demo',
+    object: 'chat.completion',
+    model: typeof body.model === 'string' ? body.model : 'demo',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
+  };
+}
+
+let sequence = 0;
+
+async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://demo');
+  const route = `${req.method} ${url.pathname}`;
+  switch (route) {
+    case 'GET /crm/companies':
+      return send(res, 200, company(url.searchParams.get('domain') ?? 'example.com'));
+    case 'GET /sales/reports/daily':
+      return send(res, 200, {
+        date: url.searchParams.get('date'),
+        rows: [
+          { region: 'North', orders: 42, revenue: 5120 },
+          { region: 'South', orders: 31, revenue: 3870 },
+        ],
+      });
+    case 'POST /helpdesk/tickets':
+    case 'POST /mailer/messages':
+    case 'POST /fulfilment/shipments':
+      await readJson(req);
+      sequence += 1;
+      return send(res, 201, { id: `demo-${sequence}`, status: 'accepted' });
+    case 'POST /llm/v1/chat/completions':
+      return send(res, 200, completion(await readJson(req)));
+    default:
+      return send(res, 404, { error: 'not a demo route' });
+  }
+}
+
+export async function startDemoApi(): Promise<DemoApi> {
+  const server: Server = createServer((req, res) => {
+    answer(req, res).catch(() => send(res, 500, { error: 'demo api failure' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
