@@ -518,6 +518,16 @@ function withCursor<K extends string, T>(
   return page.nextCursor ? { [key]: page.items, nextCursor: page.nextCursor } : { [key]: page.items };
 }
 
+/** The run a `flowgate://runs/{id}…` read is about, for the audit row. */
+function runIdOf(uri: string): string | null {
+  const match = /^flowgate:\/\/runs\/([A-Za-z0-9_-]+)(?:[/?#]|$)/.exec(uri);
+  return match ? boundedRunId(match[1]) : null;
+}
+
+function boundedRunId(value: unknown): string | null {
+  return typeof value === 'string' && value.length > 0 && value.length <= LIMITS.runIdMaxChars ? value : null;
+}
+
 async function readResourceMethod(params: Params, scope: Scope): Promise<unknown> {
   const start = performance.now();
   const uri = params.uri;
@@ -532,7 +542,7 @@ async function readResourceMethod(params: Params, scope: Scope): Promise<unknown
     arguments: auditPreview({ uri }),
     reason: reasonFrom(params),
     resourceUris: [uri],
-    runId: null,
+    runId: runIdOf(uri),
   };
   let contents: Awaited<ReturnType<typeof readResource>>;
   try {
@@ -573,7 +583,7 @@ function getPrompt(params: Params, scope: Scope): unknown {
     arguments: auditPreview(rawArgs),
     reason: reasonFrom(params),
     resourceUris: [],
-    runId: null,
+    runId: boundedRunId((rawArgs as Record<string, unknown>).run_id),
   };
   const failWith = (message: string, data?: unknown): never => {
     audit(scope, {

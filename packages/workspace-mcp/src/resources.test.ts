@@ -290,6 +290,22 @@ describe('prompts', () => {
     expect(body.result.messages[0].content.text).toContain('release_flow');
   });
 
+  it('audits the run a run resource read or debug_failed_run is about', async () => {
+    const ctx = env.ctx();
+    const read = await rpc(ctx, 'resources/read', { uri: 'flowgate://runs/run_AbCdEfGhIjKlMnOpQrSt/result' });
+    expect(read.body.error?.code).toBe(-32602);
+    await rpc(ctx, 'prompts/get', {
+      name: 'debug_failed_run',
+      arguments: { run_id: 'run_ZyXwVuTsRqPoNmLkJiHg' },
+    });
+    await rpc(ctx, 'resources/read', { uri: 'flowgate://mcp-docs/overview' });
+    expect(ctx.audits.map((a) => [a.kind, a.runId])).toEqual([
+      ['resources/read', 'run_AbCdEfGhIjKlMnOpQrSt'],
+      ['prompts/get', 'run_ZyXwVuTsRqPoNmLkJiHg'],
+      ['resources/read', null],
+    ]);
+  });
+
   it('answers prompts/get for an unlisted prompt with -32602', async () => {
     // A prompt the caller's capabilities do not allow is as unknown as one that does not exist.
     const ctx = env.ctx({ capabilities: new Set(['flows.read']) });
