@@ -9,9 +9,10 @@ import { z } from 'zod';
 import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
+import { runsBench } from './runs.js';
 import { toolsListBench } from './tools-list.js';
 
-const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench];
+const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench, runsBench];
 
 const { values } = parseArgs({
   options: {

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { type RunStatus, runEvents, runSlots, runSteps, runs } from '../schema.js';
 import type { RunRow } from './runs.js';
@@ -41,32 +41,38 @@ export async function claimRuns(
   options: { owner: string; leaseMs: number; limit: number },
 ): Promise<RunRow[]> {
   return db.transaction(async (tx) => {
-    const candidates = await tx
-      .select({
-        id: runs.id,
-        workspaceId: runs.workspaceId,
-        status: runs.status,
-        concurrencyKey: runs.concurrencyKey,
-      })
-      .from(runs)
-      .where(CLAIMABLE)
-      .orderBy(asc(runs.createdAt), asc(runs.id))
-      // Extra candidates, so runs whose key is busy do not starve the ones behind them.
-      .limit(options.limit * 4)
-      .for('update', { skipLocked: true });
     const claimed: string[] = [];
-    for (const c of candidates) {
-      if (claimed.length >= options.limit) break;
-      // Sleeping and taken-over runs already hold their slot; only a queued run must take one.
-      if (c.status === 'queued' && c.concurrencyKey !== null) {
-        const slot = await tx
-          .insert(runSlots)
-          .values({ workspaceId: c.workspaceId, concurrencyKey: c.concurrencyKey, runId: c.id })
-          .onConflictDoNothing()
-          .returning({ runId: runSlots.runId });
-        if (slot.length === 0) continue;
+    const seen: string[] = [];
+    // Candidates are locked only as many at a time as are still wanted: a claim that locked spare rows would make a
+    // concurrent claim skip them and come back empty while runs wait. Runs whose key is busy are passed over (and
+    // stay locked until commit, unclaimable anyway), so the next batch looks further; bounded like one 4× read.
+    for (let batch = 0; batch < 4 && claimed.length < options.limit; batch++) {
+      const candidates = await tx
+        .select({
+          id: runs.id,
+          workspaceId: runs.workspaceId,
+          status: runs.status,
+          concurrencyKey: runs.concurrencyKey,
+        })
+        .from(runs)
+        .where(seen.length ? and(CLAIMABLE, notInArray(runs.id, seen)) : CLAIMABLE)
+        .orderBy(asc(runs.createdAt), asc(runs.id))
+        .limit(options.limit - claimed.length)
+        .for('update', { skipLocked: true });
+      if (candidates.length === 0) break;
+      for (const c of candidates) {
+        seen.push(c.id);
+        // Sleeping and taken-over runs already hold their slot; only a queued run must take one.
+        if (c.status === 'queued' && c.concurrencyKey !== null) {
+          const slot = await tx
+            .insert(runSlots)
+            .values({ workspaceId: c.workspaceId, concurrencyKey: c.concurrencyKey, runId: c.id })
+            .onConflictDoNothing()
+            .returning({ runId: runSlots.runId });
+          if (slot.length === 0) continue;
+        }
+        claimed.push(c.id);
       }
-      claimed.push(c.id);
     }
     if (claimed.length === 0) return [];
     return tx
