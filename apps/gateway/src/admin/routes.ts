@@ -67,6 +67,7 @@ export function connectionView(row: repos.ConnectionRow) {
       hasSecret: view.hasSecret,
       ...(view.config.headerName ? { headerName: view.config.headerName } : {}),
     },
+    ...(view.config.model ? { model: view.config.model } : {}),
     status: view.status,
     health: view.health ?? null,
     createdAt: view.createdAt.toISOString(),
@@ -208,7 +209,10 @@ export function adminRoutes(deps: AdminDeps) {
         baseUrl: body.baseUrl ?? null,
         authType: auth.type,
         secretCiphertext: 'secret' in auth ? deps.secretBox.encrypt(auth.secret, workspaceId) : null,
-        config: auth.type === 'api-key' ? { headerName: auth.headerName } : {},
+        config: {
+          ...(auth.type === 'api-key' ? { headerName: auth.headerName } : {}),
+          ...(body.model !== undefined ? { model: body.model } : {}),
+        },
       });
       if (!row) throw new AppError('conflict', `a connection named ${body.name} already exists`);
       audit(c, 'connections.create', 'ok', body, started);

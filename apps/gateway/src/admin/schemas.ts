@@ -48,6 +48,8 @@ export const createConnectionBody = z
       .url({ protocol: /^https?$/ })
       .max(2048)
       .optional(),
+    /** The default model of an llm-provider connection, for :llm steps that name none. */
+    model: z.string().trim().min(1).max(200).optional(),
     auth: z.discriminatedUnion('type', [
       z.strictObject({ type: z.literal('none') }),
       z.strictObject({ type: z.literal('bearer'), secret }),
@@ -68,6 +70,12 @@ export const createConnectionBody = z
   .superRefine((b, ctx) => {
     if (b.type !== 'secret' && !b.baseUrl)
       ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `baseUrl is required for ${b.type}` });
+    if (b.model !== undefined && b.type !== 'llm-provider')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['model'],
+        message: 'model is only for llm-provider connections',
+      });
     if (b.type === 'secret' && b.auth.type === 'none')
       ctx.addIssue({ code: 'custom', path: ['auth'], message: 'a secret connection needs a secret' });
   });
