@@ -52,7 +52,10 @@ export interface HttpAnswer {
 export interface TestGateway {
   url: string;
   running: RunningGateway;
-  /** The database the gateway runs on; it stays open after `running.close()` until `close()`. */
+  /**
+   * The database the gateway runs on; it stays open after `running.close()` until `close()` (and after `close()`
+   * too when the caller passed it in).
+   */
   db: DbHandle;
   mcpUrl(workspaceId: string): string;
   /** A call to the admin API with the operator token. */
