@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DbHandle } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
-import { loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
+import { createLogger, loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
 import { generateEncryptionKey } from '@flowgate/secrets';
 
 /**
@@ -52,7 +52,10 @@ export interface HttpAnswer {
 export interface TestGateway {
   url: string;
   running: RunningGateway;
-  /** The database the gateway runs on; it stays open after `running.close()` until `close()`. */
+  /**
+   * The database the gateway runs on; it stays open after `running.close()` until `close()` (and after `close()`
+   * too when the caller passed it in).
+   */
   db: DbHandle;
   mcpUrl(workspaceId: string): string;
   /** A call to the admin API with the operator token. */
@@ -84,26 +87,45 @@ async function answer(res: Response): Promise<HttpAnswer> {
   return { status: res.status, headers: res.headers, text, json };
 }
 
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+export interface TestGatewayOptions {
+  /**
+   * Run on this open database instead of a fresh one (a restart over the same data); `close()` then leaves it open
+   * for the caller to close. Pass the same FLOWGATE_ENCRYPTION_KEY as before, or stored secrets cannot be read.
+   */
+  db?: DbHandle;
+  /** Receives every line the gateway logs (raw pino JSON, at FLOWGATE_LOG_LEVEL) instead of discarding it. */
+  logLines?: string[];
+}
+
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: TestGatewayOptions = {},
+): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fg-e2e-'));
-  const db = await createTestDb();
+  const ownsDb = !options.db;
+  const db = options.db ?? (await createTestDb());
   let running: RunningGateway;
   try {
+    const config = loadConfig({
+      FLOWGATE_HOST: '127.0.0.1',
+      FLOWGATE_PORT: '0',
+      FLOWGATE_DATA_DIR: dataDir,
+      FLOWGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      FLOWGATE_ENCRYPTION_KEY: generateEncryptionKey(),
+      FLOWGATE_LOG_LEVEL: 'silent',
+      FLOWGATE_WORKER: 'false',
+      ...env,
+    });
+    const lines = options.logLines;
     running = await startGateway({
-      config: loadConfig({
-        FLOWGATE_HOST: '127.0.0.1',
-        FLOWGATE_PORT: '0',
-        FLOWGATE_DATA_DIR: dataDir,
-        FLOWGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-        FLOWGATE_ENCRYPTION_KEY: generateEncryptionKey(),
-        FLOWGATE_LOG_LEVEL: 'silent',
-        FLOWGATE_WORKER: 'false',
-        ...env,
-      }),
+      config,
       db,
+      ...(lines
+        ? { logger: createLogger(config.logLevel, { write: (line: string) => void lines.push(line) }) }
+        : {}),
     });
   } catch (err) {
-    await db.close();
+    if (ownsDb) await db.close();
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
@@ -192,7 +214,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
       try {
         await running.close();
       } finally {
-        await db.close();
+        if (ownsDb) await db.close();
         rmSync(dataDir, { recursive: true, force: true });
       }
     },

@@ -5,7 +5,7 @@ import { createAuthenticator } from '@flowgate/auth';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
 import { type ServerType, serve } from '@hono/node-server';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
 import { createKeyUsageTracker } from './audit/key-usage.js';
 import { createAuditQueue } from './audit/queue.js';
@@ -50,8 +50,9 @@ function resolveEncryptionKey(config: GatewayConfig): Buffer {
   return parseEncryptionKey(readFileSync(file, 'utf8').trim());
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
+/** `destination` defaults to stdout; tests pass one to read every line the gateway logs. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service: 'flowgate' },
     // Belt and braces: these paths never reach a log line even if a caller passes them.
@@ -59,7 +60,8 @@ export function createLogger(level: string): Logger {
       paths: ['token', 'apiKey', 'authorization', 'headers.authorization', 'secret', '*.secret'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { close(): Promise<void> }> {

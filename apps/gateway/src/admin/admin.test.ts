@@ -402,6 +402,39 @@ describe('connections', () => {
     expect(audit).not.toContain(second);
     expect(audit).not.toContain(first);
   });
+
+  it('keeps the default model of an llm-provider connection, and refuses one on other types', async () => {
+    const res = await h.request('POST', '/api/workspaces/ws-admin/connections', {
+      body: {
+        name: 'llm',
+        type: 'llm-provider',
+        baseUrl: 'https://llm.example.test/v1',
+        model: 'gpt-test-mini',
+        auth: { type: 'bearer', secret: 'sk-llm-0123456789' },
+      },
+    });
+    expect(res.status).toBe(201);
+    const conn = await res.json();
+    expect(conn).toMatchObject({ name: 'llm', type: 'llm-provider', model: 'gpt-test-mini' });
+    const raw = await h.db.db.select().from(schema.connections);
+    // Where the worker reads an :llm step's model from when the step names none.
+    expect(raw.find((r) => r.id === conn.connectionId)?.config).toEqual({ model: 'gpt-test-mini' });
+
+    const wrong = await h.request('POST', '/api/workspaces/ws-admin/connections', {
+      body: {
+        name: 'not-llm',
+        type: 'http-api',
+        baseUrl: 'https://api.example.test',
+        model: 'gpt-test-mini',
+        auth: { type: 'none' },
+      },
+    });
+    expect(wrong.status).toBe(400);
+    expect(await wrong.json()).toMatchObject({
+      code: 'validation_failed',
+      issues: [{ path: 'model', message: 'only an llm-provider has a model' }],
+    });
+  });
 });
 
 describe('workspace MCP policy', () => {
