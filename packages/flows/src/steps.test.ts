@@ -60,7 +60,7 @@ describe('step reference', () => {
     });
     expect(field('sleep', 'duration-ms')?.check).toEqual({
       kind: 'integer',
-      min: 1,
+      min: 0,
       max: STEP_LIMITS.sleep.durationMsMax,
     });
     expect(field('kv', 'ttl-s')?.check).toEqual({

@@ -423,7 +423,7 @@ const SLEEP: StepReference = {
       type: 'integer',
       required: true,
       description: 'How long to wait, in milliseconds.',
-      check: { kind: 'integer', min: 1, max: L.sleep.durationMsMax },
+      check: { kind: 'integer', min: 0, max: L.sleep.durationMsMax },
     },
   ],
   rules: [],

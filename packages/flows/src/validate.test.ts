@@ -820,7 +820,7 @@ describe('the flow body', () => {
     ]);
 
     expect(errorsOf(wrap('(flow/step :sleep :s {:duration-ms 604800001})'))).toMatchObject([
-      { message: ':duration-ms must be between 1 and 604800000, found 604800001' },
+      { message: ':duration-ms must be between 0 and 604800000, found 604800001' },
     ]);
     expect(errorsOf(wrap('(flow/step :function :f {:input 1})'))).toMatchObject([
       { message: 'a :function step needs one of :code or :ref' },

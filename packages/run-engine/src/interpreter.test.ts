@@ -263,6 +263,15 @@ describe('durable sleep', () => {
     return { runner, reads: () => reads };
   };
 
+  it('treats a zero sleep as no pause: the run continues without waiting', async () => {
+    const zero = modelOf(
+      `(let [_ (flow/step :sleep :nap {:duration-ms (* 3600000 (:hours (flow/input)))})] :done)`,
+    );
+    const result = await run(zero, { hours: 0 }, { steps: steps().runner, now: () => 1_000 });
+    expect(result.outcome).toMatchObject({ status: 'completed' });
+    expect(result.journal.get('nap')).toEqual({ status: 'completed', type: 'sleep', result: null });
+  });
+
   it('suspends at the sleep, stays waiting before the wake time, and continues past it afterwards', async () => {
     let now = 1_000_000;
     const clock = () => now;

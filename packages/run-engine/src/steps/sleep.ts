@@ -4,7 +4,7 @@ import type { StepContext, StepOutcome } from '../ports.js';
 import { parseConfig } from './common.js';
 
 export const sleepConfigSchema = z.strictObject({
-  'duration-ms': z.number().int().min(1).max(STEP_LIMITS.sleep.durationMsMax),
+  'duration-ms': z.number().int().min(0).max(STEP_LIMITS.sleep.durationMsMax),
 });
 
 /**
@@ -13,5 +13,7 @@ export const sleepConfigSchema = z.strictObject({
  */
 export function runSleepStep(rawConfig: unknown, ctx: StepContext): StepOutcome {
   const config = parseConfig(sleepConfigSchema, rawConfig, ':sleep');
+  // A computed delay of zero (e.g. "follow up after 0 hours") means no pause, not a failure halfway through a flow.
+  if (config['duration-ms'] === 0) return { kind: 'result', value: null };
   return { kind: 'wait', wakeAt: ctx.now() + config['duration-ms'] };
 }
