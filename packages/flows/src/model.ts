@@ -491,7 +491,7 @@ function readConcurrency(b: Builder, node: EdnNode): FlowModel['concurrency'] {
       path,
       'key',
       ':concurrency',
-      'name the input that keys runs, e.g. :key :customer-id or :key [:customer :id]',
+      'name the input (or inputs) that key runs, e.g. :key :customer-id or :key [:account :region]',
     );
   }
   if (!type || !onNewVersion) return undefined;
