@@ -6,12 +6,13 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { callFlowToolBench } from './call-flow-tool.js';
 import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { toolsListBench } from './tools-list.js';
 
-const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench];
+const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench, callFlowToolBench];
 
 const { values } = parseArgs({
   options: {
