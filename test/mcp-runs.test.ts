@@ -407,7 +407,10 @@ describe.each(CLIENT_FLAVOURS)('%s client: running flow tools', (flavour) => {
       target: 'draft',
     });
     expect(refused.result.isError).toBe(true);
-    expect(refused.out.error.code).toBe('forbidden');
+    expect(refused.out.error).toEqual({
+      code: 'forbidden',
+      message: 'running a draft needs the flows.manage capability',
+    });
     expect(await runRows(WS)).toBe(before);
     const author = await open(flavour, full);
     const allowed = await call(author, 'call_flow_tool', {
@@ -421,16 +424,52 @@ describe.each(CLIENT_FLAVOURS)('%s client: running flow tools', (flavour) => {
   });
 });
 
+describe('audit', () => {
+  it('rows of calls that started or read a run carry its id', async () => {
+    const s = await open('sdk-v2', runner);
+    const runId = (
+      await call(s, 'call_flow_tool', {
+        flow_slug: 'greet',
+        tool_name: 'greet_person',
+        input: { name: 'Audited' },
+        wait_ms: 10_000,
+      })
+    ).out.run.runId as string;
+    await call(s, 'get_run_status', { run_id: runId });
+    await call(s, 'inspect_run_step', { run_id: runId, step_id: 'greet' });
+    const direct = await open('sdk-v1', runner, { url: flowUrl(WS, 'greet') });
+    const directRun = (await call(direct, 'greet_person', { name: 'Direct' })).out.run.runId as string;
+    const actions = ['call_flow_tool', 'get_run_status', 'inspect_run_step', 'greet_person'];
+    const items = await gw.waitForAudit(WS, (all) =>
+      actions.every((a) => all.some((i) => i.action === a && (i.runId === runId || i.runId === directRun))),
+    );
+    for (const action of actions.slice(0, 3))
+      expect(items.find((i) => i.action === action && i.runId === runId)).toMatchObject({ outcome: 'ok' });
+    expect(items.find((i) => i.action === 'greet_person')).toMatchObject({ runId: directRun, outcome: 'ok' });
+  });
+});
+
 describe('input validation: refused with paths, nothing started', () => {
-  const cases: Array<[string, unknown, Array<{ path: string; message?: unknown }>]> = [
-    ['wrong type', { name: 42, times: 'two' }, [{ path: 'input.name' }, { path: 'input.times' }]],
+  const cases: Array<[string, unknown, Array<{ path: string; message: string }>]> = [
+    [
+      'wrong type',
+      { name: 42, times: 'two' },
+      [
+        { path: 'input.name', message: 'must be string' },
+        { path: 'input.times', message: 'must be integer' },
+      ],
+    ],
     ['missing required', { times: 1 }, [{ path: 'input.name', message: 'is required' }]],
     [
       'extra key',
       { name: 'x', colour: 'red' },
       [{ path: 'input.colour', message: 'is not an input of this invocation' }],
     ],
-    ['oversized string', { name: 'x'.repeat(5000) }, [{ path: 'input.name' }]],
+    [
+      'oversized string',
+      { name: 'x'.repeat(5000) },
+      [{ path: 'input.name', message: 'must NOT have more than 4096 characters' }],
+    ],
   ];
   it.each(cases)('%s', async (_name, input, issues) => {
     const s = await open('sdk-v2', runner);
@@ -444,9 +483,7 @@ describe('input validation: refused with paths, nothing started', () => {
     expect(result.isError).toBe(true);
     expect(out.error.code).toBe('invalid_input');
     expect(out.error.message).toContain('nothing was started');
-    expect(out.details.issues).toEqual(
-      issues.map((i) => ({ path: i.path, message: i.message ?? expect.any(String) })),
-    );
+    expect(out.details.issues).toEqual(issues);
     expect(await runRows(WS)).toBe(before);
   });
 
