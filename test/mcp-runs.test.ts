@@ -101,6 +101,13 @@ const MULTI_FLOW = `{:slug :multi
                     {:tool-name "multi_second" :invocation :other}]}
  :flow (flow/step :function :echo {:code (fn [x] x) :input (flow/input)})}`;
 
+// 30 steps, two events each: more events than one page holds.
+const MANY_FLOW = `{:slug :many-steps
+ :invocations {:default {:inputs []}}
+ :interfaces {:mcp [{:tool-name "many_steps" :invocation :default}]}
+ :flow (for [i (range 30)]
+         (flow/step :function :item {:code (fn [x] {:i x}) :input i}))}`;
+
 const PUB_FLOW = `{:slug :pub-echo
  :discover {:public true}
  :invocations {:default {:inputs [{:name :word :type :string :required true}]}}
@@ -174,6 +181,7 @@ beforeAll(async () => {
     ['html-report', HTML_FLOW],
     ['big-result', BIG_FLOW],
     ['multi', MULTI_FLOW],
+    ['many-steps', MANY_FLOW],
   ] as const)
     await publish(WS, slug, edn);
   await publish(OTHER, 'greet', GREET);
@@ -726,6 +734,86 @@ describe('results', () => {
     expect(text(status.result).length).toBeLessThan(20_000);
     const [whole] = await read(s, `flowgate://runs/${runId}/result`);
     expect(whole?.text?.length).toBe(expected.chars);
+  });
+});
+
+describe('runs.read gates the run resources and the debug prompt', () => {
+  it('listed and readable with runs.read; without it, absent and read as not found', async () => {
+    const withRead = await open('sdk-v2', runner);
+    const runId = (
+      await call(withRead, 'call_flow_tool', {
+        flow_slug: 'greet',
+        tool_name: 'greet_person',
+        input: { name: 'Gate' },
+        wait_ms: 10_000,
+      })
+    ).out.run.runId as string;
+    const templates = (await withRead.listResourceTemplates()).map((t) => t.uriTemplate);
+    expect(templates.filter((t) => t.startsWith('flowgate://runs/'))).toEqual([
+      'flowgate://runs/{run_id}',
+      'flowgate://runs/{run_id}/result',
+      'flowgate://runs/{run_id}/events',
+    ]);
+
+    const noRead = await gw.mintKey(WS, ['flows.read', 'flows.run', 'resources.read'], 'no-runs-read');
+    const s = await open('sdk-v1', noRead);
+    expect((await s.listTools()).map((t) => t.name)).not.toContain('get_run_status');
+    expect(
+      (await s.listResourceTemplates())
+        .map((t) => t.uriTemplate)
+        .filter((t) => t.startsWith('flowgate://runs/')),
+    ).toEqual([]);
+    expect((await s.listPrompts()).map((p) => p.name)).not.toContain('debug_failed_run');
+    const missing = await failure(s.readResource('flowgate://runs/run_AAAAAAAAAAAAAAAAAAAA/result'));
+    for (const suffix of ['', '/result', '/events']) {
+      const err = await failure(s.readResource(`flowgate://runs/${runId}${suffix}`));
+      expect(err?.code).toBe(missing?.code);
+      expect(err?.code).not.toBeNull();
+    }
+    expect(await failure(s.getPrompt('debug_failed_run', { run_id: runId }))).not.toBeNull();
+  });
+});
+
+describe('events of a long run', () => {
+  it('page through flowgate://runs/{id}/events to every event once, in order; steps of a loop by index', async () => {
+    const s = await open('sdk-v2', runner);
+    const { out } = await call(s, 'call_flow_tool', {
+      flow_slug: 'many-steps',
+      tool_name: 'many_steps',
+      input: {},
+      wait_ms: 15_000,
+    });
+    const runId = out.run.runId as string;
+    expect(out.run.status).toBe('completed');
+    const status = await call(s, 'get_run_status', { run_id: runId, include_events: true });
+    expect(status.out.events.items).toHaveLength(50);
+    expect(status.out.events.more).toBe(true);
+
+    const ids: number[] = [];
+    const types: string[] = [];
+    let uri: string | null = `flowgate://runs/${runId}/events`;
+    for (let page = 0; uri && page < 10; page++) {
+      const [contents] = await read(s, uri);
+      const body = JSON.parse(contents?.text ?? '');
+      ids.push(...body.events.map((e: Json) => e.id));
+      types.push(...body.events.map((e: Json) => e.type));
+      uri = body.next;
+    }
+    expect(uri).toBeNull();
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.slice(0, 50)).toEqual(status.out.events.items.map((e: Json) => e.id));
+    expect(types.filter((t) => t === 'step_completed')).toHaveLength(30);
+    expect(types.at(-1)).toBe('run_completed');
+
+    const step = await call(s, 'inspect_run_step', {
+      run_id: runId,
+      step_id: 'item[7]',
+      include_step_results: true,
+    });
+    expect(step.out.step).toMatchObject({ stepId: 'item[7]', status: 'completed' });
+    expect(step.out.result.value).toEqual({ i: 7 });
+    expect(step.out.stepsSummary).toMatchObject({ total: 30, byStatus: { completed: 30 }, truncated: false });
   });
 });
 
