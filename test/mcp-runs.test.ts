@@ -108,6 +108,12 @@ const MANY_FLOW = `{:slug :many-steps
  :flow (for [i (range 30)]
          (flow/step :function :item {:code (fn [x] {:i x}) :input i}))}`;
 
+const UNBOUND_FLOW = `{:slug :unbound
+ :requires [{:slot :crm :type :http-api}]
+ :invocations {:default {:inputs []}}
+ :interfaces {:mcp [{:tool-name "needs_crm" :invocation :default}]}
+ :flow (flow/step :http :get {:connection :crm :method :get :path "/"})}`;
+
 const PUB_FLOW = `{:slug :pub-echo
  :discover {:public true}
  :invocations {:default {:inputs [{:name :word :type :string :required true}]}}
@@ -182,6 +188,7 @@ beforeAll(async () => {
     ['big-result', BIG_FLOW],
     ['multi', MULTI_FLOW],
     ['many-steps', MANY_FLOW],
+    ['unbound', UNBOUND_FLOW],
   ] as const)
     await publish(WS, slug, edn);
   await publish(OTHER, 'greet', GREET);
@@ -454,6 +461,63 @@ describe('audit', () => {
     for (const action of actions.slice(0, 3))
       expect(items.find((i) => i.action === action && i.runId === runId)).toMatchObject({ outcome: 'ok' });
     expect(items.find((i) => i.action === 'greet_person')).toMatchObject({ runId: directRun, outcome: 'ok' });
+  });
+});
+
+describe('call-time checks: discovery is advisory, nothing starts when the call cannot run', () => {
+  it('unbound slots, a tool missing on the target, a disabled installation and a too-long wait', async () => {
+    const s = await open('sdk-v2', full);
+    const before = await runRows(WS);
+    const refusals: Array<[Record<string, unknown>, { code: string; message: string }]> = [
+      [
+        { flow_slug: 'unbound', tool_name: 'needs_crm', input: {} },
+        {
+          code: 'conflict',
+          message: 'Flow unbound cannot run: slot(s) crm are not bound to a connection of this workspace',
+        },
+      ],
+      [
+        { flow_slug: 'greet', tool_name: 'multi_first', input: {} },
+        {
+          code: 'not_found',
+          message: 'Flow greet (live) has no MCP tool multi_first; its tools: greet_person',
+        },
+      ],
+      [
+        { flow_slug: 'no-such-flow', tool_name: 'greet_person', input: {} },
+        { code: 'not_found', message: 'No flow no-such-flow in this workspace' },
+      ],
+    ];
+    for (const [args, error] of refusals) {
+      const { result, out } = await call(s, 'call_flow_tool', args);
+      expect(result.isError).toBe(true);
+      expect(out.error).toEqual(error);
+    }
+    const tooLong = await call(s, 'call_flow_tool', {
+      flow_slug: 'greet',
+      tool_name: 'greet_person',
+      input: { name: 'x' },
+      wait_ms: 20_001,
+    });
+    expect(tooLong.out.error.code).toBe('invalid_arguments');
+    expect(tooLong.out.details.issues.map((i: Json) => i.path)).toEqual(['wait_ms']);
+
+    await expectOk('PATCH', `/api/workspaces/${WS}/installations/${pubInstallation}`, { enabled: false });
+    try {
+      const disabled = await call(s, 'call_flow_tool', {
+        flow_slug: 'pub-echo',
+        tool_name: 'pub_echo',
+        installation_id: pubInstallation,
+        input: { word: 'x' },
+      });
+      expect(disabled.out.error).toEqual({
+        code: 'conflict',
+        message: `Installation ${pubInstallation} is disabled; a workspace admin must bind its slots and enable it`,
+      });
+    } finally {
+      await expectOk('PATCH', `/api/workspaces/${WS}/installations/${pubInstallation}`, { enabled: true });
+    }
+    expect(await runRows(WS)).toBe(before);
   });
 });
 
