@@ -6,13 +6,14 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { callFlowToolBench } from './call-flow-tool.js';
 import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { runsBench } from './runs.js';
 import { toolsListBench } from './tools-list.js';
 
-const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench, runsBench];
+const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench, runsBench, callFlowToolBench];
 
 const { values } = parseArgs({
   options: {
