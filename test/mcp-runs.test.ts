@@ -410,6 +410,15 @@ describe.each(CLIENT_FLAVOURS)('%s client: running flow tools', (flavour) => {
     expect(second.out.created).toBe(false);
     expect(second.out.run.runId).toBe(first.out.run.runId);
     expect(await runRows(WS)).toBe(before + 1);
+    // The same key on a different call is refused, not answered with the earlier run.
+    const other = await call(s, 'call_flow_tool', { ...args, input: { name: 'Someone else' } });
+    expect(other.result.isError).toBe(true);
+    expect(other.out.error).toEqual({
+      code: 'conflict',
+      message:
+        'this idempotency key was already used for a different call (flow, tool, target or input differ); use a new key',
+    });
+    expect(await runRows(WS)).toBe(before + 1);
   });
 
   it('the draft target is refused without flows.manage, and runs with it', async () => {
@@ -932,6 +941,13 @@ describe('the per-flow endpoint', () => {
       headers: { 'X-MCP-Tools': 'multi_third' },
     });
     expect(unknown.status).toBe(400);
+
+    // Catalog names are accepted here too (they match nothing this endpoint serves): one header set fits both.
+    const shared = await open('sdk-v2', full, {
+      url: flowUrl(WS, 'multi'),
+      headers: { 'X-MCP-Tools': 'search_flows,get_run_status' },
+    });
+    expect((await shared.listTools()).map((t) => t.name)).toEqual(['get_run_status']);
   });
 
   it('?installation_id= serves an installed flow', async () => {

@@ -10,6 +10,7 @@ import { isAppError } from '@flowgate/core';
 import { invocationInputSchema } from '@flowgate/flows';
 import { isTrusted, type OpenFlow, trustFor } from '@flowgate/workspace';
 import { z } from 'zod';
+import { TOOL_NAMES } from './catalog.js';
 import { includeInstalled } from './context.js';
 import { requireRun, resultView, resultViewSchema, runLinks, runView, runViewSchema } from './run-outputs.js';
 import { type McpSurface, surfaceOf } from './surface.js';
@@ -155,6 +156,8 @@ export async function flowSurface(open: OpenFlow): Promise<McpSurface | null> {
     resources: false,
     prompts: false,
     cacheLists: false,
+    // One narrowing header set works on both endpoints (e.g. a client config shared by them).
+    alsoNarrowable: TOOL_NAMES,
     instructions: (workspaceId) =>
       `Flowgate MCP server for the flow ${slug} of workspace ${workspaceId}: each tool runs one of its interfaces; ` +
       'get_run_status and inspect_run_step follow a run. Ask the user before starting runs.',

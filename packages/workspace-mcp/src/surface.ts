@@ -26,13 +26,16 @@ export function surfaceOf(
     prompts: boolean;
     instructions: (workspaceId: string) => string;
     cacheLists: boolean;
+    /** More names narrowing accepts beyond the served ones (they match nothing here). */
+    alsoNarrowable?: readonly string[];
   },
 ): McpSurface {
   const byName = new Map(tools.map((t) => [t.name, t]));
+  const served = tools.map((t) => t.name);
   const cache = new Map<string, string>();
   return {
     tools,
-    toolNames: tools.map((t) => t.name),
+    toolNames: [...served, ...(options.alsoNarrowable ?? []).filter((n) => !byName.has(n))],
     find: (name) => byName.get(name),
     toolsListJson(key) {
       const hit = cache.get(key);

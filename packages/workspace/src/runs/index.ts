@@ -117,6 +117,15 @@ export const MAX_LIVE_RUNS_PER_WORKSPACE = 1_000;
 export const DEFAULT_MAX_RUN_DURATION_MS = 24 * 60 * 60 * 1000;
 
 const RUN_ID = /^run_[A-Za-z0-9]{8,40}$/;
+
+/** JSON with object keys sorted, so two equal inputs compare equal whatever order jsonb keeps their keys in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
+}
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** The input as shown: secret-typed inputs replaced, then secret-looking values redacted. */
@@ -308,6 +317,23 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         idempotencyKey: input.idempotencyKey,
         deadlineAt: new Date(ctx.now().getTime() + (hooks?.maxRunDurationMs ?? DEFAULT_MAX_RUN_DURATION_MS)),
       });
+      if (!created) {
+        // A retry must be the same call; a reused key on a different one would silently answer with a run the
+        // caller did not ask for.
+        const same =
+          run.flowSlug === flow.slug &&
+          run.installationId === (installation?.id ?? null) &&
+          run.target === target &&
+          run.invocation === invocation &&
+          run.toolName === input.toolName &&
+          canonical(run.input) === canonical(checked);
+        if (!same) {
+          throw new AppError(
+            'conflict',
+            'this idempotency key was already used for a different call (flow, tool, target or input differ); use a new key',
+          );
+        }
+      }
       if (created) {
         if (key !== null && model.concurrency?.onNewVersion === 'supersede' && definition.version !== null) {
           await repos.supersedeQueuedRuns(db, workspaceId, key, definition.version);
