@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { schema } from '@flowgate/db';
 import { LATEST_PROTOCOL_VERSION } from '@flowgate/workspace-mcp';
 import { Client as V2Client } from '@modelcontextprotocol/client';
@@ -27,7 +30,13 @@ import {
   type TestGateway,
 } from './support/gateway.js';
 import { asRpc, mcpPost, rpc, toolNamesOf } from './support/mcp.js';
-import { bridgeCommand, ROOT, type ScriptedUpstream, startScriptedUpstream } from './support/stdio-bridge.js';
+import {
+  bridgeCommand,
+  MCP_REMOTE_PROXY,
+  ROOT,
+  type ScriptedUpstream,
+  startScriptedUpstream,
+} from './support/stdio-bridge.js';
 
 /**
  * The run side of the MCP surface against the real gateway, its in-process worker and the database: find → inspect →
@@ -1011,6 +1020,60 @@ describe('through the stdio bridge', () => {
       });
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('through mcp-remote (an independent stdio↔HTTP client from npm)', () => {
+  it('call_flow_tool with wait_ms completes and the result resource reads back', async () => {
+    const configDir = mkdtempSync(join(tmpdir(), 'fg-mcp-remote-runs-'));
+    const transport = new V2StdioTransport({
+      command: process.execPath,
+      args: [
+        MCP_REMOTE_PROXY,
+        gw.mcpUrl(WS),
+        '--header',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal placeholder mcp-remote expands itself
+        'Authorization:${AUTH_HEADER}',
+        '--transport',
+        'http-only',
+        '--allow-http',
+      ],
+      cwd: ROOT,
+      env: { ...v2DefaultEnv(), AUTH_HEADER: `Bearer ${runner.apiKey}`, MCP_REMOTE_CONFIG_DIR: configDir },
+      stderr: 'pipe',
+    });
+    const client = new V2Client({ name: 'mcp-remote-runs', version: '1.0.0' }, { capabilities: {} });
+    try {
+      await client.connect(transport);
+      const result = await client.callTool({
+        name: 'call_flow_tool',
+        arguments: {
+          flow_slug: 'greet',
+          tool_name: 'greet_person',
+          input: { name: 'Remote' },
+          wait_ms: 15_000,
+        },
+      });
+      CallToolResultSchema.parse(result);
+      expect(result.isError).toBeFalsy();
+      const out = result.structuredContent as {
+        run: { status: string; resultUri: string };
+        result: { value: unknown };
+      };
+      expect(out.run.status).toBe('completed');
+      expect(out.result.value).toEqual({ greeting: 'hello Remote', times: null });
+      const read = await client.readResource({ uri: out.run.resultUri });
+      expect(read.contents.map((c) => [c.uri, c.mimeType])).toEqual([
+        [out.run.resultUri, 'application/json'],
+      ]);
+      expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual({
+        greeting: 'hello Remote',
+        times: null,
+      });
+    } finally {
+      await client.close();
+      rmSync(configDir, { recursive: true, force: true });
     }
   });
 });
