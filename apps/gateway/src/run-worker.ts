@@ -47,7 +47,8 @@ export function createRunWorkers(options: {
     hooks: {
       queued() {
         local?.wake();
-        notify(RUNS_CHANNEL, '');
+        // Named as the local worker's, which was just woken directly and skips the echo.
+        notify(RUNS_CHANNEL, local?.id ?? '');
       },
       cancelRequested(runId) {
         notify(CANCEL_CHANNEL, runId);

@@ -93,8 +93,9 @@ export function createWorker(options: WorkerOptions): Worker {
   let renewTimer: NodeJS.Timeout | null = null;
   const unlisten: Array<() => Promise<void>> = [];
 
+  // The payload names the sender, so a worker skips the echo of its own notification (it has already pumped).
   const notifyOthers = () => {
-    options.db.notify(RUNS_CHANNEL, '').catch(() => {});
+    options.db.notify(RUNS_CHANNEL, id).catch(() => {});
   };
 
   function schedule(ms: number): void {
@@ -135,13 +136,11 @@ export function createWorker(options: WorkerOptions): Worker {
 
   async function pumpOnce(): Promise<void> {
     while (!stopping && inFlight.size < options.concurrency) {
-      const claimed = await repos.claimRuns(db, {
-        owner: id,
-        leaseMs,
-        limit: options.concurrency - inFlight.size,
-      });
-      if (claimed.length === 0) break;
+      const want = options.concurrency - inFlight.size;
+      const claimed = await repos.claimRuns(db, { owner: id, leaseMs, limit: want });
       for (const run of claimed) launch(run);
+      // Fewer than asked for: nothing else is claimable now (a claim already skips what others hold).
+      if (claimed.length < want) break;
     }
     if (stopping) return;
     if (inFlight.size >= options.concurrency) {
@@ -206,7 +205,11 @@ export function createWorker(options: WorkerOptions): Worker {
     async start() {
       if (started) return;
       started = true;
-      unlisten.push(await options.db.listen(RUNS_CHANNEL, () => void pump()));
+      unlisten.push(
+        await options.db.listen(RUNS_CHANNEL, (from) => {
+          if (from !== id) void pump();
+        }),
+      );
       unlisten.push(
         await options.db.listen(CANCEL_CHANNEL, (runId) => {
           if (inFlight.has(runId)) void renewAll(runId);
