@@ -46,16 +46,32 @@ export type AttemptResult =
 /** Bounded previews in final events: the full result is in the run row. */
 const EVENT_PREVIEW_CHARS = 500;
 
+/** Released versions never change, so their models are kept per process (bounded, oldest dropped first). */
+const VERSION_MODELS_MAX = 256;
+const versionModels = new Map<string, FlowModel>();
+
 async function modelOf(db: Database, run: repos.RunRow): Promise<FlowModel | null> {
-  if (run.version !== null)
-    return repos.getVersionModel(db, run.definitionWorkspaceId, run.flowId, run.version);
+  if (run.version !== null) {
+    const key = `${run.definitionWorkspaceId}|${run.flowId}|${run.version}`;
+    const cached = versionModels.get(key);
+    if (cached) return cached;
+    const model = await repos.getVersionModel(db, run.definitionWorkspaceId, run.flowId, run.version);
+    if (model) {
+      if (versionModels.size >= VERSION_MODELS_MAX)
+        versionModels.delete(versionModels.keys().next().value as string);
+      versionModels.set(key, model);
+    }
+    return model;
+  }
   if (run.draftLiteral === null) return null;
   return validateFlow(run.draftLiteral).model ?? null;
 }
 
 async function journalOf(db: Database, run: repos.RunRow): Promise<Map<string, JournalEntry>> {
-  const entries = await repos.loadJournal(db, run.workspaceId, run.id);
   const journal = new Map<string, JournalEntry>();
+  // Each claim counts an attempt, so the first one has nothing journaled yet.
+  if (run.attempts <= 1) return journal;
+  const entries = await repos.loadJournal(db, run.workspaceId, run.id);
   for (const e of entries) {
     const type = e.type as JournalEntry['type'];
     if (e.status === 'completed')

@@ -105,10 +105,9 @@ function directTool(
         }
         throw error;
       }
-      const run =
-        (await ctx.workspace.runs.wait(started.run.id, FLOW_TOOL_WAIT_MS)) ??
-        (await requireRun(ctx.workspace, started.run.id));
-      const value = run.status === 'completed' ? await ctx.workspace.runs.result(run.id) : null;
+      const waited = await ctx.workspace.runs.wait(started.run.id, FLOW_TOOL_WAIT_MS, started.run);
+      const run = waited?.run ?? (await requireRun(ctx.workspace, started.run.id));
+      const value = waited?.result ?? null;
       return {
         output: {
           run: runView(run),

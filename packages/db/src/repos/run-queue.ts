@@ -261,7 +261,8 @@ export async function finishAttempt(
     const [run] = await tx.update(runs).set(set).where(held(lease)).returning();
     if (!run) return null;
     let freedSlot = false;
-    if (end.status !== 'waiting') {
+    // Only a run with a concurrency key can hold a slot.
+    if (end.status !== 'waiting' && run.concurrencyKey !== null) {
       const freed = await tx
         .delete(runSlots)
         .where(and(eq(runSlots.workspaceId, lease.workspaceId), eq(runSlots.runId, lease.runId)))

@@ -1,16 +1,10 @@
 import { AppError, isAppError } from '@flowgate/core';
+import type { RunResult } from '@flowgate/workspace';
 import { z } from 'zod';
 import { flowSlugArg, installationIdArg, targetArg, toolNameArg } from '../args.js';
 import { includeInstalled } from '../context.js';
 import { LIMITS } from '../limits.js';
-import {
-  requireRun,
-  resultView,
-  resultViewSchema,
-  runLinks,
-  runView,
-  runViewSchema,
-} from '../run-outputs.js';
+import { resultView, resultViewSchema, runLinks, runView, runViewSchema } from '../run-outputs.js';
 import { defineTool, ToolFailure, textArg } from '../tool.js';
 import { runResultUri } from '../uris.js';
 
@@ -82,14 +76,17 @@ export const callFlowToolTool = defineTool({
     throw error;
   }
   let run = started.run;
-  if (args.wait_ms > 0)
-    run = (await runs.wait(run.id, args.wait_ms)) ?? (await requireRun(ctx.workspace, run.id));
-  let result = null;
-  if (run.status === 'completed') {
-    const value = await runs.result(run.id);
-    if (!value) throw new AppError('internal_error', 'a completed run has no result');
-    result = resultView(value, runResultUri(run.id));
+  let value: RunResult | null = null;
+  if (args.wait_ms > 0) {
+    const waited = await runs.wait(run.id, args.wait_ms, run);
+    if (waited) ({ run, result: value } = waited);
+  } else if (run.status === 'completed') {
+    // An idempotent retry of a run that already ended.
+    value = await runs.result(run.id);
   }
+  if (run.status === 'completed' && !value)
+    throw new AppError('internal_error', 'a completed run has no result');
+  const result = value ? resultView(value, runResultUri(run.id)) : null;
   return {
     output: { run: runView(run), created: started.created, result },
     runId: run.id,

@@ -106,9 +106,15 @@ export interface RunUseCases {
   /** Null when the run does not exist here; a finished run comes back unchanged. */
   cancel(runId: string): Promise<RunRecord | null>;
   /**
-   * The run once it ended or parked (waiting), or as it is after `timeoutMs`. Null when it does not exist here.
+   * The run once it ended or parked (waiting), or as it is after `timeoutMs`, with its result when it completed.
+   * Null when it does not exist here. `after` is the run as its caller just saw it (e.g. the start's answer): a
+   * queued or running record saves the first read.
    */
-  wait(runId: string, timeoutMs: number): Promise<RunRecord | null>;
+  wait(
+    runId: string,
+    timeoutMs: number,
+    after?: RunRecord,
+  ): Promise<{ run: RunRecord; result: RunResult | null } | null>;
 }
 
 /** Live runs one workspace may have at once; a start beyond it is refused. */
@@ -137,6 +143,12 @@ function shownInput(row: repos.RunRow): unknown {
   const copy: Record<string, unknown> = { ...(input as Record<string, unknown>) };
   for (const name of row.secretInputs) if (name in copy) copy[name] = '[redacted]';
   return redact(copy);
+}
+
+/** The result of a completed run as shown (redacted); null for any other run. */
+function resultOf(row: repos.RunRow): RunResult | null {
+  if (row.status !== 'completed' || row.resultMime === null) return null;
+  return { mimeType: row.resultMime, value: redact(row.result) };
 }
 
 function record(row: repos.RunRow): RunRecord {
@@ -407,22 +419,28 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
 
     async result(runId) {
       const row = await own(runId);
-      if (row?.status !== 'completed' || row.resultMime === null) return null;
-      return { mimeType: row.resultMime, value: redact(row.result) };
+      return row ? resultOf(row) : null;
     },
 
-    async wait(runId, timeoutMs) {
+    async wait(runId, timeoutMs, after) {
       const until = Date.now() + Math.max(0, timeoutMs);
-      let row = await own(runId);
-      while (row && (row.status === 'queued' || row.status === 'running')) {
+      const live = (status: RunStatus) => status === 'queued' || status === 'running';
+      let row: repos.RunRow | null = null;
+      if (!(after && after.id === runId && live(after.status))) {
+        row = await own(runId);
+        if (!row) return null;
+      }
+      while (row === null || live(row.status)) {
         const left = until - Date.now();
         if (left <= 0) break;
         // Notified by the worker that ran it; a slow poll covers a missed notification.
         if (hooks?.settled) await hooks.settled(runId, Math.min(left, 1_000));
         else await new Promise((r) => setTimeout(r, Math.min(left, 50)));
         row = await repos.getRun(db, workspaceId, runId);
+        if (!row) return null;
       }
-      return row ? record(row) : null;
+      row ??= await own(runId);
+      return row ? { run: record(row), result: resultOf(row) } : null;
     },
 
     async cancel(runId) {
