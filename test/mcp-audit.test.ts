@@ -54,6 +54,66 @@ async function entryFor(action: string, extra: (e: AuditItem) => boolean = () =>
   return items.find((e) => e.action === action && extra(e)) as AuditItem;
 }
 
+describe('the client named at initialize, on a stateless connection', () => {
+  const initialize = (token: string, clientInfo?: Record<string, unknown>) =>
+    mcpPost(gw.mcpUrl(WS), {
+      token,
+      headers: { 'user-agent': USER_AGENT },
+      body: rpc('initialize', {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        ...(clientInfo ? { clientInfo } : {}),
+      }),
+    });
+  const callWith = (token: string, session: string, reason: string) =>
+    mcpPost(gw.mcpUrl(WS), {
+      token,
+      headers: { 'user-agent': USER_AGENT, 'mcp-session-id': session },
+      body: rpc('tools/call', { name: 'get_workspace_context', arguments: {}, _meta: { reason } }),
+    });
+
+  it('is echoed back in Mcp-Session-Id and named in the audit rows of later requests', async () => {
+    const init = await initialize(full.apiKey, { name: 'agent-from-initialize', version: '9.8.7' });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    expect(session).toMatch(/^fgc1\./);
+    const reason = 'client token audit check';
+    const answer = await callWith(full.apiKey, session, reason);
+    expect(answer.status).toBe(200);
+    const e = await entryFor('get_workspace_context', (x) => x.reason === reason);
+    expect([e.clientName, e.clientVersion]).toEqual(['agent-from-initialize', '9.8.7']);
+    // The version negotiated at initialize, though this request sent no MCP-Protocol-Version header.
+    expect(e.protocolVersion).toBe('2025-06-18');
+  });
+
+  it('a forged token, or one issued to another key, is "session not found" (404) and runs nothing', async () => {
+    const init = await initialize(full.apiKey, { name: 'real-agent', version: '1' });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    const [prefix, body, mac] = session.split('.');
+    const forgedBody = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(body ?? '', 'base64url').toString()), n: 'someone-else' }),
+    ).toString('base64url');
+    for (const [key, token] of [
+      [full.apiKey, `${prefix}.${forgedBody}.${mac}`],
+      [full.apiKey, 'not-a-token'],
+      [feedbackOnly.apiKey, session],
+    ] as const) {
+      const answer = await callWith(key, token, 'forged');
+      expect(answer.status).toBe(404);
+      expect(answer.json).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: 'Session not found: send initialize again' },
+      });
+    }
+  });
+
+  it('without clientInfo at initialize there is no token: the User-Agent names the client as before', async () => {
+    const init = await initialize(full.apiKey);
+    expect(init.status).toBe(200);
+    expect(init.headers.get('mcp-session-id')).toBeNull();
+  });
+});
+
 describe('tools/call audit entries', () => {
   it('an allowed call records principal, key, tool, outcome ok, _meta.reason, client and duration', async () => {
     const reason = 'checking setup for ticket 42';

@@ -51,9 +51,16 @@ afterAll(async () => {
   await gw?.close();
 });
 
-/** Every answer in this file is checked for what must never appear: a session id or a stack trace. */
+/**
+ * Every answer in this file is checked for what must never appear: a stack trace, or a session id other than the
+ * signed client token an initialize answer carries (no server-side session ever exists).
+ */
 function checked(answer: HttpAnswer): HttpAnswer {
-  expect(answer.headers.get('mcp-session-id')).toBeNull();
+  const session = answer.headers.get('mcp-session-id');
+  if (session !== null) {
+    expect(session).toMatch(/^fgc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(answer.text).toContain('"protocolVersion"');
+  }
   expect(answer.text).not.toMatch(STACK_TRACE);
   return answer;
 }

@@ -38,6 +38,7 @@ export interface AuditItem {
   reason: string | null;
   clientName: string | null;
   clientVersion: string | null;
+  protocolVersion?: string | null;
   durationMs: number | null;
 }
 

@@ -17,6 +17,7 @@ import {
 import type { Context } from 'hono';
 import type { GatewayDeps, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
+import { createClientTokens } from './client-token.js';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const INSTALLATION_ID = /^inst_[A-Za-z0-9]{16}$/;
@@ -32,7 +33,7 @@ export function acceptsStreamableHttp(accept: string | undefined): boolean {
 
 function httpError(
   c: Context,
-  status: 400 | 405 | 406 | 415,
+  status: 400 | 404 | 405 | 406 | 415,
   code: number,
   message: string,
   headers: Record<string, string> = {},
@@ -43,9 +44,9 @@ function httpError(
   });
 }
 
-function respond(c: Context, result: McpHttpResult): Response {
-  if (result.body === null) return c.body(null, result.status);
-  return c.body(result.body, result.status, { 'content-type': 'application/json' });
+function respond(c: Context, result: McpHttpResult, headers: Record<string, string> = {}): Response {
+  if (result.body === null) return c.body(null, result.status, headers);
+  return c.body(result.body, result.status, { 'content-type': 'application/json', ...headers });
 }
 
 function clientFromHeaders(c: Context): ClientInfo | null {
@@ -61,6 +62,7 @@ function clientFromHeaders(c: Context): ClientInfo | null {
 export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   // Cursors must open on any replica: the key is derived from the deployment's encryption key.
   const cursorKey = deps.cursorKey;
+  const clientTokens = createClientTokens(deps.cursorKey);
   const limits = {
     maxRequestBodyBytes: deps.config.maxBodyBytes,
     maxFlowsPerWorkspace: repos.MAX_FLOWS_PER_WORKSPACE,
@@ -131,6 +133,20 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         if ((err as { status?: number }).status === 413) throw err;
         return respond(c, parseErrorResult());
       }
+      // The client named at initialize, echoed back in Mcp-Session-Id (client-token.ts); else the User-Agent.
+      const principalTag = `${principal.kind}:${principal.id}`;
+      let clientInfo = clientFromHeaders(c);
+      let tokenProtocolVersion: string | null = null;
+      const sessionToken = c.req.header('mcp-session-id');
+      if (sessionToken !== undefined) {
+        const claims = clientTokens.open(sessionToken);
+        if (!claims || claims.workspaceId !== access.workspaceId || claims.principal !== principalTag) {
+          return httpError(c, 404, -32001, 'Session not found: send initialize again');
+        }
+        clientInfo = claims.client;
+        tokenProtocolVersion = claims.protocolVersion;
+      }
+      let initialized: { clientInfo: ClientInfo | null; negotiatedVersion: string } | null = null;
       const policy = c.get('policy');
       const requestId = c.get('requestId');
       const result = await handleMcpMessage(body, {
@@ -141,8 +157,11 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         workspacePolicy: policy,
         workspace,
         surface,
-        protocolVersionHeader: c.req.header('mcp-protocol-version') ?? null,
-        clientInfo: clientFromHeaders(c),
+        protocolVersionHeader: c.req.header('mcp-protocol-version') ?? tokenProtocolVersion,
+        clientInfo,
+        onInitialize: (info) => {
+          initialized = info;
+        },
         cursorKey,
         publicBaseUrl: deps.config.publicUrl,
         serverVersion: deps.version,
@@ -178,6 +197,24 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
             'mcp handler failed',
           ),
       });
+      const answered = initialized as { clientInfo: ClientInfo | null; negotiatedVersion: string } | null;
+      // Only a name the client gave at initialize is worth carrying; the User-Agent comes with every request anyway.
+      const named = answered?.clientInfo;
+      const fromUserAgent = clientFromHeaders(c);
+      if (
+        answered &&
+        named &&
+        result.status === 200 &&
+        !(fromUserAgent && named.name === fromUserAgent.name && named.version === fromUserAgent.version)
+      ) {
+        const token = clientTokens.issue({
+          workspaceId: access.workspaceId,
+          principal: principalTag,
+          client: named,
+          protocolVersion: answered.negotiatedVersion,
+        });
+        return respond(c, result, { 'mcp-session-id': token });
+      }
       return respond(c, result);
     };
 
