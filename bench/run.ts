@@ -11,9 +11,10 @@ import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { runsBench } from './runs.js';
+import { tokensBench } from './tokens.js';
 import { toolsListBench } from './tools-list.js';
 
-const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench, runsBench, callFlowToolBench];
+const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench, runsBench, callFlowToolBench, tokensBench];
 
 const { values } = parseArgs({
   options: {

@@ -6,40 +6,43 @@ import { LIMITS } from './limits.js';
 import { textArg } from './tool.js';
 
 export const cursorArg = textArg({ min: 1, max: LIMITS.cursorMaxChars }).describe(
-  'Opaque cursor from a previous page (nextCursor). Omit for the first page.',
+  'nextCursor of the previous page; omit for the first.',
 );
 
-export const flowSlugArg = textArg()
-  .regex(FLOW_SLUG_PATTERN)
-  .describe('Flow slug, e.g. "enrich-company" (letters, digits, "-" and "_"; starts with a letter).');
+export const flowSlugArg = textArg().regex(FLOW_SLUG_PATTERN).describe('Flow slug, e.g. "enrich-company".');
 
 export const toolNameArg = textArg()
   .regex(TOOL_NAME_PATTERN)
-  .describe('MCP tool name the flow declares in :interfaces :mcp (:tool-name), e.g. "enrich_company".');
+  .describe('Flow tool name (:tool-name), e.g. "enrich_company".');
 
 export const installationIdArg = textArg({ min: 1, max: LIMITS.installationIdMaxChars })
   .regex(/^[A-Za-z0-9_-]+$/)
-  .describe(
-    'Installation id (from search results) to address an installed public flow rather than your own.',
-  );
+  .describe('For an installed public flow: its installation id from search results.');
+
+/** Page size of a paginated tool; the bounds are in the schema, so the wording stays short. */
+export function pageLimitArg(max: number, defaultLimit: number) {
+  return z.number().int().min(1).max(max).default(defaultLimit).describe('Page size.');
+}
 
 export const queryArg = textArg({ trim: true, min: 1, max: LIMITS.searchQueryMaxChars }).describe(
-  'Words to search for. Omit to browse.',
+  'Search words; omit to browse.',
 );
 
 export const flowLiteralArg = textArg({ min: 1, max: LIMITS.flowLiteralMaxChars }).describe(
-  'The complete flow definition as EDN text: one map with :slug, :invocations, :interfaces, :flow, …',
+  'Complete flow definition as EDN text: one map with :slug, :invocations, :interfaces, :flow, …',
 );
 
 export const versionArg = z.number().int().min(1).max(LIMITS.flowVersionMax);
 
 export const sourceArg = z.enum(FLOW_SOURCES);
 
+/** Wording of `source` and `version` wherever a stored definition is chosen. */
+export const SOURCE_WORDING = 'Default draft; latest is the newest release, active the one runs use.';
+export const VERSION_WORDING = 'A released version instead of source.';
+
 export const targetArg = z
   .enum(['live', 'draft'])
-  .describe(
-    'Which definition: live (released; installations: the version they run) or draft. Default: live when released, else draft.',
-  );
+  .describe('live (released; for an installation, the version it runs) or draft. Default: live if released.');
 
 export const diagnosticsSummarySchema = z.strictObject({
   errors: z.number().int(),

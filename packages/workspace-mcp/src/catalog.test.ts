@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET } from './catalog.js';
+import { publishOutputSchema } from './published-schema.js';
 import { TOOLSETS } from './schemas.js';
 import { UNSTORABLE_TEXT_MESSAGE } from './tool.js';
 
@@ -181,14 +182,11 @@ describe('catalog', () => {
     );
   });
 
-  it('declares both the success and the tool-error shape in every output schema', () => {
+  it('publishes every output schema from its zod success shape, with no error branch', () => {
     for (const tool of CATALOG) {
-      const anyOf = tool.outputSchema.anyOf as Record<string, unknown>[];
-      expect(anyOf).toHaveLength(2);
-      expect(anyOf[0]).toEqual(
-        Object.fromEntries(Object.entries(z.toJSONSchema(tool.output)).filter(([k]) => k !== '$schema')),
-      );
-      expect(anyOf[1]).toMatchObject({ type: 'object', required: ['error'], additionalProperties: false });
+      const { $schema: _drop, ...success } = z.toJSONSchema(tool.output) as Record<string, unknown>;
+      expect(tool.outputSchema).toEqual(publishOutputSchema(success));
+      expect(tool.outputSchema.anyOf).toBeUndefined();
     }
   });
 

@@ -26,3 +26,9 @@ export {
   serializeServerCard,
 } from './server-card.js';
 export { type McpSurface, WORKSPACE_SURFACE } from './surface.js';
+export {
+  fullToolsListJson,
+  MODEL_FACING_TOKEN_BUDGET,
+  modelFacingJson,
+  TOOLS_LIST_TOKEN_BUDGET,
+} from './token-budget.js';

@@ -3,12 +3,15 @@
  * throwaway Postgres database when DATABASE_URL is set), request contexts whose workspace is the real `Workspace`
  * opened on it, and JSON-RPC helpers. Seed data with `@flowgate/workspace/testing`.
  */
+
 import type { Capability } from '@flowgate/auth';
 import type { Database, DbHandle } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import { openWorkspace, type WorkspaceDeps } from '@flowgate/workspace';
 import { testWorkspaceDeps } from '@flowgate/workspace/testing';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { afterAll, beforeAll } from 'vitest';
+import { getTool } from './catalog.js';
 import type { McpAuditEntry, McpRequestContext } from './context.js';
 import { handleMcpMessage } from './dispatch.js';
 import { NO_NARROWING } from './narrowing.js';
@@ -128,6 +131,27 @@ export interface RpcResponse {
 
 let nextId = 1;
 
+const ajv = new Ajv({ strict: false, allErrors: true });
+const validators = new Map<string, ValidateFunction>();
+
+/**
+ * Every tool result a test sees, success or error, must validate against the output schema tools/list publishes:
+ * SDK v1 clients reject a result whose structuredContent does not (even with isError set).
+ */
+function checkPublishedOutput(name: string, result: Json): void {
+  const tool = getTool(name);
+  if (!tool || result?.structuredContent === undefined) return;
+  let validate = validators.get(name);
+  if (!validate) {
+    validate = ajv.compile(tool.descriptor.outputSchema);
+    validators.set(name, validate);
+  }
+  if (!validate(result.structuredContent))
+    throw new Error(
+      `${name}: structuredContent fails the published outputSchema: ${ajv.errorsText(validate.errors)}`,
+    );
+}
+
 /** Sends one request and returns the HTTP status and the parsed body. */
 export async function rpc(
   ctx: McpRequestContext,
@@ -142,6 +166,7 @@ export async function rpc(
   if (res.body === null) throw new Error(`expected a body, got status ${res.status}`);
   const body = JSON.parse(res.body);
   if (body.id !== id) throw new Error(`response id ${body.id} does not match request id ${id}`);
+  if (method === 'tools/call') checkPublishedOutput(String(params?.name), body.result);
   return { status: res.status, body };
 }
 

@@ -9,8 +9,8 @@ import type { Capability } from '@flowgate/auth';
 import { z } from 'zod';
 import type { ToolContext } from './context.js';
 import type { ContentBlock } from './protocol.js';
+import { publishInputSchema, publishOutputSchema } from './published-schema.js';
 import type { Toolset } from './schemas.js';
-import { toolErrorSchema } from './schemas.js';
 import { isStorableText } from './storable-text.js';
 
 export interface ToolAnnotations {
@@ -80,7 +80,7 @@ export interface ToolDefinition<
   readonly annotations: ToolAnnotations;
   /** JSON Schema of the arguments (input view: defaults are not required). */
   readonly inputSchema: JsonSchemaObject;
-  /** JSON Schema of `structuredContent`: the success shape or the tool-error shape. */
+  /** Published JSON Schema of `structuredContent`: the success shape, which tool-error content also satisfies. */
   readonly outputSchema: JsonSchemaObject;
   readonly descriptor: ToolDescriptor;
   readonly handler: ToolHandler<I, O>;
@@ -93,8 +93,6 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string,
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
   return rest;
 }
-
-const TOOL_ERROR_JSON_SCHEMA = jsonSchemaOf(toolErrorSchema, 'output');
 
 /**
  * `defineTool(spec).handle(handler)`: the handler is given once the schemas are fixed, so its result is checked
@@ -110,13 +108,12 @@ function buildTool<N extends string, I extends z.ZodType, O extends z.ZodType>(
   spec: ToolSpec<N, I, O>,
   handler: ToolHandler<I, O>,
 ): ToolDefinition<N, I, O> {
-  const inputSchema = jsonSchemaOf(spec.input, 'input');
+  const inputSchema = publishInputSchema(jsonSchemaOf(spec.input, 'input'));
   if (inputSchema.type !== 'object') throw new Error(`${spec.name}: input schema must be an object`);
   const success = jsonSchemaOf(spec.output, 'output');
   if (success.type !== 'object') throw new Error(`${spec.name}: output schema must be an object`);
-  // Error results carry structuredContent too; SDK v1 clients validate it against this schema even when isError is
-  // set, so both shapes are declared. The root stays `type: "object"` as MCP requires.
-  const outputSchema: JsonSchemaObject = { type: 'object', anyOf: [success, TOOL_ERROR_JSON_SCHEMA] };
+  // The success shape, published so that tool-error structuredContent validates against it too (published-schema.ts).
+  const outputSchema = publishOutputSchema(success) as JsonSchemaObject;
   const annotations: ToolAnnotations = { title: spec.title, ...spec.annotations };
   const descriptor: ToolDescriptor = Object.freeze({
     name: spec.name,

@@ -12,12 +12,10 @@ export const callFlowToolTool = defineTool({
   name: 'call_flow_tool',
   title: 'Call flow tool',
   description:
-    "Run a flow's MCP tool: starts a run with `input` (an object matching the tool's input schema from " +
-    'inspect_flow_tool) and answers with the run id, status and links to flowgate://runs/{id} and its /result. ' +
-    'With wait_ms (up to 20000) it waits that long and returns the result inline if the run finished (large ' +
-    'results are previewed and linked); otherwise poll get_run_status. The interface, installation and input are ' +
-    'checked now: a mismatch is an error and nothing runs. target "draft" runs the draft (needs flows.manage). ' +
-    'Reuse idempotency_key when retrying to get the same run. Runs have side effects: ask the user first.',
+    "Run a flow tool: starts a run with input (per inspect_flow_tool's schema) and returns the run and links to " +
+    'flowgate://runs/{id} and its /result. With wait_ms it returns the result inline if the run finished in time; ' +
+    'else poll get_run_status. Input is checked first: on a mismatch nothing runs. target "draft" needs ' +
+    'flows.manage. Reuse idempotency_key when retrying. Runs have side effects: ask the user first.',
   toolsets: ['run'],
   capabilities: ['flows.read', 'flows.run'],
   input: z.strictObject({
@@ -30,7 +28,7 @@ export const callFlowToolTool = defineTool({
       })
       .meta({ maxProperties: LIMITS.inputMaxKeys })
       .default({})
-      .describe('Tool input, per the tool input schema.'),
+      .describe("Per the tool's input schema."),
     installation_id: installationIdArg.optional(),
     target: targetArg.optional(),
     wait_ms: z
@@ -39,10 +37,10 @@ export const callFlowToolTool = defineTool({
       .min(0)
       .max(LIMITS.callFlowToolMaxWaitMs)
       .default(0)
-      .describe(`Wait for the run to finish, 0–${LIMITS.callFlowToolMaxWaitMs} ms.`),
+      .describe('Milliseconds to wait for the run to finish.'),
     idempotency_key: textArg({ min: 1, max: LIMITS.idempotencyKeyMaxChars })
       .optional()
-      .describe('Same key, same run: makes a retried call safe.'),
+      .describe('Same key, same run: makes a retry safe.'),
   }),
   output: z.strictObject({
     run: runViewSchema,

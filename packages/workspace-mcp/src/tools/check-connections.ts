@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursorArg } from '../args.js';
+import { cursorArg, pageLimitArg } from '../args.js';
 import { connectionCheckSchema } from '../connection-outputs.js';
 import { LIMITS } from '../limits.js';
 import { defineTool, openToolCursor, sealToolCursor, textArg } from '../tool.js';
@@ -8,12 +8,10 @@ export const checkConnectionsTool = defineTool({
   name: 'check_connections',
   title: 'Check connections',
   description:
-    `Health-check connections now: the ones named in connection_ids (up to ${LIMITS.checkConnectionsMaxIds}), or ` +
-    'one bounded page of all connections (limit, cursor) when connection_ids is omitted. Each check is a small ' +
-    'request defined by the connection type; per connection you get ok, status (healthy, unhealthy, disabled), ' +
-    'the HTTP status and latency when a request was made, and a short redacted message. Ids that do not exist ' +
-    'are listed in unknownConnectionIds instead of failing the call. Never exposes credentials. It makes ' +
-    'outbound requests to the connected systems, so call it when setup matters, not in a loop.',
+    `Health-check connections now: up to ${LIMITS.checkConnectionsMaxIds} connection_ids, or a page of all ` +
+    '(limit, cursor). Per connection: ok, status, HTTP status and latency, a redacted message; unknown ids are ' +
+    'listed in unknownConnectionIds. Never exposes credentials. Sends outbound requests: call it when setup ' +
+    'matters, not in a loop.',
   toolsets: ['read', 'setup'],
   capabilities: ['connections.read'],
   input: z
@@ -23,14 +21,8 @@ export const checkConnectionsTool = defineTool({
         .min(1)
         .max(LIMITS.checkConnectionsMaxIds)
         .optional()
-        .describe('Connection ids from list_connections. Omit to check a page of all connections.'),
-      limit: z
-        .number()
-        .int()
-        .min(1)
-        .max(LIMITS.checkConnectionsMaxLimit)
-        .default(LIMITS.checkConnectionsDefaultLimit)
-        .describe(`Page size when connection_ids is omitted, 1–${LIMITS.checkConnectionsMaxLimit}.`),
+        .describe('Ids from list_connections; omit to check a page of all.'),
+      limit: pageLimitArg(LIMITS.checkConnectionsMaxLimit, LIMITS.checkConnectionsDefaultLimit),
       cursor: cursorArg.optional(),
     })
     .refine((a) => !(a.connection_ids && a.cursor), {

@@ -9,17 +9,16 @@ export const checkFlowReadinessTool = defineTool({
   name: 'check_flow_readiness',
   title: 'Check flow readiness',
   description:
-    'Check whether a flow can run, without running it or calling outside systems: the definition validates, an ' +
-    'invocation (and an MCP interface) is declared, every :requires connection slot is bound to an existing, ' +
-    'enabled connection with good last known health, a released version exists for the live target, and an ' +
-    'installation is enabled. Returns ready, one entry per check (pass, fail, warn, skip), the slot bindings ' +
-    'and concrete next steps. target is live (default) or draft; pass installation_id for an installed flow.',
+    'Check whether a flow can run, without running it or calling outside systems: definition valid, invocation ' +
+    'and MCP interface declared, every :requires slot bound to an enabled, healthy connection, a released ' +
+    'version for live, installation enabled. Returns ready, each check (pass, fail, warn, skip), the slot ' +
+    'bindings and next steps.',
   toolsets: ['read', 'setup', 'authoring'],
   capabilities: ['flows.read'],
   input: z.strictObject({
     flow_slug: flowSlugArg,
     installation_id: installationIdArg.optional(),
-    target: z.enum(['live', 'draft']).default('live').describe('live (default) or draft.'),
+    target: z.enum(['live', 'draft']).default('live'),
   }),
   output: readinessReportSchema,
   annotations: readOnlyFlowAnnotations,

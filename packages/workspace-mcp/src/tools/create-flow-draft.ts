@@ -8,18 +8,15 @@ export const createFlowDraftTool = defineTool({
   name: 'create_flow_draft',
   title: 'Create or update flow draft',
   description:
-    'Save a flow definition as the draft of the flow named by its :slug, creating the flow if it is new and ' +
-    'replacing its previous draft otherwise. The definition is validated first: with any error diagnostic ' +
-    'nothing is saved and the result is an isError with code flow_invalid and the diagnostics. Live versions ' +
-    'are never changed (use release_flow after approval). Show the user the flow_literal and get approval ' +
-    'before calling. Pass flow_slug to guard against saving over a different flow than intended.',
+    'Save a flow definition as the draft of the flow its :slug names, creating the flow if new, else replacing ' +
+    'its draft. It is validated first: on any error nothing is saved and the result is an isError flow_invalid ' +
+    'with the diagnostics. Live versions never change (release_flow does that). Show the user the flow_literal ' +
+    'and get approval before calling.',
   toolsets: ['authoring'],
   capabilities: ['flows.manage'],
   input: z.strictObject({
     flow_literal: flowLiteralArg,
-    flow_slug: flowSlugArg
-      .optional()
-      .describe('Expected :slug of the definition; the call fails if it differs.'),
+    flow_slug: flowSlugArg.optional().describe('Expected :slug; the call fails if it differs.'),
   }),
   output: z.strictObject({
     flowSlug: z.string(),

@@ -22,10 +22,9 @@ export const getRunStatusTool = defineTool({
   name: 'get_run_status',
   title: 'Get run status',
   description:
-    'The state of a run: status (queued, running, waiting, completed, failed, cancelled, timed-out), timing, ' +
-    'error, and with include_events its first events (more at flowgate://runs/{id}/events), with include_result ' +
-    'its result (inline when small, else a preview and the result URI). Poll it after call_flow_tool; stop when ' +
-    'the status is final.',
+    'The state of a run: status (queued, running, waiting, completed, failed, cancelled, timed-out), timing and ' +
+    'error; include_events adds its first events, include_result its result (inline when small, else a ' +
+    'preview and URI). Poll it after call_flow_tool until the status is final.',
   toolsets: ['read', 'run', 'debug'],
   capabilities: ['runs.read'],
   input: z.strictObject({

@@ -35,10 +35,9 @@ export const getStepReferenceTool = defineTool({
   name: 'get_step_reference',
   title: 'Get step reference',
   description:
-    'Focused reference for one step type of the flow language, the same data the validator checks against: ' +
-    'usage, every config field (type, required, default, allowed values), rules between fields, the result ' +
-    'shape, notes, complete example flows that validate, and the limits the runtime enforces. Step types: ' +
-    `${STEP_TYPES.join(', ')}. Call it before writing (flow/step :type :id {…}) instead of guessing fields.`,
+    'Reference for one step type of the flow language, the data the validator checks against: usage, config ' +
+    'fields (type, required, default, allowed values), rules between fields, result shape, notes, example flows ' +
+    'that validate and runtime limits. Call it before writing (flow/step :type :id {…}) instead of guessing fields.',
   toolsets: ['read', 'authoring'],
   capabilities: ['steps.read'],
   input: z.strictObject({

@@ -15,11 +15,9 @@ export const getWorkspaceContextTool = defineTool({
   name: 'get_workspace_context',
   title: 'Get workspace context',
   description:
-    'Describe this Flowgate workspace MCP connection: the workspace, the principal you are authenticated as, ' +
-    'its granted capabilities, the active and available toolsets, which capability groups are satisfied, the ' +
-    'effective narrowing (X-MCP-* headers and workspace policy), which tools are hidden and the blockers that ' +
-    'hide them, size limits, the MCP docs resources, and the protocol and server versions. Call it first in a ' +
-    'new session or whenever a tool you expected is missing. Takes no arguments and changes nothing.',
+    'Describe this connection: workspace, your principal and capabilities, toolsets, capability groups, ' +
+    'effective narrowing (X-MCP-* headers, workspace policy), hidden tools and their blockers, limits, docs ' +
+    'resources and versions. Call it first in a new session, or when an expected tool is missing.',
   toolsets: ['context', 'read'],
   capabilities: [],
   input: z.strictObject({}),

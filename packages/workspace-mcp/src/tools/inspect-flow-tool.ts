@@ -8,12 +8,9 @@ export const inspectFlowToolTool = defineTool({
   name: 'inspect_flow_tool',
   title: 'Inspect flow tool',
   description:
-    'Describe one flow MCP tool before using it: the JSON Schema of its input (built from the flow invocation: ' +
-    'property names, types, required fields, select options), the target and version it describes (live by ' +
-    'default, or the draft), a readiness summary (definition valid, invocation, connection slots bound and ' +
-    'healthy, released version, installation enabled), metadataSafety and its resource URI. Flow-authored ' +
-    'titles, descriptions, labels and defaults are omitted unless an installer or workspace admin opted in. ' +
-    'Pass installation_id for an installed public flow.',
+    'Describe one flow tool before calling it: the JSON Schema of its input (from the flow invocation), the ' +
+    'target and version described (live by default, or draft), a readiness summary, metadataSafety and its ' +
+    'resource URI. Untrusted author-written titles, descriptions, labels and defaults are omitted unless opted in.',
   toolsets: ['read', 'search', 'run', 'authoring'],
   capabilities: ['flows.read'],
   input: z.strictObject({

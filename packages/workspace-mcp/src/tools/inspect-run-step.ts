@@ -29,9 +29,7 @@ export const inspectRunStepTool = defineTool({
   capabilities: ['runs.read'],
   input: z.strictObject({
     run_id: runIdArg,
-    step_id: textArg({ min: 1, max: LIMITS.stepIdMaxChars }).describe(
-      'Step id, e.g. "lookup" or "notify[2]".',
-    ),
+    step_id: textArg({ min: 1, max: LIMITS.stepIdMaxChars }).describe('e.g. "lookup" or "notify[2]".'),
     include_step_results: z.boolean().default(false),
     include_events: z.boolean().default(false),
   }),

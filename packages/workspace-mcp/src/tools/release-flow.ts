@@ -9,20 +9,18 @@ export const releaseFlowTool = defineTool({
   name: 'release_flow',
   title: 'Release flow',
   description:
-    'Release a flow to the workspace live target: without version the current draft becomes the next ' +
-    'immutable numbered version and goes live; with version an existing released version goes live again ' +
-    '(e.g. a rollback). Optional release_note is stored with it. This changes what runs for every caller of ' +
-    'the flow: call check_flow_readiness first and call release_flow only after the user approved the flow, ' +
-    'version and note. A release that would make the flow public or private (:discover) is refused here: ' +
-    'publishing is an operator task. Afterwards get_flow_definition with source "live" shows what runs.',
+    'Make a flow version live for every caller: without version the draft becomes the next immutable ' +
+    'version; with version an existing one goes live again (a rollback). Call check_flow_readiness first, and ' +
+    'only after the user approved flow, version and note. A release that changes :discover (public or private) ' +
+    'is refused: publishing is an operator task.',
   toolsets: ['release'],
   capabilities: ['flows.manage'],
   input: z.strictObject({
     flow_slug: flowSlugArg,
-    version: versionArg.optional().describe('Existing version to make live. Omit to release the draft.'),
+    version: versionArg.optional().describe('Existing version to make live; omit to release the draft.'),
     release_note: textArg({ trim: true, min: 1, max: LIMITS.releaseNoteMaxChars })
       .optional()
-      .describe('Why this release: shown to reviewers with the version.'),
+      .describe('Why this release; shown with the version.'),
   }),
   output: z.strictObject({
     flowSlug: z.string(),

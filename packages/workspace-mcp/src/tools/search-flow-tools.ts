@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursorArg, queryArg, readOnlyFlowAnnotations, toolNameArg } from '../args.js';
+import { cursorArg, pageLimitArg, queryArg, readOnlyFlowAnnotations, toolNameArg } from '../args.js';
 import { includeInstalled } from '../context.js';
 import { flowToolEntry, flowToolEntrySchema, installedFlowsSchema } from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
@@ -9,25 +9,17 @@ export const searchFlowToolsTool = defineTool({
   name: 'search_flow_tools',
   title: 'Search flow tools',
   description:
-    "Find callable flow tools: the :interfaces :mcp entries of this workspace's flows and of installed public " +
-    'flows (with installations.read). Three modes: tool_name for an exact lookup, query for ranked text search, ' +
-    'neither to browse. Entries are concise: flow_slug, tool_name, installation id, source (live or draft only), ' +
-    'the flowgate://flows/{slug}/mcp-tools/{tool_name} resource URI and metadataSafety; flow-authored titles and ' +
-    'descriptions are omitted (authored is null) unless an installer or workspace admin opted in. Results are ' +
-    'advisory and paginated: call inspect_flow_tool for the input schema and readiness before using a tool.',
+    'Find callable flow tools (:interfaces :mcp entries) of workspace flows and installed public flows (needs ' +
+    'installations.read): tool_name for an exact lookup, query for ranked search, neither to browse. Each hit: ' +
+    'flow_slug, tool_name, installation id, source (live or draft), resource URI, metadataSafety; authored ' +
+    'title and description are null unless opted in. Then inspect_flow_tool gives the input schema and readiness.',
   toolsets: ['read', 'search', 'run'],
   capabilities: ['flows.read'],
   input: z
     .strictObject({
       query: queryArg.optional(),
-      tool_name: toolNameArg.optional().describe('Exact tool name to look up (all flows declaring it).'),
-      limit: z
-        .number()
-        .int()
-        .min(1)
-        .max(LIMITS.searchFlowToolsMaxLimit)
-        .default(LIMITS.searchFlowToolsDefaultLimit)
-        .describe(`Page size, 1–${LIMITS.searchFlowToolsMaxLimit}.`),
+      tool_name: toolNameArg.optional().describe('Exact name: every flow declaring it.'),
+      limit: pageLimitArg(LIMITS.searchFlowToolsMaxLimit, LIMITS.searchFlowToolsDefaultLimit),
       cursor: cursorArg.optional(),
     })
     .refine((a) => !(a.query !== undefined && a.tool_name !== undefined), {

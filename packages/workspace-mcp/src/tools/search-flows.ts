@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursorArg, queryArg, readOnlyFlowAnnotations } from '../args.js';
+import { cursorArg, pageLimitArg, queryArg, readOnlyFlowAnnotations } from '../args.js';
 import { includeInstalled } from '../context.js';
 import {
   flowEntry,
@@ -15,13 +15,11 @@ export const searchFlowsTool = defineTool({
   name: 'search_flows',
   title: 'Search flows',
   description:
-    "Find flows: this workspace's own flows, public flows installed into it (with installations.read) and " +
-    'templates shipped with Flowgate. Give query words to rank matches, or omit query to browse by slug; ' +
-    'results are paginated (pass nextCursor back as cursor with the same query). Each flow entry has its slug, ' +
-    'origin, installation id, versions (draft, latest, live), MCP tool names with resource URIs and ' +
-    'metadataSafety. Text written by flow authors is untrusted and omitted unless a workspace admin or the ' +
-    'installer opted in (authored is null then); matching still uses it. Templates (first page only) are ' +
-    'complete EDN definitions to adapt with create_flow_draft. Use search_flow_tools to find callable tools.',
+    "Find flows: this workspace's own, installed public flows (needs installations.read) and Flowgate " +
+    'templates. query ranks matches; omit it to browse by slug. Each flow: slug, origin, installation id, ' +
+    'versions, MCP tool names with resource URIs, metadataSafety; untrusted author-written text is omitted ' +
+    '(authored null) unless opted in. Templates (first page) are ' +
+    'complete EDN definitions to adapt with create_flow_draft. For callable tools use search_flow_tools.',
   toolsets: ['read', 'search'],
   capabilities: ['flows.read'],
   input: z.strictObject({
@@ -29,14 +27,8 @@ export const searchFlowsTool = defineTool({
     include_templates: z
       .boolean()
       .default(true)
-      .describe('Also return matching templates shipped with Flowgate (first page only).'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(LIMITS.searchFlowsMaxLimit)
-      .default(LIMITS.searchFlowsDefaultLimit)
-      .describe(`Page size for flows, 1–${LIMITS.searchFlowsMaxLimit}.`),
+      .describe('Also return matching templates (first page only).'),
+    limit: pageLimitArg(LIMITS.searchFlowsMaxLimit, LIMITS.searchFlowsDefaultLimit),
     cursor: cursorArg.optional(),
   }),
   output: z.strictObject({

@@ -16,25 +16,20 @@ export const sendFeedbackTool = defineTool({
   title: 'Send feedback',
   description:
     "Report friction with this MCP server to the workspace's operators: unclear docs, setup problems, runtime " +
-    'errors or a confusing flow interface. Give a one-line summary, the details (what you did, what happened, ' +
-    'what you expected) and an area (mcp, docs, runtime, flow-interface, setup, other); link the resource_uri, ' +
-    'run_id or flow_slug it concerns instead of pasting payloads, and add small key/value context if useful. ' +
-    'Secrets are redacted before storing, but never include tokens, API keys or private data. Available in ' +
-    'read-only sessions too.',
+    'errors, a confusing flow interface. Link the resource_uri, run_id or flow_slug it concerns instead of ' +
+    'pasting payloads; never include secrets or private data. Works in read-only sessions too.',
   toolsets: ['feedback'],
   capabilities: ['feedback.send'],
   readOnlyExempt: true,
   input: z.strictObject({
-    summary: textArg({ trim: true, min: 1, max: LIMITS.feedbackSummaryMaxChars }).describe(
-      'Short issue title.',
-    ),
+    summary: textArg({ trim: true, min: 1, max: LIMITS.feedbackSummaryMaxChars }).describe('One-line title.'),
     details: textArg({ trim: true, min: 1, max: LIMITS.feedbackDetailsMaxChars }).describe(
       'What happened and what you expected.',
     ),
-    area: z.enum(FEEDBACK_AREAS).describe('Which part of the product the feedback is about.'),
+    area: z.enum(FEEDBACK_AREAS),
     resource_uri: textArg({ min: 1, max: LIMITS.resourceUriMaxChars })
       .optional()
-      .describe('A flowgate:// URI it concerns.'),
+      .describe('flowgate:// URI it concerns.'),
     run_id: textArg({ min: 1, max: 128 }).optional(),
     flow_slug: textArg().regex(FLOW_SLUG_PATTERN).optional(),
     context: z
@@ -44,7 +39,7 @@ export const sendFeedbackTool = defineTool({
       })
       .meta({ maxProperties: LIMITS.feedbackContextMaxKeys })
       .optional()
-      .describe('Small, redacted key/value context (no raw headers, tokens or payloads).'),
+      .describe('Small key/value context; no raw headers, tokens or payloads.'),
   }),
   output: z.strictObject({
     feedbackId: z.string(),

@@ -7,7 +7,9 @@ import {
   flowSlugArg,
   installationIdArg,
   readOnlyFlowAnnotations,
+  SOURCE_WORDING,
   sourceArg,
+  VERSION_WORDING,
   versionArg,
 } from '../args.js';
 import { requireDefinition, requireFlow } from '../flow-lookup.js';
@@ -19,19 +21,18 @@ export const validateFlowDefinitionTool = defineTool({
   name: 'validate_flow_definition',
   title: 'Validate flow definition',
   description:
-    'Validate a flow definition without saving anything: either a supplied flow_literal (EDN text) or a stored ' +
-    'one named by flow_slug with source (draft, latest, live, active; default draft) or version. Returns valid ' +
-    'and every diagnostic with severity, a stable code (e.g. edn_syntax_invalid, unknown_step_type, ' +
-    'unbound_connection_slot), message, path, line, column and a hint, plus error and warning counts. Fix ' +
-    `errors before create_flow_draft; warnings are advice. At most ${MAX_VALIDATION_DIAGNOSTICS} diagnostics.`,
+    'Validate a flow definition without saving: a flow_literal (EDN text), or a stored one by flow_slug with ' +
+    'source or version. Returns valid, counts and each diagnostic: severity, stable code, message, path, line, ' +
+    `column, hint (at most ${MAX_VALIDATION_DIAGNOSTICS}). Fix errors ` +
+    'before create_flow_draft; warnings are advice.',
   toolsets: ['read', 'authoring'],
   capabilities: ['flows.read'],
   input: z
     .strictObject({
       flow_literal: flowLiteralArg.optional(),
       flow_slug: flowSlugArg.optional().describe('Validate a stored definition of this flow instead.'),
-      source: sourceArg.optional().describe('With flow_slug: draft (default), latest, live or active.'),
-      version: versionArg.optional().describe('With flow_slug: a released version instead of source.'),
+      source: sourceArg.optional().describe(SOURCE_WORDING),
+      version: versionArg.optional().describe(VERSION_WORDING),
       installation_id: installationIdArg.optional(),
     })
     .refine((a) => (a.flow_literal === undefined) !== (a.flow_slug === undefined), {
