@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CATALOG, getTool, TOOL_NAMES, TOOLS_BY_TOOLSET } from './catalog.js';
 import { publishOutputSchema } from './published-schema.js';
 import { TOOLSETS } from './schemas.js';
-import { UNSTORABLE_TEXT_MESSAGE } from './tool.js';
+import { publishAnnotations, UNSTORABLE_TEXT_MESSAGE } from './tool.js';
 
 const SPEC_TOOL_NAMES = [
   'get_workspace_context',
@@ -75,8 +75,17 @@ describe('catalog', () => {
       description: tool.description,
       inputSchema: tool.inputSchema,
       outputSchema: tool.outputSchema,
-      annotations: tool.annotations,
+      annotations: publishAnnotations(tool.annotations),
     });
+    // Published hints are the ones that differ from the protocol's defaults; a client reads the rest as defaults.
+    const defaults = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+    const seen = { ...defaults, ...tool.descriptor.annotations };
+    expect(seen.readOnlyHint).toBe(tool.annotations.readOnlyHint);
+    expect(seen.openWorldHint).toBe(tool.annotations.openWorldHint);
+    if (!tool.annotations.readOnlyHint) {
+      expect(seen.destructiveHint).toBe(tool.annotations.destructiveHint);
+      expect(seen.idempotentHint).toBe(tool.annotations.idempotentHint);
+    }
   });
 
   it('uses snake_case argument names and bounds every string and array argument', () => {

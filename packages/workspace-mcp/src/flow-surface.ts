@@ -12,9 +12,16 @@ import { isTrusted, type OpenFlow, trustFor } from '@flowgate/workspace';
 import { z } from 'zod';
 import { TOOL_NAMES } from './catalog.js';
 import { includeInstalled } from './context.js';
+import { publishOutputSchema } from './published-schema.js';
 import { requireRun, resultView, resultViewSchema, runLinks, runView, runViewSchema } from './run-outputs.js';
 import { type McpSurface, surfaceOf } from './surface.js';
-import { type AnyToolDefinition, type JsonSchemaObject, type ToolDescriptor, ToolFailure } from './tool.js';
+import {
+  type AnyToolDefinition,
+  type JsonSchemaObject,
+  publishAnnotations,
+  type ToolDescriptor,
+  ToolFailure,
+} from './tool.js';
 import { getRunStatusTool } from './tools/get-run-status.js';
 import { inspectRunStepTool } from './tools/inspect-run-step.js';
 import { runResultUri } from './uris.js';
@@ -29,12 +36,13 @@ const outputSchema = z.strictObject({
   created: z.boolean(),
   result: resultViewSchema.nullable(),
 });
+// Published like every catalog tool's (published-schema.ts), so tool-error results validate against it too.
 const OUTPUT_JSON: JsonSchemaObject = (() => {
   const { $schema: _drop, ...rest } = z.toJSONSchema(outputSchema, { io: 'output' }) as Record<
     string,
     unknown
   >;
-  return rest as JsonSchemaObject;
+  return publishOutputSchema(rest) as JsonSchemaObject;
 })();
 
 /** Any object: the run's own check (the invocation's JSON Schema) decides, with paths in its errors. */
@@ -67,7 +75,7 @@ function directTool(
     description,
     inputSchema: schema,
     outputSchema: OUTPUT_JSON,
-    annotations,
+    annotations: publishAnnotations(annotations),
   };
   return {
     name: iface.toolName,

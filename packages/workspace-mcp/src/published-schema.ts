@@ -63,7 +63,7 @@ function dropLongEnums(node: Json): Json {
   return rest;
 }
 
-const SHORT_ENUM_MAX = 4;
+const SHORT_ENUM_MAX = 2;
 
 function compactOutputNode(node: Json): Json {
   let out: Json = {};

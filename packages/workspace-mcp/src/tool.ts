@@ -31,7 +31,25 @@ export interface ToolDescriptor {
   description: string;
   inputSchema: JsonSchemaObject;
   outputSchema: JsonSchemaObject;
-  annotations: ToolAnnotations;
+  /** Only the hints that differ from the protocol's defaults (publishAnnotations). */
+  annotations: Partial<ToolAnnotations>;
+}
+
+/**
+ * The annotations as published: a client reads an absent hint as its default (readOnlyHint false, destructiveHint
+ * true, idempotentHint false, openWorldHint true), and destructive/idempotent mean nothing for a read-only tool, so
+ * only hints that say something are sent — every tools/list costs an agent context. The title is the tool's own
+ * top-level `title`.
+ */
+export function publishAnnotations(a: ToolAnnotations): Partial<ToolAnnotations> {
+  const out: Partial<ToolAnnotations> = {};
+  if (a.readOnlyHint) out.readOnlyHint = true;
+  else {
+    if (!a.destructiveHint) out.destructiveHint = false;
+    if (a.idempotentHint) out.idempotentHint = true;
+  }
+  if (!a.openWorldHint) out.openWorldHint = false;
+  return out;
 }
 
 export interface ToolOutcome<O> {
@@ -121,7 +139,7 @@ function buildTool<N extends string, I extends z.ZodType, O extends z.ZodType>(
     description: spec.description,
     inputSchema: inputSchema as JsonSchemaObject,
     outputSchema,
-    annotations,
+    annotations: publishAnnotations(annotations),
   });
   return Object.freeze({
     ...spec,

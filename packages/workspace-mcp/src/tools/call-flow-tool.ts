@@ -12,10 +12,10 @@ export const callFlowToolTool = defineTool({
   name: 'call_flow_tool',
   title: 'Call flow tool',
   description:
-    "Run a flow tool: starts a run with input (per inspect_flow_tool's schema) and returns the run and links to " +
-    'flowgate://runs/{id} and its /result. With wait_ms it returns the result inline if the run finished in time; ' +
-    'else poll get_run_status. Input is checked first: on a mismatch nothing runs. target "draft" needs ' +
-    'flows.manage. Reuse idempotency_key when retrying. Runs have side effects: ask the user first.',
+    "Run a flow tool: starts a run with input (per inspect_flow_tool's schema); returns the run and links to " +
+    'it and its /result. With wait_ms the result comes inline if the run ends in time; else poll get_run_status. ' +
+    'Bad input starts nothing. target "draft" needs flows.manage. Reuse idempotency_key on retries. Runs have ' +
+    'side effects: ask the user first.',
   toolsets: ['run'],
   capabilities: ['flows.read', 'flows.run'],
   input: z.strictObject({

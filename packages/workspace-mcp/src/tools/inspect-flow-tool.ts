@@ -8,9 +8,8 @@ export const inspectFlowToolTool = defineTool({
   name: 'inspect_flow_tool',
   title: 'Inspect flow tool',
   description:
-    'Describe one flow tool before calling it: the JSON Schema of its input (from the flow invocation), the ' +
-    'target and version described (live by default, or draft), a readiness summary, metadataSafety and its ' +
-    'resource URI. Untrusted author-written titles, descriptions, labels and defaults are omitted unless opted in.',
+    'Describe a flow tool before calling it: its input JSON Schema, the target and version (live by default, ' +
+    'or draft), readiness, metadataSafety and resource URI. Untrusted author text is omitted unless opted in.',
   toolsets: ['read', 'search', 'run', 'authoring'],
   capabilities: ['flows.read'],
   input: z.strictObject({

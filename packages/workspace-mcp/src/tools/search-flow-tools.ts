@@ -9,10 +9,10 @@ export const searchFlowToolsTool = defineTool({
   name: 'search_flow_tools',
   title: 'Search flow tools',
   description:
-    'Find callable flow tools (:interfaces :mcp entries) of workspace flows and installed public flows (needs ' +
-    'installations.read): tool_name for an exact lookup, query for ranked search, neither to browse. Each hit: ' +
-    'flow_slug, tool_name, installation id, source (live or draft), resource URI, metadataSafety; authored ' +
-    'title and description are null unless opted in. Then inspect_flow_tool gives the input schema and readiness.',
+    'Find callable flow tools (:mcp interfaces) of own and installed flows (needs installations.read): ' +
+    'tool_name for an exact lookup, query to rank, neither to browse. Each hit: flow_slug, tool_name, ' +
+    'installation id, source (live/draft), resource URI, metadataSafety; authored text is null unless opted in. ' +
+    'Then inspect_flow_tool for the input schema.',
   toolsets: ['read', 'search', 'run'],
   capabilities: ['flows.read'],
   input: z

@@ -15,11 +15,10 @@ export const searchFlowsTool = defineTool({
   name: 'search_flows',
   title: 'Search flows',
   description:
-    "Find flows: this workspace's own, installed public flows (needs installations.read) and Flowgate " +
-    'templates. query ranks matches; omit it to browse by slug. Each flow: slug, origin, installation id, ' +
-    'versions, MCP tool names with resource URIs, metadataSafety; untrusted author-written text is omitted ' +
-    '(authored null) unless opted in. Templates (first page) are ' +
-    'complete EDN definitions to adapt with create_flow_draft. For callable tools use search_flow_tools.',
+    "Find flows: this workspace's own, installed public ones (needs installations.read) and templates. query " +
+    'ranks; omit it to browse. Each flow: slug, origin, versions, MCP tool names, metadataSafety; untrusted ' +
+    'author text is null unless opted in. Templates (first page) are EDN to adapt with create_flow_draft. For ' +
+    'callable tools use search_flow_tools.',
   toolsets: ['read', 'search'],
   capabilities: ['flows.read'],
   input: z.strictObject({
