@@ -78,7 +78,12 @@ describe('catalog', () => {
       annotations: publishAnnotations(tool.annotations),
     });
     // Published hints are the ones that differ from the protocol's defaults; a client reads the rest as defaults.
-    const defaults = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+    const defaults = {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    };
     const seen = { ...defaults, ...tool.descriptor.annotations };
     expect(seen.readOnlyHint).toBe(tool.annotations.readOnlyHint);
     expect(seen.openWorldHint).toBe(tool.annotations.openWorldHint);
