@@ -63,6 +63,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   const cursorKey = deps.cursorKey;
   const limits = {
     maxRequestBodyBytes: deps.config.maxBodyBytes,
+    maxToolResultBytes: deps.config.mcpMaxResultBytes,
     maxFlowsPerWorkspace: repos.MAX_FLOWS_PER_WORKSPACE,
     maxVersionsPerFlow: repos.MAX_VERSIONS_PER_FLOW,
   };
@@ -147,6 +148,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         publicBaseUrl: deps.config.publicUrl,
         serverVersion: deps.version,
         limits,
+        maxResultBytes: deps.config.mcpMaxResultBytes,
         audit: (entry: McpAuditEntry) =>
           deps.audit.record({
             workspaceId: access.workspaceId,
