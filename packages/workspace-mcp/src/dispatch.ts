@@ -450,6 +450,7 @@ async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Pr
     tool: tool.name,
     output: outcome.output as Record<string, unknown>,
     resourceUri: outcome.resultUri ?? null,
+    summaryOnly: outcome.summaryOnly,
     extra,
     version: scope.protocolVersion,
     maxBytes: maxResultBytes(scope),

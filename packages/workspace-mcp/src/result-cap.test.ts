@@ -3,6 +3,8 @@
  * (full pages, a 150 KB definition, a 5 MB run result, event pages of large details, 10,000 steps) and every result,
  * text blocks and structuredContent together, is measured.
  */
+
+import { STEP_TYPES } from '@flowgate/flows';
 import type { RunEventRecord, RunRecord, RunStepRecord, RunUseCases } from '@flowgate/workspace';
 import { flowLiteral, seedConnection, seedFlow, seedFlowWorld } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -127,7 +129,7 @@ function calls(): [string, Record<string, unknown>][] {
     ['get_workspace_context', {}],
     ['list_connections', { limit: LIMITS.listConnectionsMaxLimit }],
     ['check_connections', { connection_ids: connections.slice(0, LIMITS.checkConnectionsMaxIds) }],
-    ['get_step_reference', {}],
+    ...STEP_TYPES.map((t): [string, Record<string, unknown>] => ['get_step_reference', { step_type: t }]),
     ['search_flows', { limit: LIMITS.searchFlowsMaxLimit }],
     ['search_flow_tools', { limit: LIMITS.searchFlowToolsMaxLimit }],
     ['get_flow_definition', { flow_slug: BIG }],
@@ -147,6 +149,7 @@ function calls(): [string, Record<string, unknown>][] {
     [
       'send_feedback',
       {
+        area: 'mcp',
         summary: longText(LIMITS.feedbackSummaryMaxChars),
         details: longText(LIMITS.feedbackDetailsMaxChars),
         context: Object.fromEntries(
@@ -173,16 +176,14 @@ describe('result cap', () => {
   it.each(['2025-11-25', '2025-03-26'])(
     'keeps every largest answer under the default cap (%s)',
     async (version) => {
-      const sizes: Record<string, number> = {};
       const ctx = { ...biggestCtx(), protocolVersionHeader: version };
       for (const [name, args] of calls()) {
         const res = await callTool(ctx, name, args);
         const result = res.body.result;
         expect(result, `${name}: ${JSON.stringify(res.body.error)}`).toBeDefined();
-        // A tool that ran answers with its own shape (or a tool error that names why), never a protocol error.
-        if (result.isError) expect(result.structuredContent.error.code, name).not.toBe('internal_error');
+        // Every tool answers its largest case with its own (previewed) shape, not with result_too_large.
+        expect(result.isError, `${name}: ${JSON.stringify(result.structuredContent.error)}`).toBeFalsy();
         const bytes = resultBytes(result);
-        sizes[`${name} ${JSON.stringify(args).length}`] = bytes;
         expect(bytes, `${name} answered ${bytes} bytes`).toBeLessThanOrEqual(DEFAULT_MAX_RESULT_BYTES);
       }
       expect(ctx.errors).toEqual([]);
@@ -221,6 +222,11 @@ describe('result cap', () => {
     const smallJson = JSON.stringify(small.structuredContent);
     if (Buffer.byteLength(smallJson) <= RESULT_TEXT_JSON_MAX_BYTES)
       expect(small.content[0].text).toBe(smallJson);
+    // A definition is never sent twice, however small: the text only points at it.
+    const small2 = (await callTool(ctx, 'get_flow_definition', { flow_slug: 'draft-only' })).body.result;
+    expect(small2.structuredContent.flowLiteral).toContain(':slug :draft-only');
+    expect(small2.content[0].text).not.toContain(':slug');
+    expect(small2.content[0].text).toContain('flowgate://flows/draft-only/definition/draft');
     const large = (await callTool(ctx, 'list_connections', { limit: 100 })).body.result;
     expect(large.content[0].text).toMatch(/^list_connections: the full answer \(\d+ bytes of JSON\)/);
   });

@@ -71,7 +71,10 @@ export function resultBytes(result: CallToolResult): number {
 
 function describeValue(value: unknown): string | null {
   if (value === null || typeof value === 'boolean' || typeof value === 'number') return JSON.stringify(value);
-  if (typeof value === 'string') return value.length <= 120 ? JSON.stringify(value) : `${value.length} chars`;
+  // Only identifier-like strings (slugs, ids, URIs, timestamps) are echoed: prose or a flow literal, even a short one,
+  // stays in structuredContent alone, so authored text never reaches the text block.
+  if (typeof value === 'string')
+    return value.length <= 120 && !/\s/.test(value) ? JSON.stringify(value) : `${value.length} chars`;
   if (Array.isArray(value)) return `${value.length} item${value.length === 1 ? '' : 's'}`;
   return null;
 }
@@ -116,10 +119,14 @@ export function successResult(input: SuccessInput): CallToolResult {
       input.version === '2025-03-26'
         ? Math.floor((input.maxBytes - extraBytes - ENVELOPE_RESERVE_BYTES) / 2)
         : input.maxBytes - extraBytes - SUMMARY_RESERVE_BYTES - ENVELOPE_RESERVE_BYTES;
-    const shrunk = budget > 0 ? input.bound(budget) : null;
-    if (shrunk && input.valid(shrunk)) {
+    // The budget is an estimate (2025-03-26 text escapes the JSON once more); a few narrower tries make it exact.
+    for (let attempt = 0, next = budget; attempt < 4 && next > 0; attempt++) {
+      const shrunk = input.bound(next);
+      if (!shrunk || !input.valid(shrunk)) break;
       const result = assemble(input, shrunk);
-      if (resultBytes(result) <= input.maxBytes) return result;
+      const bytes = resultBytes(result);
+      if (bytes <= input.maxBytes) return result;
+      next = Math.floor((next * input.maxBytes * 0.97) / bytes);
     }
   }
   return tooLargeResult(input, wholeBytes);
