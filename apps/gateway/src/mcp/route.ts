@@ -63,7 +63,6 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   const cursorKey = deps.cursorKey;
   const limits = {
     maxRequestBodyBytes: deps.config.maxBodyBytes,
-    maxToolResultBytes: deps.config.mcpMaxResultBytes,
     maxFlowsPerWorkspace: repos.MAX_FLOWS_PER_WORKSPACE,
     maxVersionsPerFlow: repos.MAX_VERSIONS_PER_FLOW,
   };
