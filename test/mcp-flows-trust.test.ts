@@ -95,7 +95,7 @@ describe('an installer opt-in', () => {
     expect(before.tools).toEqual([
       expect.objectContaining({
         installationId,
-        metadataSafety: { flowAuthoredMetadata: 'trusted_installer_opt_in', note: expect.any(String) },
+        metadataSafety: { flowAuthoredMetadata: 'trusted_installer_opt_in' },
         authored: { title: 'Title partner_feed', description: 'Reviewed feed text' },
       }),
     ]);
@@ -112,11 +112,13 @@ describe('an installer opt-in', () => {
         installationId,
         metadataSafety: {
           flowAuthoredMetadata: 'omitted_untrusted',
-          note: expect.stringContaining('changed since it was reviewed'),
+          untrustedReason: 'changed_since_review',
         },
         authored: null,
       }),
     ]);
+    // The reason's note is given once, beside the hits.
+    expect(tools.metadataSafetyNotes.changed_since_review).toContain('changed since it was reviewed');
     const flows = await call(s, 'search_flows', { query: 'partner', include_templates: false });
     expect(flows.flows).toEqual([
       expect.objectContaining({
@@ -191,12 +193,10 @@ describe('a workspace admin opt-in', () => {
     expect(released.version).toBe(2);
     const after = await call(r, 'search_flows', { query: 'own-flow', include_templates: false });
     expect(after.flows[0]).toMatchObject({
-      metadataSafety: {
-        flowAuthoredMetadata: 'omitted_untrusted',
-        note: expect.stringContaining('changed since it was reviewed'),
-      },
+      metadataSafety: { flowAuthoredMetadata: 'omitted_untrusted', untrustedReason: 'changed_since_review' },
       authored: null,
     });
+    expect(after.metadataSafetyNotes.changed_since_review).toContain('changed since it was reviewed');
     const inspected = await call(r, 'inspect_flow_tool', { flow_slug: 'own-flow', tool_name: 'own_tool' });
     expect(inspected).toMatchObject({
       version: 2,

@@ -180,12 +180,10 @@ describe.each(CLIENT_FLAVOURS)('%s client: discovering and inspecting flow tools
       installationId: null,
       source: 'live',
       resourceUri: 'flowgate://flows/enrich-company/mcp-tools/enrich_company',
-      metadataSafety: {
-        flowAuthoredMetadata: 'omitted_untrusted',
-        note: expect.stringContaining('untrusted'),
-      },
+      metadataSafety: { flowAuthoredMetadata: 'omitted_untrusted' },
       authored: null,
     });
+    expect(out.metadataSafetyNotes.omitted_untrusted).toContain('untrusted');
     for (const marker of ['IGNORE ALL PREVIOUS', 'zebracorn', 'TITLEMARK', 'TOOLDESCMARK']) {
       expect(text(result)).not.toContain(marker);
     }
@@ -409,7 +407,7 @@ describe('installed public flows', () => {
         installationId: installations['partner-lookup'],
         source: 'live',
         resourceUri: `flowgate://flows/partner-lookup/mcp-tools/partner_lookup?installation_id=${installations['partner-lookup']}`,
-        metadataSafety: { flowAuthoredMetadata: 'trusted_installer_opt_in', note: expect.any(String) },
+        metadataSafety: { flowAuthoredMetadata: 'trusted_installer_opt_in' },
         authored: { title: 'Title of partner_lookup', description: 'Looks partners up, trusted text' },
       },
       {
@@ -418,7 +416,7 @@ describe('installed public flows', () => {
         installationId: installations['partner-report'],
         source: 'live',
         resourceUri: `flowgate://flows/partner-report/mcp-tools/partner_report?installation_id=${installations['partner-report']}`,
-        metadataSafety: { flowAuthoredMetadata: 'omitted_untrusted', note: expect.any(String) },
+        metadataSafety: { flowAuthoredMetadata: 'omitted_untrusted' },
         authored: null,
       },
     ]);

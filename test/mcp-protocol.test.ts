@@ -26,6 +26,7 @@ import {
 const WS = 'ws-proto';
 const OTHER_WS = 'ws-proto-other';
 const MAX_BODY = 16 * 1024;
+const MAX_RESULT = 16 * 1024;
 const ALLOWED_ORIGIN = 'https://app.example.test';
 const WS_ORIGIN = 'https://workspace-ui.example.test';
 
@@ -37,6 +38,7 @@ let url: string;
 beforeAll(async () => {
   gw = await startTestGateway({
     FLOWGATE_MAX_BODY_BYTES: String(MAX_BODY),
+    FLOWGATE_MCP_MAX_RESULT_BYTES: String(MAX_RESULT),
     FLOWGATE_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
   });
   await gw.createWorkspace(WS);
@@ -191,6 +193,16 @@ describe('HTTP methods and media types', () => {
       headers: { 'content-type': 'application/json; charset=utf-8' },
     });
     expect(a.status).toBe(200);
+  });
+
+  it('FLOWGATE_MCP_MAX_RESULT_BYTES reaches the MCP handler: reported as the enforced cap', async () => {
+    const context = asRpc(
+      checked(await post({ body: rpc('tools/call', { name: 'get_workspace_context', arguments: {} }) })),
+    );
+    const result = context.result as { structuredContent: { limits: Record<string, number> } };
+    expect(result.structuredContent.limits.maxToolResultBytes).toBe(MAX_RESULT);
+    // The reported value is the context field the result builder enforces (result-cap.test.ts covers the cutting).
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(MAX_RESULT);
   });
 
   it('a body over FLOWGATE_MAX_BODY_BYTES is 413', async () => {

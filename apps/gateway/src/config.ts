@@ -1,5 +1,6 @@
 import { type JwtConfig, jwtConfigSchema } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
+import { DEFAULT_MAX_RESULT_BYTES, MIN_MAX_RESULT_BYTES } from '@flowgate/workspace-mcp';
 import { z } from 'zod';
 
 const bool = z
@@ -46,6 +47,12 @@ const envSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(1024 * 1024),
+  FLOWGATE_MCP_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(MIN_MAX_RESULT_BYTES)
+    .max(16 * 1024 * 1024)
+    .default(DEFAULT_MAX_RESULT_BYTES),
   FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_JWT_ISSUER: z.string().min(1).optional(),
@@ -100,6 +107,8 @@ export interface GatewayConfig {
   /** Proxies in front of the gateway that append to X-Forwarded-For (0 = ignore the header). */
   trustProxy: number;
   maxBodyBytes: number;
+  /** Cap on one MCP tools/call result in bytes (text blocks plus structuredContent). */
+  mcpMaxResultBytes: number;
   authCacheTtlMs: number;
   logLevel: string;
   jwt: JwtSettings | undefined;
@@ -191,6 +200,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     allowedOrigins: e.FLOWGATE_ALLOWED_ORIGINS,
     trustProxy: e.FLOWGATE_TRUST_PROXY,
     maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
+    mcpMaxResultBytes: e.FLOWGATE_MCP_MAX_RESULT_BYTES,
     authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     jwt,

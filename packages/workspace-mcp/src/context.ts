@@ -79,6 +79,8 @@ export interface McpRequestContext {
   /** Public base URL (no trailing slash) for docs snippets and resource text. */
   publicBaseUrl?: string;
   serverVersion?: string;
+  /** Cap on one tools/call result in bytes (result.ts); `DEFAULT_MAX_RESULT_BYTES` when absent. */
+  maxResultBytes?: number;
   /** Extra limits the gateway enforces (e.g. request body bytes), reported by get_workspace_context. */
   limits?: Readonly<Record<string, number>>;
   /** Receives one entry per audited operation; must not throw or block (queue it). */

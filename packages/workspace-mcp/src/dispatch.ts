@@ -44,6 +44,12 @@ import {
   UNSERVED_MODERN_PROTOCOL_VERSION,
 } from './protocol.js';
 import { listResources, listResourceTemplates, readResource } from './resources.js';
+import {
+  type CallToolResult,
+  DEFAULT_MAX_RESULT_BYTES,
+  successResult,
+  errorResult as toolErrorResult,
+} from './result.js';
 import type { Blocker, ToolErrorContent } from './schemas.js';
 import { type McpSurface, WORKSPACE_SURFACE } from './surface.js';
 import { type AnyToolDefinition, InvalidArguments, ToolFailure, type ToolOutcome } from './tool.js';
@@ -362,18 +368,13 @@ function audit(
   }
 }
 
-interface CallToolResult {
-  isError?: true;
-  content: unknown[];
-  structuredContent: Record<string, unknown>;
+/** The cap on one tools/call result, in bytes (the gateway's `FLOWGATE_MCP_MAX_RESULT_BYTES`). */
+function maxResultBytes(scope: Scope): number {
+  return scope.request.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
 }
 
-function toolError(content: ToolErrorContent): CallToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text: content.error.message }],
-    structuredContent: content,
-  };
+function toolError(content: ToolErrorContent, maxBytes = DEFAULT_MAX_RESULT_BYTES): CallToolResult {
+  return toolErrorResult(content, maxBytes);
 }
 
 export function blockedResult(tool: string, blockers: Blocker[]): CallToolResult {
@@ -423,7 +424,10 @@ async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Pr
     }
     if (error instanceof ToolFailure) {
       return failed(
-        toolError({ error: { code: error.code, message: error.message }, details: error.details }),
+        toolError(
+          { error: { code: error.code, message: error.message }, details: error.details },
+          maxResultBytes(scope),
+        ),
         error.code,
       );
     }
@@ -431,7 +435,7 @@ async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Pr
       const content: ToolErrorContent = error.issues
         ? { error: { code: error.code, message: error.message }, details: { issues: error.issues } }
         : { error: { code: error.code, message: error.message } };
-      return failed(toolError(content), error.code);
+      return failed(toolError(content, maxResultBytes(scope)), error.code);
     }
     throw error;
   }
@@ -440,15 +444,25 @@ async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Pr
   if (!checked.success) {
     throw new Error(`${tool.name} produced output that does not match its schema: ${checked.error.message}`);
   }
-  const structured = outcome.output as Record<string, unknown>;
   const extra = outcome.content ? adaptContentForVersion(outcome.content, scope.protocolVersion) : [];
+  const bound = outcome.bound;
+  const result = successResult({
+    tool: tool.name,
+    output: outcome.output as Record<string, unknown>,
+    resourceUri: outcome.resultUri ?? null,
+    summaryOnly: outcome.summaryOnly,
+    extra,
+    version: scope.protocolVersion,
+    maxBytes: maxResultBytes(scope),
+    bound: bound ? (budget) => bound(budget) as Record<string, unknown> | null : undefined,
+    valid: (output) => tool.output.safeParse(output).success,
+  });
+  // The tool ran (a mutating one did its work) but its answer was withheld: audited as that error.
+  const withheld = result.isError === true;
   return {
-    result: {
-      content: [{ type: 'text', text: JSON.stringify(structured) }, ...extra],
-      structuredContent: structured,
-    },
-    outcome: 'ok',
-    errorCode: null,
+    result,
+    outcome: withheld ? 'error' : 'ok',
+    errorCode: withheld ? 'result_too_large' : null,
     blockers: null,
     runId: outcome.runId ?? null,
     resourceUris: outcome.resourceUris ?? [],

@@ -6,7 +6,7 @@
 import { repos } from '@flowgate/db';
 import { AUTHORED_MARKERS, type FlowWorld, seedFlowWorld } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { callTool, rpc, useTestDb } from './test-support.js';
+import { callTool, type Json, rpc, useTestDb } from './test-support.js';
 
 const env = useTestDb();
 /** ws-acme's flow world with no opt-in by the installer: only the source's own admin trusts partner-lookup. */
@@ -108,13 +108,20 @@ describe('untrusted flow-authored text', () => {
 
   it('every brokered descriptor says which trust decision applies', async () => {
     const ctx = untrustedCtx();
-    const tools = (await callTool(ctx, 'search_flow_tools', {})).body.result.structuredContent.tools;
-    const flows = (await callTool(ctx, 'search_flows', {})).body.result.structuredContent.flows;
-    for (const entry of [...tools, ...flows]) {
+    const toolsOut = (await callTool(ctx, 'search_flow_tools', {})).body.result.structuredContent;
+    const flowsOut = (await callTool(ctx, 'search_flows', {})).body.result.structuredContent;
+    const entries = [
+      ...toolsOut.tools.map((entry: Json) => [entry, toolsOut.metadataSafetyNotes]),
+      ...flowsOut.flows.map((entry: Json) => [entry, flowsOut.metadataSafetyNotes]),
+    ];
+    for (const [entry, notes] of entries) {
       expect(entry.metadataSafety.flowAuthoredMetadata).toMatch(
         /^(omitted_untrusted|trusted_installer_opt_in|trusted_workspace_admin_opt_in)$/,
       );
-      expect(entry.metadataSafety.note.length).toBeGreaterThan(40);
+      // The note is given once per answer, keyed by the decision (and by the reason, when there is one).
+      expect(notes[entry.metadataSafety.flowAuthoredMetadata].length).toBeGreaterThan(40);
+      if (entry.metadataSafety.untrustedReason)
+        expect(notes[entry.metadataSafety.untrustedReason].length).toBeGreaterThan(40);
       if (entry.metadataSafety.flowAuthoredMetadata === 'omitted_untrusted')
         expect(entry.authored).toBeNull();
     }

@@ -15,6 +15,7 @@ export { AVAILABLE_PROMPTS, PROMPTS } from './prompts.js';
 export type { McpHttpResult } from './protocol.js';
 export { LATEST_PROTOCOL_VERSION, parseErrorResult, SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
 export { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
+export { DEFAULT_MAX_RESULT_BYTES, MIN_MAX_RESULT_BYTES, RESULT_TEXT_JSON_MAX_BYTES } from './result.js';
 export type { Toolset } from './schemas.js';
 export { TOOLSETS } from './schemas.js';
 export {

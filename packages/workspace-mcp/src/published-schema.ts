@@ -54,8 +54,9 @@ function dropImpliedType(node: Json): Json {
 }
 
 /**
- * Long enums (capability and toolset names, run and check statuses) are left to the results and docs that spell them
- * out; enums of a few values stay. A schema without the enum still accepts the output.
+ * Enums in output schemas (statuses, capability and toolset names, trust decisions) are left to the results, tool
+ * descriptions and docs that spell them out: what an output may contain is read from the answer itself. A schema
+ * without the enum still accepts the output.
  */
 function dropLongEnums(node: Json): Json {
   if (!Array.isArray(node.enum) || node.enum.length <= SHORT_ENUM_MAX) return node;
@@ -63,7 +64,7 @@ function dropLongEnums(node: Json): Json {
   return rest;
 }
 
-const SHORT_ENUM_MAX = 2;
+const SHORT_ENUM_MAX = 1;
 
 function compactOutputNode(node: Json): Json {
   let out: Json = {};

@@ -9,7 +9,7 @@ import type { ToolContext } from './context.js';
 import { renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
 import { requireDefinition, requireFlow, resolveFlowTool } from './flow-lookup.js';
-import { definitionOutput, flowEntry, flowToolDescriptor } from './flow-outputs.js';
+import { definitionOutput, flowEntry, flowToolDescriptor, metadataSafety } from './flow-outputs.js';
 import { LIMITS } from './limits.js';
 import type { ProtocolVersion } from './protocol.js';
 import {
@@ -182,7 +182,8 @@ const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
           definitions.push(flowDefinitionUri(flow.slug, 'active'));
         }
       }
-      return json(uri, { ...entry, definitionUris: definitions });
+      // One flow per read: its metadata-safety note in full, where a search gives each note once per answer.
+      return json(uri, { ...entry, metadataSafety: metadataSafety(flow.trust), definitionUris: definitions });
     });
   },
   'flowgate://flows/{slug}/definition/{source}': async (vars, uri, ctx) => {

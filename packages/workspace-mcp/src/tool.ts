@@ -60,6 +60,18 @@ export interface ToolOutcome<O> {
   resourceUris?: string[];
   /** Extra blocks after the JSON text block (e.g. resource links; downgraded for 2025-03-26 clients). */
   content?: ContentBlock[];
+  /**
+   * The text block is always the summary, never the JSON: for answers that carry a document (a flow literal), which
+   * would otherwise reach the model twice even when small.
+   */
+  summaryOnly?: boolean;
+  /** Where the whole answer can be read: named by the summary of a large result and by a truncation notice. */
+  resultUri?: string | null;
+  /**
+   * The tool's preview rule for an answer above the result cap (result.ts): `output` shrunk so its JSON fits
+   * `budgetBytes` (e.g. a string cut and marked `truncated`), or null when it cannot shrink.
+   */
+  bound?: (budgetBytes: number) => O | null;
 }
 
 export interface ToolSpec<N extends string, I extends z.ZodType, O extends z.ZodType> {

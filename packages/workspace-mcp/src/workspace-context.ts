@@ -7,6 +7,7 @@ import { LIMITS } from './limits.js';
 import type { Narrowing } from './narrowing.js';
 import { evaluateTool } from './policy.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './result.js';
 import {
   type Blocker,
   capabilityNameSchema,
@@ -97,7 +98,11 @@ export async function buildWorkspaceContext(ctx: ToolContext): Promise<Workspace
       disabledTools: [...req.workspacePolicy.disabledTools],
     },
     tools: { visible, hidden },
-    limits: { ...LIMITS, ...(req.limits ?? {}) },
+    limits: {
+      ...LIMITS,
+      maxToolResultBytes: req.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      ...(req.limits ?? {}),
+    },
     docs: DOCS_META.map((d) => ({ uri: d.uri, title: d.title })),
     protocol: { version: ctx.protocolVersion, supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS] },
     server: { name: SERVER_NAME, title: SERVER_TITLE, version: ctx.serverVersion },

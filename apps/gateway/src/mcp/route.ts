@@ -166,6 +166,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         publicBaseUrl: deps.config.publicUrl,
         serverVersion: deps.version,
         limits,
+        maxResultBytes: deps.config.mcpMaxResultBytes,
         audit: (entry: McpAuditEntry) =>
           deps.audit.record({
             workspaceId: access.workspaceId,

@@ -89,6 +89,7 @@ export const callFlowToolTool = defineTool({
     output: { run: runView(run), created: started.created, result },
     runId: run.id,
     resourceUris: [run.status === 'completed' ? runResultUri(run.id) : runView(run).resourceUri],
+    resultUri: run.status === 'completed' ? runResultUri(run.id) : runView(run).resourceUri,
     content: runLinks(run),
   };
 });

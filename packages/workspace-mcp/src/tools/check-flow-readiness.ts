@@ -9,10 +9,9 @@ export const checkFlowReadinessTool = defineTool({
   name: 'check_flow_readiness',
   title: 'Check flow readiness',
   description:
-    'Check whether a flow can run, without running it or calling outside systems: definition valid, invocation ' +
-    'and MCP interface declared, every :requires slot bound to an enabled, healthy connection, a released ' +
-    'version for live, installation enabled. Returns ready, each check (pass, fail, warn, skip), the slot ' +
-    'bindings and next steps.',
+    'Check whether a flow can run, without running it: definition valid, invocation and MCP interface declared, ' +
+    'each :requires slot bound to a healthy connection, a released version for live, installation enabled. ' +
+    'Returns ready, each check (pass/fail/warn/skip), slot bindings and next steps.',
   toolsets: ['read', 'setup', 'authoring'],
   capabilities: ['flows.read'],
   input: z.strictObject({

@@ -11,6 +11,7 @@ import {
 } from '../args.js';
 import { requireDefinition, requireFlow } from '../flow-lookup.js';
 import { definitionOutput, flowDefinitionOutputSchema } from '../flow-outputs.js';
+import { prefixWithin } from '../result.js';
 import { defineTool } from '../tool.js';
 
 export const getFlowDefinitionTool = defineTool({
@@ -43,5 +44,17 @@ export const getFlowDefinitionTool = defineTool({
       ? { version: args.version }
       : { source: args.source ?? (flow.record.installation ? 'active' : 'draft') };
   const output = definitionOutput(await requireDefinition(flow, selector), selector);
-  return { output, resourceUris: [output.resourceUri] };
+  return {
+    output,
+    resourceUris: [output.resourceUri],
+    resultUri: output.resourceUri,
+    // The literal is the answer: in structuredContent only, the text block just points at it.
+    summaryOnly: true,
+    // Over the result cap (a definition may be 150 KB) the literal is cut; resources/read serves it whole.
+    bound: (budget) => {
+      const { flowLiteral: _literal, ...rest } = output;
+      const frame = Buffer.byteLength(JSON.stringify({ ...rest, flowLiteral: '', truncated: true }), 'utf8');
+      return { ...output, flowLiteral: prefixWithin(output.flowLiteral, budget - frame), truncated: true };
+    },
+  };
 });

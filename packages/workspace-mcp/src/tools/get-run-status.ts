@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { readOnlyFlowAnnotations } from '../args.js';
 import { LIMITS } from '../limits.js';
+import { headWithin } from '../result.js';
 import {
   eventView,
   eventViewSchema,
@@ -62,5 +63,20 @@ export const getRunStatusTool = defineTool({
     if (value) result = resultView(value, runResultUri(run.id));
   }
   const view = runView(run);
-  return { output: { run: view, events, result }, runId: run.id, resourceUris: [view.resourceUri] };
+  const output = { run: view, events, result };
+  return {
+    output,
+    runId: run.id,
+    resourceUris: [view.resourceUri],
+    resultUri: events ? events.resourceUri : view.resourceUri,
+    // Events carry step details of any size: over the result cap the page is cut and `more` says the rest is at
+    // the events resource.
+    bound: (budget) =>
+      events
+        ? headWithin(events.items, budget, (items) => ({
+            ...output,
+            events: { ...events, items, more: events.more || items.length < events.items.length },
+          }))
+        : null,
+  };
 });

@@ -2,12 +2,14 @@ import { AppError } from '@flowgate/core';
 import { z } from 'zod';
 import { readOnlyFlowAnnotations } from '../args.js';
 import { LIMITS } from '../limits.js';
+import { headWithin } from '../result.js';
 import {
   eventView,
   eventViewSchema,
   requireRun,
   resultView,
   resultViewSchema,
+  runEventsUri,
   stepView,
   stepViewSchema,
 } from '../run-outputs.js';
@@ -82,16 +84,20 @@ export const inspectRunStepTool = defineTool({
         })) ?? []
       ).map(eventView)
     : null;
+  const output = {
+    runId: run.id,
+    step: stepView(step),
+    result,
+    events,
+    stepsSummary,
+    resourceUri: runUri(run.id),
+  };
   return {
-    output: {
-      runId: run.id,
-      step: stepView(step),
-      result,
-      events,
-      stepsSummary,
-      resourceUri: runUri(run.id),
-    },
+    output,
     runId: run.id,
     resourceUris: [runUri(run.id)],
+    resultUri: runEventsUri(run.id),
+    // Over the result cap the step's events are cut from the end (all of them are at the run's events resource).
+    bound: (budget) => (events ? headWithin(events, budget, (head) => ({ ...output, events: head })) : null),
   };
 });

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { cursorArg, pageLimitArg, queryArg, readOnlyFlowAnnotations, toolNameArg } from '../args.js';
 import { includeInstalled } from '../context.js';
-import { flowToolEntry, flowToolEntrySchema, installedFlowsSchema } from '../flow-outputs.js';
+import {
+  flowToolEntry,
+  flowToolEntrySchema,
+  installedFlowsSchema,
+  metadataSafetyNotes,
+  metadataSafetyNotesSchema,
+} from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
 import { defineTool, openBoundCursor, sealBoundCursor } from '../tool.js';
 
@@ -29,6 +35,7 @@ export const searchFlowToolsTool = defineTool({
   output: z.strictObject({
     mode: z.enum(['exact', 'search', 'browse']),
     tools: z.array(flowToolEntrySchema),
+    metadataSafetyNotes: metadataSafetyNotesSchema,
     installedFlows: installedFlowsSchema,
     nextCursor: z.string().nullable(),
   }),
@@ -59,6 +66,7 @@ export const searchFlowToolsTool = defineTool({
     output: {
       mode,
       tools,
+      metadataSafetyNotes: metadataSafetyNotes(tools.map((t) => t.metadataSafety)),
       installedFlows: installed ? 'included' : 'omitted_missing_installations_read',
       nextCursor: sealBoundCursor(ctx, 'search_flow_tools', page.nextAfter, binding),
     },

@@ -5,6 +5,8 @@ import {
   flowEntry,
   flowEntrySchema,
   installedFlowsSchema,
+  metadataSafetyNotes,
+  metadataSafetyNotesSchema,
   templateEntry,
   templateEntrySchema,
 } from '../flow-outputs.js';
@@ -33,6 +35,7 @@ export const searchFlowsTool = defineTool({
   output: z.strictObject({
     flows: z.array(flowEntrySchema),
     templates: z.array(templateEntrySchema),
+    metadataSafetyNotes: metadataSafetyNotesSchema,
     installedFlows: installedFlowsSchema,
     nextCursor: z.string().nullable(),
   }),
@@ -52,13 +55,24 @@ export const searchFlowsTool = defineTool({
   const flows = page.items.slice(0, args.limit).map(flowEntry);
   const templates =
     args.include_templates && after === null ? ctx.workspace.flows.templates(query).map(templateEntry) : [];
+  const output = {
+    flows,
+    templates,
+    metadataSafetyNotes: metadataSafetyNotes([...flows, ...templates].map((e) => e.metadataSafety)),
+    installedFlows: installed ? ('included' as const) : ('omitted_missing_installations_read' as const),
+    nextCursor: sealBoundCursor(ctx, 'search_flows', page.nextAfter, binding),
+  };
   return {
-    output: {
-      flows,
-      templates,
-      installedFlows: installed ? 'included' : 'omitted_missing_installations_read',
-      nextCursor: sealBoundCursor(ctx, 'search_flows', page.nextAfter, binding),
-    },
+    output,
     resourceUris: flows.map((f) => f.resourceUri),
+    // Templates are a first-page convenience (complete literals); over the cap they go first, flows stay.
+    bound: () =>
+      templates.length === 0
+        ? null
+        : {
+            ...output,
+            templates: [],
+            metadataSafetyNotes: metadataSafetyNotes(flows.map((f) => f.metadataSafety)),
+          },
   };
 });

@@ -15,9 +15,9 @@ export const sendFeedbackTool = defineTool({
   name: 'send_feedback',
   title: 'Send feedback',
   description:
-    "Report friction with this MCP server to the workspace's operators: unclear docs, setup problems, runtime " +
-    'errors, a confusing flow interface. Link the resource_uri, run_id or flow_slug it concerns instead of ' +
-    'pasting payloads; never include secrets or private data. Works in read-only sessions too.',
+    "Report friction to the workspace's operators: unclear docs, setup problems, runtime errors, confusing flow " +
+    'interfaces. Link a resource_uri, run_id or flow_slug instead of pasting payloads; no secrets or private ' +
+    'data. Works in read-only sessions.',
   toolsets: ['feedback'],
   capabilities: ['feedback.send'],
   readOnlyExempt: true,

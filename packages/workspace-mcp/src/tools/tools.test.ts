@@ -163,6 +163,7 @@ describe('get_workspace_context', () => {
       listConnectionsMaxLimit: 100,
       checkConnectionsMaxIds: 20,
       maxRequestBodyBytes: 1_048_576,
+      maxToolResultBytes: 81_920,
     });
     expect(out.docs.map((d: { uri: string }) => d.uri)).toEqual([
       'flowgate://mcp-docs/overview',

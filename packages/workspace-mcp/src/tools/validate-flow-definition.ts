@@ -21,10 +21,9 @@ export const validateFlowDefinitionTool = defineTool({
   name: 'validate_flow_definition',
   title: 'Validate flow definition',
   description:
-    'Validate a flow definition without saving: a flow_literal (EDN text), or a stored one by flow_slug with ' +
-    'source or version. Returns valid, counts and each diagnostic: severity, stable code, message, path, line, ' +
-    `column, hint (at most ${MAX_VALIDATION_DIAGNOSTICS}). Fix errors ` +
-    'before create_flow_draft; warnings are advice.',
+    'Validate a flow definition without saving: flow_literal (EDN), or a stored one by flow_slug with source or ' +
+    'version. Returns valid and diagnostics (severity, code, message, path, line, column, hint; at most ' +
+    `${MAX_VALIDATION_DIAGNOSTICS}). Fix errors before create_flow_draft; warnings are advice.`,
   toolsets: ['read', 'authoring'],
   capabilities: ['flows.read'],
   input: z
