@@ -17,7 +17,7 @@ import {
   TEST_NOW,
 } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseNarrowingHeaders } from '../narrowing.js';
+import { NO_NARROWING, parseNarrowingHeaders } from '../narrowing.js';
 import { ALL_CAPABILITIES, callTool, type Json, type TestContext, useTestDb } from '../test-support.js';
 import { checkFlowReadinessTool } from './check-flow-readiness.js';
 import { createFlowDraftTool } from './create-flow-draft.js';
@@ -260,6 +260,16 @@ describe('search_flows', () => {
 });
 
 describe('search_flow_tools', () => {
+  it('says once whether its hits are callable here: only where call_flow_tool is', async () => {
+    const callable = async (c: TestContext) =>
+      (await structured(c, 'search_flow_tools', { tool_name: 'partner_lookup' })).out.callable;
+    expect(await callable(ctx())).toBe(true);
+    expect(await callable(ctx(ALL_CAPABILITIES.filter((c) => c !== 'flows.run')))).toBe(false);
+    expect(await callable(ctx(ALL_CAPABILITIES, { narrowing: { ...NO_NARROWING, readOnly: true } }))).toBe(
+      false,
+    );
+  });
+
   it('looks up an exact tool name across own and installed flows', async () => {
     const { out } = await structured(ctx(), 'search_flow_tools', { tool_name: 'partner_lookup' });
     expect(searchFlowToolsTool.output.parse(out)).toEqual(out);

@@ -9,6 +9,7 @@ import {
   metadataSafetyNotesSchema,
 } from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
+import { evaluateTool } from '../policy.js';
 import { defineTool, openBoundCursor, sealBoundCursor } from '../tool.js';
 
 export const searchFlowToolsTool = defineTool({
@@ -36,6 +37,8 @@ export const searchFlowToolsTool = defineTool({
     mode: z.enum(['exact', 'search', 'browse']),
     tools: z.array(flowToolEntrySchema),
     metadataSafetyNotes: metadataSafetyNotesSchema,
+    /** Whether call_flow_tool is available in this session; the same for every hit, so said once. */
+    callable: z.boolean(),
     installedFlows: installedFlowsSchema,
     nextCursor: z.string().nullable(),
   }),
@@ -57,6 +60,8 @@ export const searchFlowToolsTool = defineTool({
     limit: args.limit,
     after,
   });
+  // Hits are only callable where call_flow_tool is (capabilities, narrowing, policy): get_workspace_context says why not.
+  const callFlowTool = ctx.catalog.find((t) => t.name === 'call_flow_tool');
   const tools = page.items
     .slice(0, args.limit)
     // An exact lookup returns only that name, whatever the search matched.
@@ -67,6 +72,7 @@ export const searchFlowToolsTool = defineTool({
       mode,
       tools,
       metadataSafetyNotes: metadataSafetyNotes(tools.map((t) => t.metadataSafety)),
+      callable: callFlowTool !== undefined && evaluateTool(callFlowTool, ctx.request).visible,
       installedFlows: installed ? 'included' : 'omitted_missing_installations_read',
       nextCursor: sealBoundCursor(ctx, 'search_flow_tools', page.nextAfter, binding),
     },
