@@ -6,7 +6,7 @@ import { DOCS_META } from './docs/meta.js';
 import { LIMITS } from './limits.js';
 import type { Narrowing } from './narrowing.js';
 import { evaluateTool } from './policy.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
+import { SERVED_PROTOCOL_VERSIONS } from './protocol.js';
 import {
   type Blocker,
   capabilityNameSchema,
@@ -99,7 +99,7 @@ export async function buildWorkspaceContext(ctx: ToolContext): Promise<Workspace
     tools: { visible, hidden },
     limits: { ...LIMITS, ...(req.limits ?? {}) },
     docs: DOCS_META.map((d) => ({ uri: d.uri, title: d.title })),
-    protocol: { version: ctx.protocolVersion, supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS] },
+    protocol: { version: ctx.protocolVersion, supportedVersions: [...SERVED_PROTOCOL_VERSIONS] },
     server: { name: SERVER_NAME, title: SERVER_TITLE, version: ctx.serverVersion },
   };
 }

@@ -142,6 +142,8 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         workspace,
         surface,
         protocolVersionHeader: c.req.header('mcp-protocol-version') ?? null,
+        mcpMethodHeader: c.req.header('mcp-method') ?? null,
+        mcpNameHeader: c.req.header('mcp-name') ?? null,
         clientInfo: clientFromHeaders(c),
         cursorKey,
         publicBaseUrl: deps.config.publicUrl,
