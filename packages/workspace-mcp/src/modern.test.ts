@@ -90,7 +90,7 @@ describe('parseEnvelope', () => {
 
 describe('decodeHeaderValue', () => {
   it('passes plain values through and decodes the Base64 sentinel as UTF-8', () => {
-    expect(decodeHeaderValue('list_flows')).toBe('list_flows');
+    expect(decodeHeaderValue('search_flows')).toBe('search_flows');
     expect(decodeHeaderValue(b64('flowgate://flows/ü'))).toBe('flowgate://flows/ü');
   });
 
@@ -104,7 +104,7 @@ describe('decodeHeaderValue', () => {
 });
 
 describe('classifyMessage', () => {
-  const call = { name: 'list_flows', arguments: {}, _meta: ENVELOPE };
+  const call = { name: 'search_flows', arguments: {}, _meta: ENVELOPE };
 
   it('leaves 2025-era messages alone', () => {
     expect(classifyMessage('tools/list', {}, true, headers(null, null, '2025-11-25'))).toEqual({
@@ -117,7 +117,7 @@ describe('classifyMessage', () => {
   });
 
   it('serves a request whose envelope and headers agree', () => {
-    expect(classifyMessage('tools/call', call, true, headers('tools/call', 'list_flows'))).toEqual({
+    expect(classifyMessage('tools/call', call, true, headers('tools/call', 'search_flows'))).toEqual({
       kind: 'modern',
       envelope: {
         version: V,
@@ -126,7 +126,7 @@ describe('classifyMessage', () => {
       },
     });
     // Optional whitespace around field values is not part of them; Base64-encoded names are decoded.
-    expect(classifyMessage('tools/call', call, true, headers(' tools/call ', b64('list_flows'))).kind).toBe(
+    expect(classifyMessage('tools/call', call, true, headers(' tools/call ', b64('search_flows'))).kind).toBe(
       'modern',
     );
   });
@@ -139,13 +139,13 @@ describe('classifyMessage', () => {
   }
 
   it.each([
-    ['MCP-Protocol-Version missing', headers('tools/call', 'list_flows', null)],
-    ['Mcp-Method missing', headers(null, 'list_flows')],
-    ['Mcp-Method differs', headers('tools/list', 'list_flows')],
+    ['MCP-Protocol-Version missing', headers('tools/call', 'search_flows', null)],
+    ['Mcp-Method missing', headers(null, 'search_flows')],
+    ['Mcp-Method differs', headers('tools/list', 'search_flows')],
     ['Mcp-Name missing', headers('tools/call', null)],
     ['Mcp-Name differs', headers('tools/call', 'get_flow_definition')],
     ['Mcp-Name broken Base64', headers('tools/call', '=?base64?%%%?=')],
-    ['versions differ', headers('tools/call', 'list_flows', '2025-11-25')],
+    ['versions differ', headers('tools/call', 'search_flows', '2025-11-25')],
   ])('%s: -32020', (_, h) => {
     expect(rejected('tools/call', call, true, h).code).toBe(-32020);
   });
