@@ -3,6 +3,10 @@ import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
 } from '@modelcontextprotocol/client';
+import {
+  StdioClientTransport as V2StdioTransport,
+  getDefaultEnvironment as v2DefaultEnv,
+} from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO, connectClient } from './support/clients.js';
 import {
@@ -13,6 +17,7 @@ import {
   type TestGateway,
 } from './support/gateway.js';
 import { asRpc, mcpPost, rpc, STACK_TRACE } from './support/mcp.js';
+import { bridgeCommand, ROOT } from './support/stdio-bridge.js';
 
 /**
  * The 2026-07-28 revision against the real gateway: the SDK v2 client pinned to it and in auto mode (probe
@@ -148,6 +153,29 @@ describe.each(['pin', 'auto'] as const)('SDK v2 client, versionNegotiation %s', 
       await client.close();
     }
   });
+});
+
+describe('SDK v2 stdio client pinned to 2026-07-28 → flowgate mcp stdio → gateway', () => {
+  it('the bridge derives the 2026 headers from each body, so the revision works end to end', async () => {
+    const { command, args } = bridgeCommand(gw.url, ['--workspace-id', WS, '--token-env-var', 'FG_KEY']);
+    const transport = new V2StdioTransport({
+      command,
+      args,
+      cwd: ROOT,
+      env: { ...v2DefaultEnv(), FG_KEY: key.apiKey },
+      stderr: 'pipe',
+    });
+    const client = new V2Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: { pin: V } } });
+    await client.connect(transport);
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe(V);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+      const ctx = await client.callTool({ name: 'get_workspace_context', arguments: {} });
+      expect((ctx.structuredContent as { protocol: { version: string } }).protocol.version).toBe(V);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
 
 describe('audit under 2026-07-28', () => {

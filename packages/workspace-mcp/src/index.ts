@@ -15,6 +15,7 @@ export {
   META_CLIENT_INFO,
   META_PROTOCOL_VERSION,
   META_SERVER_INFO,
+  modernRequestHeaders,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from './modern.js';
 export { narrowingHeadersFrom, parseNarrowingHeaders } from './narrowing.js';

@@ -6,11 +6,13 @@ import { handleMcpMessage } from './dispatch.js';
 import {
   classifyMessage,
   decodeHeaderValue,
+  encodeHeaderValue,
   META_CLIENT_CAPABILITIES,
   META_CLIENT_INFO,
   META_PROTOCOL_VERSION,
   META_SERVER_INFO,
   type ModernHeaders,
+  modernRequestHeaders,
   modernResult,
   modernResultJson,
   parseEnvelope,
@@ -100,6 +102,33 @@ describe('decodeHeaderValue', () => {
     `=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`,
   ])('refuses a broken sentinel %s', (value) => {
     expect(decodeHeaderValue(value)).toBeUndefined();
+  });
+});
+
+describe('encodeHeaderValue and modernRequestHeaders (what a forwarder sends)', () => {
+  it.each(['search_flows', 'flowgate://flows/ü', ' padded', '', '=?base64?QUI=?='])(
+    'round-trips %j',
+    (value) => {
+      const encoded = encodeHeaderValue(value);
+      expect(/^[\x20-\x7e]*$/.test(encoded)).toBe(true);
+      expect(decodeHeaderValue(encoded)).toBe(value);
+    },
+  );
+
+  it('derives the headers of an enveloped request and nothing for 2025-era messages', () => {
+    expect(
+      modernRequestHeaders({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'x', _meta: ENVELOPE },
+      }),
+    ).toEqual({ 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'x' });
+    expect(modernRequestHeaders({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })).toBeNull();
+    expect(
+      modernRequestHeaders({ jsonrpc: '2.0', method: 'notifications/x', params: { _meta: ENVELOPE } }),
+    ).toBeNull();
+    expect(modernRequestHeaders([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }])).toBeNull();
   });
 });
 

@@ -139,6 +139,35 @@ export function decodeHeaderValue(value: string): string | undefined {
   }
 }
 
+/** Plain printable ASCII without surrounding spaces passes as is; anything else needs the Base64 sentinel. */
+export function encodeHeaderValue(value: string): string {
+  const plain =
+    value.length > 0 &&
+    value === value.trim() &&
+    /^[\x20-\x7e\t]*$/.test(value) &&
+    !(value.startsWith(BASE64_PREFIX) && value.endsWith(BASE64_SUFFIX));
+  if (plain) return value;
+  let binary = '';
+  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
+  return `${BASE64_PREFIX}${btoa(binary)}${BASE64_SUFFIX}`;
+}
+
+/**
+ * For a forwarder that relays JSON-RPC bodies over HTTP (the CLI's stdio bridge): the headers a 2026-07-28 request
+ * must carry, derived from its body, or `null` for anything that is not an enveloped request (2025-era traffic,
+ * notifications, batches), which keeps its old headers.
+ */
+export function modernRequestHeaders(message: unknown): Record<string, string> | null {
+  if (!isPlainObject(message) || typeof message.method !== 'string' || !('id' in message)) return null;
+  const version = metaOf(message.params)?.[META_PROTOCOL_VERSION];
+  if (typeof version !== 'string') return null;
+  const headers: Record<string, string> = { 'mcp-protocol-version': version, 'mcp-method': message.method };
+  const field = MCP_NAME_SOURCE.get(message.method);
+  const value = field === undefined ? undefined : (message.params as Record<string, unknown>)[field];
+  if (typeof value === 'string') headers['mcp-name'] = encodeHeaderValue(value);
+  return headers;
+}
+
 /** HTTP optional whitespace (space, tab) is not part of a field value. */
 function stripOws(value: string | null): string | null {
   if (value === null) return null;
