@@ -316,14 +316,15 @@ describe('raw 2026-07-28 requests', () => {
     expect(a.status).toBe(400);
     expect(asRpc(a).error).toMatchObject({
       code: -32022,
-      data: { supported: [V, '2025-11-25', '2025-06-18', '2025-03-26'], requested: '2027-01-01' },
+      data: { supported: [V], requested: '2027-01-01' },
     });
   });
 
   it('initialize and ping do not exist in 2026-07-28; a 2025 initialize under a 2026 header is a mismatch', async () => {
     const ping = await post('ping', { _meta: META }, modernHeaders('ping'));
-    expect(ping.status).toBe(200);
-    expect(asRpc(ping).error?.code).toBe(-32601);
+    expect(ping.status).toBe(404);
+    expect(asRpc(ping).error).toMatchObject({ code: -32601 });
+    expect(asRpc(ping).id).toBe('m1');
     const init = await post(
       'initialize',
       { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },

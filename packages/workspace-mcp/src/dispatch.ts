@@ -78,7 +78,7 @@ class RawJson {
 
 type MethodHandler = (params: Params, scope: Scope) => Promise<unknown> | unknown;
 
-type Outcome = { status: 200 | 400; json: string } | null;
+type Outcome = { status: 200 | 400 | 404; json: string } | null;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -340,11 +340,15 @@ async function handleModern(
     (surface.servesResources || !method.startsWith('resources/')) &&
     (surface.servesPrompts || !method.startsWith('prompts/'));
   const handler = served ? METHODS.get(method) : undefined;
+  // 2026-07-28 answers an unknown (or removed: initialize, ping) method with HTTP 404; 2025 keeps 200.
   if (!handler)
-    return fail(200, requestId, {
-      code: JSONRPC_METHOD_NOT_FOUND,
-      message: `Method not found: ${truncate(method, 100)}`,
-    });
+    return {
+      status: 404,
+      json: serializeError(requestId, {
+        code: JSONRPC_METHOD_NOT_FOUND,
+        message: `Method not found: ${truncate(method, 100)}`,
+      }),
+    };
   const clientInfo = envelope?.clientInfo ?? ctx.clientInfo ?? null;
   try {
     const result = await handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo));

@@ -203,7 +203,7 @@ describe('classifyMessage', () => {
     const error = rejected('tools/list', { _meta: meta }, true, headers('tools/list', null, '2027-01-01'));
     expect(error).toMatchObject({
       code: -32022,
-      data: { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], requested: '2027-01-01' },
+      data: { supported: ['2026-07-28'], requested: '2027-01-01' },
     });
     // A 2025 version named in the envelope is no way around initialize.
     const legacy = { ...ENVELOPE, [META_PROTOCOL_VERSION]: '2025-11-25' };
@@ -378,11 +378,11 @@ describe('dispatch under 2026-07-28', () => {
     expect(typeof first.name).toBe('string');
   });
 
-  it('does not know initialize or ping (deleted in 2026-07-28)', async () => {
-    for (const method of ['initialize', 'ping']) {
+  it('answers initialize, ping (deleted in 2026-07-28) and unknown methods with HTTP 404 -32601', async () => {
+    for (const method of ['initialize', 'ping', 'logging/setLevel', 'no/such']) {
       const { status, body } = await modern(method);
-      expect(status).toBe(200);
-      expect(body.error.code).toBe(-32601);
+      expect(status).toBe(404);
+      expect(body).toMatchObject({ id: 1, error: { code: -32601 } });
     }
   });
 

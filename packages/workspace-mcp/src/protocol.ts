@@ -43,7 +43,7 @@ export interface JsonRpcError {
  * used with 202). Bodies are strings so cached fragments (tools/list) are reused without re-serialising.
  */
 export interface McpHttpResult {
-  status: 200 | 202 | 400;
+  status: 200 | 202 | 400 | 404;
   body: string | null;
 }
 
