@@ -3,6 +3,7 @@ import {
   AVAILABLE_PROMPTS,
   DIRECT_RESOURCES,
   LATEST_PROTOCOL_VERSION,
+  MODERN_PROTOCOL_VERSION,
   PROMPTS,
   RESOURCE_TEMPLATES,
   TOOL_NAMES,
@@ -324,10 +325,10 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
 });
 
 describe('sdk-v2 client with version negotiation', () => {
-  it('probes server/discover, falls back to initialize, and works', async () => {
+  it('probes server/discover, gets 2026-07-28 without initialize, and works', async () => {
     const s = await connectClient('sdk-v2', gw.mcpUrl(WS), { token: full.apiKey, autoNegotiation: true });
     try {
-      expect(s.protocolVersion()).toBe(LATEST_PROTOCOL_VERSION);
+      expect(s.protocolVersion()).toBe(MODERN_PROTOCOL_VERSION);
       expect((await s.listTools()).map((t) => t.name)).toEqual([...TOOL_NAMES]);
     } finally {
       await s.close();

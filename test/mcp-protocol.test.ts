@@ -147,12 +147,10 @@ describe('initialize and version negotiation', () => {
     },
   );
 
-  it('server/discover under 2026-07-28 is 400 with a code that does not mark a modern server', async () => {
+  it('server/discover under 2026-07-28 without its _meta envelope is 400 -32602 (test/mcp-modern.test.ts serves it)', async () => {
     const a = await post({ body: rpc('server/discover', {}, 'd'), protocolVersion: '2026-07-28' });
     expect(a.status).toBe(400);
-    const code = asRpc(a).error?.code;
-    expect(typeof code).toBe('number');
-    expect([-32020, -32021, -32022]).not.toContain(code);
+    expect(asRpc(a).error?.code).toBe(-32602);
   });
 });
 

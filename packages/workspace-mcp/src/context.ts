@@ -72,6 +72,9 @@ export interface McpRequestContext {
   surface?: McpSurface;
   /** Raw `MCP-Protocol-Version` header, if any. */
   protocolVersionHeader?: string | null;
+  /** Raw `Mcp-Method` and `Mcp-Name` headers (2026-07-28 requests must send them; checked against the body). */
+  mcpMethodHeader?: string | null;
+  mcpNameHeader?: string | null;
   /** Client name/version the gateway derived from request headers (initialize params take precedence). */
   clientInfo?: ClientInfo | null;
   /** HMAC key for cursors, shared by all replicas; defaults to a per-process random key. */

@@ -171,9 +171,9 @@ describe('protocol version header', () => {
   });
 });
 
-describe('server/discover probe', () => {
-  it('answers 400 with an error code outside -32020..-32022 so dual-era clients fall back', async () => {
-    for (const header of ['2026-07-28', null]) {
+describe('server/discover without the 2026-07-28 envelope', () => {
+  it('is a 2025-era request: 400 -32601 naming the envelope and initialize', async () => {
+    for (const header of ['2025-11-25', null]) {
       const res = await handleMcpMessage(
         { jsonrpc: '2.0', id: 'd1', method: 'server/discover', params: {} },
         env.ctx({ protocolVersionHeader: header }),
@@ -182,10 +182,18 @@ describe('server/discover probe', () => {
       const body = parse(res.body);
       expect(body.id).toBe('d1');
       expect(body.error.code).toBe(-32601);
-      expect([-32020, -32021, -32022]).not.toContain(body.error.code);
       expect(body.error.message).toContain('2026-07-28');
       expect(body.error.message).toContain('initialize');
     }
+  });
+
+  it('under a 2026-07-28 header it is a modern request missing its _meta: 400 -32602', async () => {
+    const res = await handleMcpMessage(
+      { jsonrpc: '2.0', id: 'd2', method: 'server/discover', params: {} },
+      env.ctx({ protocolVersionHeader: '2026-07-28', mcpMethodHeader: 'server/discover' }),
+    );
+    expect(res.status).toBe(400);
+    expect(parse(res.body).error).toMatchObject({ code: -32602, data: { envelope: { missing: ['_meta'] } } });
   });
 });
 

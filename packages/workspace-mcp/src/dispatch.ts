@@ -17,6 +17,14 @@ import {
 } from './context.js';
 import { createCursorCodec, paginate } from './cursor.js';
 import { LIMITS } from './limits.js';
+import {
+  classifyMessage,
+  discoverResult,
+  hasEnvelopeClaim,
+  type ModernEnvelope,
+  modernResult,
+  modernResultJson,
+} from './modern.js';
 import { type Narrowing, parseNarrowingParams } from './narrowing.js';
 import { describeBlockers, evaluateTool, visibilityKey } from './policy.js';
 import { PROMPT_ARGUMENT_MAX_CHARS, promptDescriptor, visiblePrompts } from './prompts.js';
@@ -36,12 +44,12 @@ import {
   type JsonRpcId,
   LATEST_PROTOCOL_VERSION,
   type McpHttpResult,
+  MODERN_PROTOCOL_VERSION,
   type ProtocolVersion,
   SUPPORTED_PROTOCOL_VERSIONS,
   serializeError,
   serializeRawResult,
   serializeResult,
-  UNSERVED_MODERN_PROTOCOL_VERSION,
 } from './protocol.js';
 import { listResources, listResourceTemplates, readResource } from './resources.js';
 import {
@@ -76,7 +84,7 @@ class RawJson {
 
 type MethodHandler = (params: Params, scope: Scope) => Promise<unknown> | unknown;
 
-type Outcome = { status: 200 | 400; json: string } | null;
+type Outcome = { status: 200 | 400 | 404; json: string } | null;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -111,11 +119,15 @@ function unsupportedVersionError(value: string): JsonRpcError {
 
 const DISCOVER_ERROR: JsonRpcError = {
   code: JSONRPC_METHOD_NOT_FOUND,
-  message: `server/discover is not served: this server does not speak ${UNSERVED_MODERN_PROTOCOL_VERSION}. Use initialize with one of ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}.`,
+  message: `server/discover is a ${MODERN_PROTOCOL_VERSION} method: send it with the _meta keys io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities, or use initialize with one of ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}.`,
   data: { supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS] },
 };
 
-function makeScope(ctx: McpRequestContext, version: ProtocolVersion): Scope {
+function makeScope(
+  ctx: McpRequestContext,
+  version: ProtocolVersion,
+  clientInfo: ClientInfo | null = ctx.clientInfo ?? null,
+): Scope {
   return {
     request: ctx,
     workspace: ctx.workspace,
@@ -125,7 +137,7 @@ function makeScope(ctx: McpRequestContext, version: ProtocolVersion): Scope {
     cursors: createCursorCodec(ctx.workspaceId, ctx.cursorKey),
     publicBaseUrl: ctx.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL,
     serverVersion: ctx.serverVersion ?? DEFAULT_SERVER_VERSION,
-    clientInfo: ctx.clientInfo ?? null,
+    clientInfo,
   };
 }
 
@@ -147,6 +159,12 @@ export async function handleMcpMessage(body: unknown, ctx: McpRequestContext): P
 }
 
 async function handleBatch(batch: unknown[], ctx: McpRequestContext): Promise<McpHttpResult> {
+  // 2026-07-28 has no batches; one modern element makes the whole batch invalid rather than half-served.
+  if (batch.some((m) => isPlainObject(m) && hasEnvelopeClaim(m.params)))
+    return errorResult(400, null, {
+      code: JSONRPC_INVALID_REQUEST,
+      message: `JSON-RPC batches may not contain ${MODERN_PROTOCOL_VERSION} requests`,
+    });
   const version = headerVersion(ctx);
   if (typeof version !== 'string')
     return errorResult(400, null, unsupportedVersionError(version.unsupported));
@@ -218,6 +236,15 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   }
   const params: Params = rawParams ?? {};
 
+  const era = classifyMessage(method, params, hasId, {
+    protocolVersion: ctx.protocolVersionHeader ?? null,
+    method: ctx.mcpMethodHeader ?? null,
+    name: ctx.mcpNameHeader ?? null,
+  });
+  if (era.kind === 'reject') return fail(era.status, id, era.error);
+  if (era.kind === 'modern')
+    return hasId ? handleModern(method, params, id as JsonRpcId, era.envelope, ctx) : null;
+
   if (method === 'server/discover') return fail(400, id, DISCOVER_ERROR);
 
   if (method === 'initialize') {
@@ -261,6 +288,82 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
         result instanceof RawJson
           ? serializeRawResult(requestId, result.json)
           : serializeResult(requestId, result),
+    };
+  } catch (error) {
+    if (error instanceof JsonRpcFailure) return fail(200, requestId, error.toError());
+    ctx.onError?.(error);
+    return fail(200, requestId, { code: JSONRPC_INTERNAL_ERROR, message: 'Internal error' });
+  }
+}
+
+// ---- 2026-07-28 -----------------------------------------------------------------------------------------
+
+/** Methods of the 2026-07-28 registry we serve; `initialize` and `ping` no longer exist there. */
+const MODERN_METHODS: ReadonlySet<string> = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+]);
+
+function serverIdentity(ctx: McpRequestContext) {
+  return { name: SERVER_NAME, title: SERVER_TITLE, version: ctx.serverVersion ?? DEFAULT_SERVER_VERSION };
+}
+
+function capabilitiesOf(ctx: McpRequestContext) {
+  return (ctx.surface ?? WORKSPACE_SURFACE).servesResources
+    ? WORKSPACE_CAPABILITIES
+    : TOOLS_ONLY_CAPABILITIES;
+}
+
+/**
+ * One request under 2026-07-28: the envelope (already validated with the headers) gives the version and the
+ * client; the same handlers answer, and the result gets the fields that revision requires.
+ */
+async function handleModern(
+  method: string,
+  params: Params,
+  requestId: JsonRpcId,
+  envelope: ModernEnvelope | null,
+  ctx: McpRequestContext,
+): Promise<Outcome> {
+  const server = serverIdentity(ctx);
+  if (method === 'server/discover') {
+    const result = discoverResult({
+      capabilities: capabilitiesOf(ctx),
+      server,
+      instructions: (ctx.surface ?? WORKSPACE_SURFACE).instructions(ctx.workspaceId),
+    });
+    return { status: 200, json: serializeResult(requestId, modernResult(method, result, server)) };
+  }
+  const surface = ctx.surface ?? WORKSPACE_SURFACE;
+  const served =
+    MODERN_METHODS.has(method) &&
+    (surface.servesResources || !method.startsWith('resources/')) &&
+    (surface.servesPrompts || !method.startsWith('prompts/'));
+  const handler = served ? METHODS.get(method) : undefined;
+  // 2026-07-28 answers an unknown (or removed: initialize, ping) method with HTTP 404; 2025 keeps 200.
+  if (!handler)
+    return {
+      status: 404,
+      json: serializeError(requestId, {
+        code: JSONRPC_METHOD_NOT_FOUND,
+        message: `Method not found: ${truncate(method, 100)}`,
+      }),
+    };
+  const clientInfo = envelope?.clientInfo ?? ctx.clientInfo ?? null;
+  try {
+    const result = await handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo));
+    return {
+      status: 200,
+      json:
+        result instanceof RawJson
+          ? serializeRawResult(requestId, modernResultJson(method, result.json, server))
+          : serializeResult(requestId, modernResult(method, result as Record<string, unknown>, server)),
     };
   } catch (error) {
     if (error instanceof JsonRpcFailure) return fail(200, requestId, error.toError());

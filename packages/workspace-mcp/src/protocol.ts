@@ -5,14 +5,22 @@
 
 /** Newest first. `initialize` answers with the requested version when it is listed, else with the first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-export type ProtocolVersion = (typeof SUPPORTED_PROTOCOL_VERSIONS)[number];
-export const LATEST_PROTOCOL_VERSION: ProtocolVersion = '2025-11-25';
+/** A 2025-era version: negotiated by `initialize`, then named by the `MCP-Protocol-Version` header. */
+export type LegacyProtocolVersion = (typeof SUPPORTED_PROTOCOL_VERSIONS)[number];
+/** Served without initialize: each request names it in `params._meta` (see modern.ts). */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+/** Every version a request can be served under. */
+export type ProtocolVersion = LegacyProtocolVersion | typeof MODERN_PROTOCOL_VERSION;
+/** Everything this server speaks, newest first (server card, get_workspace_context, docs). */
+export const SERVED_PROTOCOL_VERSIONS: readonly ProtocolVersion[] = [
+  MODERN_PROTOCOL_VERSION,
+  ...SUPPORTED_PROTOCOL_VERSIONS,
+];
+export const LATEST_PROTOCOL_VERSION: LegacyProtocolVersion = '2025-11-25';
 /** A request after initialize without `MCP-Protocol-Version` is treated as this version (stateless server). */
-export const DEFAULT_NEGOTIATED_PROTOCOL_VERSION: ProtocolVersion = '2025-03-26';
-/** Served by dual-era clients' probe; answered with a non-modern error so they fall back to `initialize`. */
-export const UNSERVED_MODERN_PROTOCOL_VERSION = '2026-07-28';
+export const DEFAULT_NEGOTIATED_PROTOCOL_VERSION: LegacyProtocolVersion = '2025-03-26';
 
-export function isSupportedProtocolVersion(value: unknown): value is ProtocolVersion {
+export function isSupportedProtocolVersion(value: unknown): value is LegacyProtocolVersion {
   return (SUPPORTED_PROTOCOL_VERSIONS as readonly unknown[]).includes(value);
 }
 
@@ -35,7 +43,7 @@ export interface JsonRpcError {
  * used with 202). Bodies are strings so cached fragments (tools/list) are reused without re-serialising.
  */
 export interface McpHttpResult {
-  status: 200 | 202 | 400;
+  status: 200 | 202 | 400 | 404;
   body: string | null;
 }
 

@@ -29,7 +29,7 @@ describe('server card', () => {
     expect(SERVER_CARD_DESCRIPTION.length).toBeGreaterThan(0);
     expect(card.description.length).toBeLessThanOrEqual(100);
     expect(card.authentication).toEqual({ required: true, schemes: ['bearer'] });
-    expect(card.supportedProtocolVersions).toEqual(['2025-11-25', '2025-06-18', '2025-03-26']);
+    expect(card.supportedProtocolVersions).toEqual(['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26']);
   });
 
   it('declares the endpoint template with its workspace_id variable and headers', () => {

@@ -6,7 +6,7 @@
 import { CATALOG } from './catalog.js';
 import { SERVER_TITLE } from './context.js';
 import { AVAILABLE_PROMPTS, promptDescriptor } from './prompts.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
+import { SERVED_PROTOCOL_VERSIONS } from './protocol.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
 import { describeTemplate, type ResourceAnnotations } from './resources.js';
 import { TOOLSET_DESCRIPTIONS, TOOLSETS } from './schemas.js';
@@ -95,7 +95,7 @@ const HEADERS: readonly ServerCardHeader[] = [
 
 export function buildServerCard(options: { publicBaseUrl?: string; version: string }): ServerCard {
   const base = (options.publicBaseUrl ?? SERVER_CARD_DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const versions = [...SUPPORTED_PROTOCOL_VERSIONS];
+  const versions = [...SERVED_PROTOCOL_VERSIONS];
   return {
     $schema: SERVER_CARD_SCHEMA,
     name: SERVER_CARD_NAME,

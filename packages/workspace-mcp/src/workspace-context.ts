@@ -6,7 +6,7 @@ import { DOCS_META } from './docs/meta.js';
 import { LIMITS } from './limits.js';
 import type { Narrowing } from './narrowing.js';
 import { evaluateTool } from './policy.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol.js';
+import { SERVED_PROTOCOL_VERSIONS } from './protocol.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result.js';
 import {
   type Blocker,
@@ -104,7 +104,7 @@ export async function buildWorkspaceContext(ctx: ToolContext): Promise<Workspace
       ...(req.limits ?? {}),
     },
     docs: DOCS_META.map((d) => ({ uri: d.uri, title: d.title })),
-    protocol: { version: ctx.protocolVersion, supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS] },
+    protocol: { version: ctx.protocolVersion, supportedVersions: [...SERVED_PROTOCOL_VERSIONS] },
     server: { name: SERVER_NAME, title: SERVER_TITLE, version: ctx.serverVersion },
   };
 }

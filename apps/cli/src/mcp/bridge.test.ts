@@ -143,6 +143,28 @@ describe('stdio bridge: the happy path', () => {
     expect(b.logs).toEqual([]);
   });
 
+  it('sends the 2026-07-28 headers implied by a request envelope, with no initialize before it', async () => {
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const b = bridgeFor();
+    b.send({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: meta } });
+    await b.waitFor(1);
+    b.send({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'flowgate://ü', _meta: meta } });
+    await b.end();
+    expect(up.requests[0]?.headers).toMatchObject({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'server/discover',
+    });
+    expect(up.requests[0]?.headers['mcp-name']).toBeUndefined();
+    expect(up.requests[1]?.headers).toMatchObject({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'resources/read',
+      'mcp-name': `=?base64?${Buffer.from('flowgate://ü').toString('base64')}?=`,
+    });
+  });
+
   it('prints nothing for notifications (202) and for client responses', async () => {
     const b = bridgeFor();
     b.send({ jsonrpc: '2.0', method: 'notifications/initialized' });

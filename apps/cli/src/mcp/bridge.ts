@@ -3,6 +3,7 @@
  * batch) posted as is; every answer is written back as exactly one line. Requests run concurrently up to a
  * bound, and reading pauses at the bound, so a flood of input cannot pile up unbounded work.
  */
+import { modernRequestHeaders } from '@flowgate/workspace-mcp';
 import { scrub, scrubDiagnostic } from './credentials.js';
 import { type LineEvent, LineSplitter } from './lines.js';
 import {
@@ -154,13 +155,16 @@ export class StdioBridge {
     if (isInitialize) this.userAgent = userAgentFrom(single?.params) ?? this.userAgent;
     const method = typeof single?.method === 'string' ? single.method : 'batch';
 
+    // A 2026-07-28 request names its version in _meta and must repeat it, its method and name in headers.
+    const modern = modernRequestHeaders(single);
     let answer: UpstreamAnswer;
     try {
       // initialize negotiates the version, so it carries none; everything after carries the negotiated one.
       answer = await postMcp(
         { ...this.target, ...(this.userAgent ? { userAgent: this.userAgent } : {}) },
         text,
-        isInitialize ? null : this.protocolVersion,
+        isInitialize || modern ? null : this.protocolVersion,
+        modern ?? {},
       );
     } catch (error) {
       const failure =

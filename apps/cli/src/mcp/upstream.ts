@@ -43,6 +43,7 @@ export async function postMcp(
   target: UpstreamTarget,
   body: string,
   protocolVersion: string | null,
+  extraHeaders: Readonly<Record<string, string>> = {},
 ): Promise<UpstreamAnswer> {
   const headers: Record<string, string> = {
     authorization: `Bearer ${target.token}`,
@@ -51,6 +52,7 @@ export async function postMcp(
     ...target.headers,
   };
   if (protocolVersion) headers['mcp-protocol-version'] = protocolVersion;
+  Object.assign(headers, extraHeaders);
   if (target.userAgent) headers['user-agent'] = target.userAgent;
   const controller = new AbortController();
   let timedOut = false;

@@ -158,6 +158,8 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         workspace,
         surface,
         protocolVersionHeader: c.req.header('mcp-protocol-version') ?? tokenProtocolVersion,
+        mcpMethodHeader: c.req.header('mcp-method') ?? null,
+        mcpNameHeader: c.req.header('mcp-name') ?? null,
         clientInfo,
         onInitialize: (info) => {
           initialized = info;

@@ -1,4 +1,4 @@
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol.js';
+import { MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../protocol.js';
 import type { DocRenderOptions } from './render-options.js';
 import { capabilityGroupTable, promptList, resourceTable, toolsetTable, toolTable } from './tables.js';
 
@@ -59,7 +59,10 @@ small, fixed set of intent-shaped tools — not one tool per flow — plus these
   token in a URL, a tool argument or flow input.
 - Protocol versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. \`initialize\` answers with your requested version when
   supported, else the latest. Send \`MCP-Protocol-Version\` on every later request (absent = 2025-03-26). JSON-RPC batches
-  are accepted only under 2025-03-26.
+  are accepted only under 2025-03-26. ${MODERN_PROTOCOL_VERSION} needs no \`initialize\`: every request carries
+  \`_meta\` with \`io.modelcontextprotocol/protocolVersion\` and \`io.modelcontextprotocol/clientCapabilities\`, plus the
+  \`MCP-Protocol-Version\`, \`Mcp-Method\` and (tools/call, prompts/get, resources/read) \`Mcp-Name\` headers;
+  \`server/discover\` lists what is served.
 - Capabilities: tools, resources, prompts. Nothing is pushed (no listChanged, no subscriptions): lists change only
   when your token, narrowing or the workspace policy changes, so list again after changing them.
 

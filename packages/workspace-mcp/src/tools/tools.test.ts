@@ -173,7 +173,7 @@ describe('get_workspace_context', () => {
     ]);
     expect(out.protocol).toEqual({
       version: '2025-06-18',
-      supportedVersions: ['2025-11-25', '2025-06-18', '2025-03-26'],
+      supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
     });
     expect(out.server).toEqual({
       name: 'flowgate-workspace-mcp',
