@@ -1,3 +1,4 @@
+import { schema } from '@flowgate/db';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   createTaskSessionFromClient,
@@ -6,6 +7,7 @@ import {
   type TaskEnabledSession,
 } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as asTaskId, type TaskId } from '@modelcontextprotocol/ext-tasks/core';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO } from './support/clients.js';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -31,6 +33,11 @@ const NAP = `{:slug :nap
              _ (flow/step :sleep :nap {:duration-ms (:ms input)})]
          {:slept (:ms input)})}`;
 
+const BREAKS = `{:slug :breaks
+ :invocations {:default {:inputs [{:name :n :type :integer :required true}]}}
+ :interfaces {:mcp [{:tool-name "break_it" :invocation :default}]}
+ :flow (flow/step :function :divide {:code (fn [x] (/ 1 (- (:n x) (:n x)))) :input (flow/input)})}`;
+
 const GREET = `{:slug :greet
  :invocations {:default {:inputs [{:name :name :type :string :required true}]}}
  :interfaces {:mcp [{:tool-name "greet_person" :invocation :default}]}
@@ -48,6 +55,7 @@ beforeAll(async () => {
   await gw.createWorkspace(OTHER);
   await installFlow(gw, WS, 'nap', NAP);
   await installFlow(gw, WS, 'greet', GREET);
+  await installFlow(gw, WS, 'breaks', BREAKS);
   await installFlow(gw, OTHER, 'nap', NAP);
   key = await gw.mintKey(WS, ['workspace.full'], 'tasks');
   otherKey = await gw.mintKey(OTHER, ['workspace.full'], 'tasks-other');
@@ -335,6 +343,60 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
     } finally {
       await peer.close();
       await other.close();
+      await close();
+    }
+  });
+
+  it('settles a failing run as a failed task, with the run error', async () => {
+    const { session, close } = await connect(generation, url(), key.apiKey);
+    try {
+      const execution = await session.callTool(
+        'call_flow_tool',
+        { flow_slug: 'breaks', tool_name: 'break_it', input: { n: 3 } },
+        { task: { preference: 'prefer' } },
+      );
+      const taskId = taskOf(execution);
+      const { outcome } = await execution.settle();
+      expect(outcome.status).toBe('failed');
+      const view = await session.task(taskId).snapshot();
+      expect(view.status).toBe('failed');
+      expect(view.statusMessage).toBeTruthy();
+      if (generation === 'v2') {
+        // The extension carries the outcome in tasks/get: an error for a failed task, with the run in its data.
+        const raw = view.raw as { error?: { code: number; data?: { status?: string } } };
+        expect(raw.error?.code).toBe(-32603);
+        expect(raw.error?.data?.status).toBe('failed');
+      }
+    } finally {
+      await close();
+    }
+  });
+
+  it('expires a task by its TTL without deleting the run', async () => {
+    const { session, close } = await connect(generation, url(), key.apiKey);
+    try {
+      const execution = await session.callTool('call_flow_tool', callArgs(100), {
+        task: { preference: 'prefer' },
+      });
+      const taskId = taskOf(execution);
+      const { outcome } = await execution.settle();
+      expect(outcome.status).toBe('completed');
+      if (outcome.status !== 'completed') return;
+      const runId = (outcome.result as unknown as { structuredContent: { run: { runId: string } } })
+        .structuredContent.run.runId;
+      // The default TTL is a day: move the run's creation two days back instead of waiting.
+      await gw.db.db
+        .update(schema.runs)
+        .set({ createdAt: sql`now() - interval '2 days'` })
+        .where(eq(schema.runs.id, runId));
+      expect(await rejectionCode(session.task(taskId).snapshot())).toBe(-32602);
+      if (generation === 'v1') {
+        const listed = await session.listTasks();
+        expect(listed.tasks.some((t) => t.taskId === taskId)).toBe(false);
+      }
+      // The run itself is still there.
+      expect(await runStatus(WS, runId)).toBe('completed');
+    } finally {
       await close();
     }
   });
