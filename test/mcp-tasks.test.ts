@@ -1,4 +1,5 @@
 import { schema } from '@flowgate/db';
+import { generateEncryptionKey } from '@flowgate/secrets';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   createTaskSessionFromClient,
@@ -45,12 +46,18 @@ const GREET = `{:slug :greet
 
 type Generation = 'v1' | 'v2';
 
+/** Shared by both replicas: the cursor (and task id) key is derived from it. */
+const ENCRYPTION_KEY = generateEncryptionKey();
+
 let gw: TestGateway;
+/** A second gateway on the same database with no worker: another replica behind the same load balancer. */
+let replica: TestGateway;
 let key: ServiceAccountKey;
 let otherKey: ServiceAccountKey;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ FLOWGATE_WORKER: 'true' });
+  gw = await startTestGateway({ FLOWGATE_WORKER: 'true', FLOWGATE_ENCRYPTION_KEY: ENCRYPTION_KEY });
+  replica = await startTestGateway({ FLOWGATE_ENCRYPTION_KEY: ENCRYPTION_KEY }, { db: gw.db });
   await gw.createWorkspace(WS);
   await gw.createWorkspace(OTHER);
   await installFlow(gw, WS, 'nap', NAP);
@@ -62,6 +69,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await replica?.close();
   await gw?.close();
 });
 
@@ -397,6 +405,36 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
       // The run itself is still there.
       expect(await runStatus(WS, runId)).toBe('completed');
     } finally {
+      await close();
+    }
+  });
+
+  it('is answered by any replica: created on one gateway, settled and cancelled through another', async () => {
+    const { session, close } = await connect(generation, url(), key.apiKey);
+    const elsewhere = await connect(generation, replica.mcpUrl(WS), key.apiKey);
+    try {
+      const execution = await session.callTool('call_flow_tool', callArgs(200), {
+        task: { preference: 'prefer' },
+      });
+      const taskId = taskOf(execution);
+      await execution.detach();
+      // The other replica never saw the call; it settles the task from the run alone.
+      const outcome = await elsewhere.session.task(taskId).result();
+      expect(outcome.status).toBe('completed');
+      const sleeper = await session.callTool('call_flow_tool', callArgs(60_000), {
+        task: { preference: 'prefer' },
+      });
+      const sleeperId = taskOf(sleeper);
+      await sleeper.detach();
+      await elsewhere.session.cancelTask(sleeperId);
+      let status = '';
+      for (let i = 0; i < 50 && status !== 'cancelled'; i++) {
+        status = (await session.task(sleeperId).snapshot()).status;
+        if (status !== 'cancelled') await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe('cancelled');
+    } finally {
+      await elsewhere.close();
       await close();
     }
   });
