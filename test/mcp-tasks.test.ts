@@ -173,6 +173,18 @@ async function runStatus(ws: string, runId: string): Promise<string> {
   return (res.json as { status: string }).status;
 }
 
+/** Waits until one of the workspace's newest runs is parked in its sleep, and returns its id. */
+async function parkedRun(ws: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const page = await gw.admin('GET', `/api/workspaces/${ws}/runs?limit=5`);
+    const runs = (page.json as { items: Array<{ runId: string; status: string }> }).items;
+    const waiting = runs.find((r) => r.status === 'waiting');
+    if (waiting) return waiting.runId;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('no run reached its sleep');
+}
+
 function taskOf(execution: { kind: string; handle?: { taskId: TaskId } }): TaskId {
   expect(execution.kind).toBe('task');
   if (!execution.handle) throw new Error('no task handle');
@@ -302,20 +314,9 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
       });
       const taskId = taskOf(execution);
       // Let it reach its sleep first, so the cancel stops a parked run rather than a queued one.
-      let runId = '';
-      for (let i = 0; i < 100; i++) {
-        const view = await session.task(taskId).snapshot();
-        expect(view.status).toBe('working');
-        const page = await gw.admin('GET', `/api/workspaces/${WS}/runs?limit=5`);
-        const runs = (page.json as { items: Array<{ runId: string; status: string }> }).items;
-        const waiting = runs.find((r) => r.status === 'waiting');
-        if (waiting) {
-          runId = waiting.runId;
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(runId).not.toBe('');
+      expect((await session.task(taskId).snapshot()).status).toBe('working');
+      const runId = await parkedRun(WS);
+      expect((await session.task(taskId).snapshot()).status).toBe('working');
       await session.cancelTask(taskId);
       let status = '';
       for (let i = 0; i < 50 && status !== 'cancelled'; i++) {
@@ -426,6 +427,9 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
       });
       const sleeperId = taskOf(sleeper);
       await sleeper.detach();
+      // Parked first: a run a worker is executing stops at that worker's next lease renewal, which is the run
+      // engine's timing, not the task's.
+      const runId = await parkedRun(WS);
       await elsewhere.session.cancelTask(sleeperId);
       let status = '';
       for (let i = 0; i < 50 && status !== 'cancelled'; i++) {
@@ -433,6 +437,7 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
         if (status !== 'cancelled') await new Promise((r) => setTimeout(r, 100));
       }
       expect(status).toBe('cancelled');
+      expect(await runStatus(WS, runId)).toBe('cancelled');
     } finally {
       await elsewhere.close();
       await close();
