@@ -72,6 +72,7 @@ import {
   sealTaskId,
   settlingTool,
   TASK_RESULT_MAX_WAIT_MS,
+  TASKS_CAPABILITY_V1,
   TASKS_EXTENSION_ID,
   TASKS_PAGE_SIZE,
   type TaskGeneration,
@@ -367,9 +368,6 @@ function capabilitiesOf(ctx: McpRequestContext): Record<string, unknown> {
 function tasksAvailable(surface: McpSurface, ctx: McpRequestContext): boolean {
   return surface.tools.some((t) => t.task !== undefined && evaluateTool(t, ctx).visible);
 }
-
-/** 2025-11-25: the experimental Tasks capability (list, cancel, task-augmented tools/call). */
-const TASKS_CAPABILITY_V1 = Object.freeze({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
 
 /**
  * One request under 2026-07-28: the envelope (already validated with the headers) gives the version and the

@@ -22,6 +22,9 @@ export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
 /** 2025-11-25: where `tasks/result` names the task its result belongs to. */
 export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
 
+/** 2025-11-25: the experimental Tasks capability (list, cancel, task-augmented tools/call). */
+export const TASKS_CAPABILITY_V1 = Object.freeze({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 /** Which Tasks generation a request speaks: v1 = 2025-11-25 experimental, v2 = the 2026-07-28 extension. */
 export type TaskGeneration = 'v1' | 'v2';
