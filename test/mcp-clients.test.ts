@@ -74,7 +74,13 @@ describe.each(CLIENT_FLAVOURS)('%s client', (flavour) => {
   it('connects with a bearer key and negotiates the latest version without listChanged or subscribe', async () => {
     const s = await open({ token: full.apiKey });
     expect(s.protocolVersion()).toBe(LATEST_PROTOCOL_VERSION);
-    expect(s.serverCapabilities()).toEqual({ tools: {}, resources: {}, prompts: {} });
+    // This key can run flows, so 2025-11-25 also offers Tasks (runs as tasks; mcp-tasks.test.ts).
+    expect(s.serverCapabilities()).toEqual({
+      tools: {},
+      resources: {},
+      prompts: {},
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    });
   });
 
   it('lists exactly the tools the key allows', async () => {

@@ -144,7 +144,11 @@ describe.each(['pin', 'auto'] as const)('SDK v2 client, versionNegotiation %s', 
     const { client } = await v2(flowUrl, mode);
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe(V);
-      expect(client.getServerCapabilities()).toEqual({ tools: {} });
+      // Its direct tool starts runs, so the Tasks extension is offered here too.
+      expect(client.getServerCapabilities()).toEqual({
+        tools: {},
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
+      });
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('greet_person');
       const result = await client.callTool({ name: 'greet_person', arguments: { name: 'Ada' } });
       expect(result.isError).toBeFalsy();

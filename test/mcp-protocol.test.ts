@@ -94,7 +94,17 @@ describe('initialize and version negotiation', () => {
     expect(body.id).toBe(1);
     expect(body.result?.protocolVersion).toBe(version);
     // Nothing can be pushed, so no listChanged or subscribe.
-    expect(body.result?.capabilities).toEqual({ tools: {}, resources: {}, prompts: {} });
+    // Tasks exist from 2025-11-25 on and are offered to a key that can run flows (this one can).
+    expect(body.result?.capabilities).toEqual(
+      version === '2025-11-25'
+        ? {
+            tools: {},
+            resources: {},
+            prompts: {},
+            tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+          }
+        : { tools: {}, resources: {}, prompts: {} },
+    );
     const serverInfo = body.result?.serverInfo as Record<string, unknown>;
     expect(serverInfo.name).toBe('flowgate-workspace-mcp');
     // Implementation.title exists from 2025-06-18 on.

@@ -76,6 +76,7 @@ describe('catalog', () => {
       inputSchema: tool.inputSchema,
       outputSchema: tool.outputSchema,
       annotations: publishAnnotations(tool.annotations),
+      ...(tool.task ? { execution: { taskSupport: 'optional' } } : {}),
     });
     // Published hints are the ones that differ from the protocol's defaults; a client reads the rest as defaults.
     const defaults = {

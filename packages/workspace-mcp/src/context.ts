@@ -37,9 +37,12 @@ export interface ClientInfo {
   version: string | null;
 }
 
-/** One audited operation: every tools/call, resources/read and prompts/get. */
+/**
+ * One audited operation: every tools/call, resources/read and prompts/get; a task-augmented tools/call is recorded as
+ * `tasks/create` and a `tasks/cancel` as such, both with the run.
+ */
 export interface McpAuditEntry {
-  kind: 'tools/call' | 'resources/read' | 'prompts/get';
+  kind: 'tools/call' | 'tasks/create' | 'tasks/cancel' | 'resources/read' | 'prompts/get';
   /** Tool name, resource URI or prompt name as requested (bounded). */
   action: string;
   /** Redacted. */

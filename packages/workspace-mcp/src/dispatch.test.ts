@@ -67,7 +67,16 @@ describe('initialize', () => {
     expect(status).toBe(200);
     expect(body.result).toEqual({
       protocolVersion: version,
-      capabilities: { tools: {}, resources: {}, prompts: {} },
+      // Experimental Tasks (2025-11-25 only) for a caller who can run flows, as this one can.
+      capabilities:
+        version === '2025-11-25'
+          ? {
+              tools: {},
+              resources: {},
+              prompts: {},
+              tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+            }
+          : { tools: {}, resources: {}, prompts: {} },
       serverInfo:
         version === '2025-03-26'
           ? { name: 'flowgate-workspace-mcp', version: '0.1.0' }
@@ -293,6 +302,10 @@ describe('JSON-RPC envelope', () => {
         'resources/list',
         'resources/read',
         'resources/templates/list',
+        'tasks/cancel',
+        'tasks/get',
+        'tasks/list',
+        'tasks/result',
         'tools/call',
         'tools/list',
       ].sort(),

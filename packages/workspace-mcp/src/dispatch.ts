@@ -3,6 +3,7 @@
  * work for tools/list is the policy evaluation; the serialised list is cached per visible set.
  */
 import { isAppError, zodIssues } from '@flowgate/core';
+import type { RunRecord } from '@flowgate/workspace';
 import { auditPreview, auditText, storableText } from './audit-preview.js';
 import { CATALOG_TOOLS } from './catalog.js';
 import {
@@ -15,7 +16,7 @@ import {
   SERVER_TITLE,
   type ToolContext,
 } from './context.js';
-import { createCursorCodec, paginate } from './cursor.js';
+import { type CursorCodec, createCursorCodec, paginate } from './cursor.js';
 import { LIMITS } from './limits.js';
 import {
   classifyMessage,
@@ -60,6 +61,27 @@ import {
 } from './result.js';
 import type { Blocker, ToolErrorContent } from './schemas.js';
 import { type McpSurface, WORKSPACE_SURFACE } from './surface.js';
+import {
+  DEFAULT_TASK_TTL_MS,
+  declaresTasksExtension,
+  grantedTtl,
+  isExpired,
+  isTerminal,
+  openTaskId,
+  RELATED_TASK_META,
+  sealTaskId,
+  settlingTool,
+  TASK_RESULT_MAX_WAIT_MS,
+  TASKS_CAPABILITY_V1,
+  TASKS_EXTENSION_ID,
+  TASKS_PAGE_SIZE,
+  type TaskGeneration,
+  taskCodec,
+  taskStatusOf,
+  taskV1,
+  taskV2,
+  waitForEnd,
+} from './tasks.js';
 import { type AnyToolDefinition, InvalidArguments, ToolFailure, type ToolOutcome } from './tool.js';
 
 /** Batches larger than this are refused as a whole (bounded work per HTTP request). */
@@ -75,6 +97,13 @@ type Params = Record<string, unknown>;
 interface Scope extends ToolContext {
   readonly clientInfo: ClientInfo | null;
   readonly surface: McpSurface;
+  /**
+   * The Tasks generation this request speaks (null: none), and whether it asks for tasks on run-starting tools
+   * (2026-07-28: the extension declared in the request's envelope; 2025-11-25 asks per call with `params.task`).
+   */
+  readonly tasks: { generation: TaskGeneration; declared: boolean } | null;
+  /** Seals and opens task ids and tasks/list cursors (bound to workspace and principal). */
+  readonly taskIds: CursorCodec;
 }
 
 /** A method result that is already serialised JSON. */
@@ -127,8 +156,18 @@ function makeScope(
   ctx: McpRequestContext,
   version: ProtocolVersion,
   clientInfo: ClientInfo | null = ctx.clientInfo ?? null,
+  envelope: ModernEnvelope | null = null,
 ): Scope {
+  // Experimental Tasks arrived with 2025-11-25; 2026-07-28 carries them as an extension.
+  const tasks =
+    version === MODERN_PROTOCOL_VERSION
+      ? { generation: 'v2' as const, declared: declaresTasksExtension(envelope?.clientCapabilities) }
+      : version === '2025-11-25'
+        ? { generation: 'v1' as const, declared: false }
+        : null;
   return {
+    tasks,
+    taskIds: taskCodec(ctx.workspaceId, ctx.principal, ctx.cursorKey),
     request: ctx,
     workspace: ctx.workspace,
     catalog: CATALOG_TOOLS,
@@ -273,7 +312,9 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   const surface = ctx.surface ?? WORKSPACE_SURFACE;
   const served =
     (surface.servesResources || !method.startsWith('resources/')) &&
-    (surface.servesPrompts || !method.startsWith('prompts/'));
+    (surface.servesPrompts || !method.startsWith('prompts/')) &&
+    // Tasks exist from 2025-11-25 on, and only where the capability is advertised.
+    (!method.startsWith('tasks/') || (version === '2025-11-25' && tasksAvailable(surface, ctx)));
   const handler = served ? METHODS.get(method) : undefined;
   if (!handler)
     return fail(200, requestId, {
@@ -308,16 +349,24 @@ const MODERN_METHODS: ReadonlySet<string> = new Set([
   'resources/read',
   'prompts/list',
   'prompts/get',
+  // The Tasks extension's methods (tasks/list and tasks/result are not part of it: results come with tasks/get).
+  'tasks/get',
+  'tasks/cancel',
 ]);
 
 function serverIdentity(ctx: McpRequestContext) {
   return { name: SERVER_NAME, title: SERVER_TITLE, version: ctx.serverVersion ?? DEFAULT_SERVER_VERSION };
 }
 
-function capabilitiesOf(ctx: McpRequestContext) {
-  return (ctx.surface ?? WORKSPACE_SURFACE).servesResources
-    ? WORKSPACE_CAPABILITIES
-    : TOOLS_ONLY_CAPABILITIES;
+function capabilitiesOf(ctx: McpRequestContext): Record<string, unknown> {
+  const surface = ctx.surface ?? WORKSPACE_SURFACE;
+  const base = surface.servesResources ? WORKSPACE_CAPABILITIES : TOOLS_ONLY_CAPABILITIES;
+  return tasksAvailable(surface, ctx) ? { ...base, extensions: { [TASKS_EXTENSION_ID]: {} } } : base;
+}
+
+/** Tasks are offered only where the caller can call a run-starting tool (flows.run, policy and narrowing). */
+function tasksAvailable(surface: McpSurface, ctx: McpRequestContext): boolean {
+  return surface.tools.some((t) => t.task !== undefined && evaluateTool(t, ctx).visible);
 }
 
 /**
@@ -344,7 +393,8 @@ async function handleModern(
   const served =
     MODERN_METHODS.has(method) &&
     (surface.servesResources || !method.startsWith('resources/')) &&
-    (surface.servesPrompts || !method.startsWith('prompts/'));
+    (surface.servesPrompts || !method.startsWith('prompts/')) &&
+    (!method.startsWith('tasks/') || tasksAvailable(surface, ctx));
   const handler = served ? METHODS.get(method) : undefined;
   // 2026-07-28 answers an unknown (or removed: initialize, ping) method with HTTP 404; 2025 keeps 200.
   if (!handler)
@@ -357,7 +407,7 @@ async function handleModern(
     };
   const clientInfo = envelope?.clientInfo ?? ctx.clientInfo ?? null;
   try {
-    const result = await handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo));
+    const result = await handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope));
     return {
       status: 200,
       json:
@@ -403,11 +453,14 @@ function initialize(params: Params, ctx: McpRequestContext): unknown {
     negotiated === '2025-03-26'
       ? { name: SERVER_NAME, version }
       : { name: SERVER_NAME, title: SERVER_TITLE, version };
+  const surface = ctx.surface ?? WORKSPACE_SURFACE;
+  const base = surface.servesResources ? WORKSPACE_CAPABILITIES : TOOLS_ONLY_CAPABILITIES;
   return {
     protocolVersion: negotiated,
-    capabilities: (ctx.surface ?? WORKSPACE_SURFACE).servesResources
-      ? WORKSPACE_CAPABILITIES
-      : TOOLS_ONLY_CAPABILITIES,
+    capabilities:
+      negotiated === '2025-11-25' && tasksAvailable(surface, ctx)
+        ? { ...base, tasks: TASKS_CAPABILITY_V1 }
+        : base,
     serverInfo,
     instructions: (ctx.surface ?? WORKSPACE_SURFACE).instructions(ctx.workspaceId),
   };
@@ -495,7 +548,8 @@ function invalidArgumentsResult(tool: string, issues: { path: string; message: s
 
 /** The verdict of one call: what the client gets, and what the audit records. */
 interface CallVerdict {
-  result: CallToolResult;
+  /** A CallToolResult, or for a task-augmented call the created task. */
+  result: CallToolResult | Record<string, unknown>;
   outcome: McpAuditEntry['outcome'];
   errorCode: string | null;
   blockers: Blocker[] | null;
@@ -507,13 +561,27 @@ function failed(result: CallToolResult, errorCode: string): CallVerdict {
   return { result, outcome: 'error', errorCode, blockers: null, runId: null, resourceUris: [] };
 }
 
-/** Runs a visible tool's handler and turns every expected failure into an `isError` result. */
-async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Promise<CallVerdict> {
+/** A task-augmented call: the TTL the task gets. */
+interface TaskRequest {
+  ttlMs: number;
+}
+
+/**
+ * Runs a visible tool's handler and turns every expected failure into an `isError` result. With `task`, the tool's
+ * task support starts the run and the answer is the task; failures before the start are answered as without it.
+ */
+async function runTool(
+  tool: AnyToolDefinition,
+  args: unknown,
+  scope: Scope,
+  task: TaskRequest | null = null,
+): Promise<CallVerdict> {
   const parsed = tool.input.safeParse(args);
   if (!parsed.success)
     return failed(invalidArgumentsResult(tool.name, zodIssues(parsed.error)), 'invalid_arguments');
   let outcome: ToolOutcome<unknown>;
   try {
+    if (task && tool.task) return await createTask(tool, parsed.data, scope, task);
     outcome = await tool.handler(parsed.data, scope);
   } catch (error) {
     if (error instanceof InvalidArguments) {
@@ -542,6 +610,11 @@ async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Pr
     }
     throw error;
   }
+  return finishOutcome(tool, outcome, scope);
+}
+
+/** Turns a handler's outcome into the bounded CallToolResult (result.ts): the one path every tool answer takes. */
+function finishOutcome(tool: AnyToolDefinition, outcome: ToolOutcome<unknown>, scope: Scope): CallVerdict {
   // Clients validate structuredContent against the advertised schema; never send what would fail there.
   const checked = tool.output.safeParse(outcome.output);
   if (!checked.success) {
@@ -572,7 +645,31 @@ async function runTool(tool: AnyToolDefinition, args: unknown, scope: Scope): Pr
   };
 }
 
-async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
+/** Whether this call asks for a task: 2025-11-25 per call (`params.task`), 2026-07-28 by the declared extension. */
+function taskRequest(params: Params, scope: Scope): TaskRequest | null {
+  if (scope.tasks === null) return null;
+  if (scope.tasks.generation === 'v2') return scope.tasks.declared ? { ttlMs: DEFAULT_TASK_TTL_MS } : null;
+  return isPlainObject(params.task) ? { ttlMs: grantedTtl(params.task.ttl) } : null;
+}
+
+async function createTask(
+  tool: AnyToolDefinition,
+  args: unknown,
+  scope: Scope,
+  request: TaskRequest,
+): Promise<CallVerdict> {
+  const support = tool.task;
+  if (!support) throw new Error(`${tool.name} has no task support`);
+  const { run, created } = await support.start(args, scope);
+  const taskId = sealTaskId(scope.taskIds, { runId: run.id, ttlMs: request.ttlMs, created });
+  const result =
+    scope.tasks?.generation === 'v2'
+      ? { ...taskV2(taskId, run, request.ttlMs), resultType: 'task' }
+      : { task: taskV1(taskId, run, request.ttlMs) };
+  return { result, outcome: 'ok', errorCode: null, blockers: null, runId: run.id, resourceUris: [] };
+}
+
+async function callTool(params: Params, scope: Scope): Promise<CallToolResult | Record<string, unknown>> {
   const start = performance.now();
   const name = params.name;
   if (typeof name !== 'string' || name.length === 0) throw invalidParams('params.name must be a tool name');
@@ -580,6 +677,8 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
   // Every call is audited exactly once, here, whatever happens below.
   let verdict: CallVerdict | null = null;
   let errorCode = 'internal_error';
+  const task = taskRequest(params, scope);
+  let asTask = false;
   try {
     const tool = scope.surface.find(name);
     if (!tool) {
@@ -587,8 +686,10 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
       throw invalidParams(`Unknown tool: ${truncate(name, 128)}`, { tool: truncate(name, 128) });
     }
     const evaluation = evaluateTool(tool, scope.request);
+    // A tool without task support is answered as usual (it never advertised `execution.taskSupport`).
+    asTask = task !== null && tool.task !== undefined;
     verdict = evaluation.visible
-      ? await runTool(tool, args, scope)
+      ? await runTool(tool, args, scope, asTask ? task : null)
       : {
           result: blockedResult(tool.name, evaluation.blockers),
           outcome: 'blocked',
@@ -600,7 +701,8 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
     return verdict.result;
   } finally {
     audit(scope, {
-      kind: 'tools/call',
+      // A task-augmented call is the task's creation: its own kind, with the run it started.
+      kind: asTask ? 'tasks/create' : 'tools/call',
       action: auditText(name, 128),
       // Bounded before anything else touches the unvalidated arguments (redaction is not linear on hostile text).
       arguments: auditPreview(args),
@@ -610,6 +712,158 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult> {
       blockers: verdict?.blockers ?? null,
       resourceUris: verdict?.resourceUris ?? [],
       runId: verdict?.runId ?? null,
+      durationMs: elapsed(start),
+    });
+  }
+}
+
+// ---- tasks (tasks.ts) -----------------------------------------------------------------------------------
+
+interface LoadedTask {
+  taskId: string;
+  ttlMs: number;
+  created: boolean;
+  run: RunRecord;
+  tool: AnyToolDefinition;
+}
+
+function taskNotFound(taskId: unknown): JsonRpcFailure {
+  return invalidParams(
+    'Task not found',
+    typeof taskId === 'string' ? { taskId: truncate(taskId, 300) } : undefined,
+  );
+}
+
+/** The task a request names; expired, foreign, forged and unknown ids all answer the same "not found". */
+async function loadTask(params: Params, scope: Scope): Promise<LoadedTask> {
+  const taskId = params.taskId;
+  if (typeof taskId !== 'string' || taskId.length === 0)
+    throw invalidParams('params.taskId must be a task id');
+  const ref = openTaskId(scope.taskIds, taskId);
+  if (!ref) throw taskNotFound(taskId);
+  const run = await scope.workspace.runs.get(ref.runId);
+  if (!run || isExpired(run, ref.ttlMs, Date.now())) throw taskNotFound(taskId);
+  const tool = settlingTool(scope.surface, run);
+  if (!tool) throw taskNotFound(taskId);
+  return { taskId, ttlMs: ref.ttlMs, created: ref.created, run, tool };
+}
+
+/** The final answer of a task: the bounded CallToolResult its tool gives for the run as it is now. */
+async function settledResult(
+  task: LoadedTask,
+  scope: Scope,
+): Promise<CallToolResult | Record<string, unknown>> {
+  const support = task.tool.task;
+  if (!support) throw new Error(`${task.tool.name} has no task support`);
+  return finishOutcome(task.tool, await support.settle(task.run, task.created, scope), scope).result;
+}
+
+async function getTask(params: Params, scope: Scope): Promise<unknown> {
+  const task = await loadTask(params, scope);
+  if (scope.tasks?.generation !== 'v2') return taskV1(task.taskId, task.run, task.ttlMs);
+  // 2026-07-28: the outcome comes with the task once it is final (there is no tasks/result).
+  const base = taskV2(task.taskId, task.run, task.ttlMs);
+  const status = taskStatusOf(task.run.status);
+  if (status === 'completed')
+    return { ...base, result: { resultType: 'complete', ...(await settledResult(task, scope)) } };
+  if (status === 'failed') {
+    const error = task.run.error ?? { code: task.run.status, message: `run ${task.run.status}` };
+    return {
+      ...base,
+      error: {
+        code: JSONRPC_INTERNAL_ERROR,
+        message: `Run ${task.run.id} ${task.run.status}: ${error.message}`,
+        data: { runId: task.run.id, status: task.run.status, error },
+      },
+    };
+  }
+  return base;
+}
+
+/** 2025-11-25 tasks/result: waits (bounded) for the end, then the tool's own result for the run. */
+async function taskResult(params: Params, scope: Scope): Promise<unknown> {
+  const task = await loadTask(params, scope);
+  const run = await waitForEnd(scope, task.run, TASK_RESULT_MAX_WAIT_MS);
+  if (!isTerminal(taskStatusOf(run.status)))
+    // Never held past the bound: the client polls tasks/get and asks again.
+    throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, 'Task is still working; poll tasks/get and ask again', {
+      taskId: task.taskId,
+      status: 'working',
+    });
+  const result = await settledResult({ ...task, run }, scope);
+  return { ...result, _meta: { [RELATED_TASK_META]: { taskId: task.taskId } } };
+}
+
+const TASKS_LIST_KIND = 'tasks/list';
+
+/** The caller's own runs in this workspace (this flow's, on a per-flow endpoint), newest first, unexpired. */
+async function listTasks(params: Params, scope: Scope): Promise<unknown> {
+  let after: string | null = null;
+  if (params.cursor !== undefined) {
+    const position = scope.taskIds.open(TASKS_LIST_KIND, params.cursor);
+    if (typeof position !== 'string') throw invalidParams('Invalid cursor');
+    after = position;
+  }
+  let page: Awaited<ReturnType<typeof scope.workspace.runs.list>>;
+  try {
+    page = await scope.workspace.runs.list({
+      limit: TASKS_PAGE_SIZE,
+      after,
+      status: null,
+      flowSlug: scope.surface.flowSlug,
+      mine: true,
+    });
+  } catch (error) {
+    if (isAppError(error) && error.code === 'invalid_cursor') throw invalidParams('Invalid cursor');
+    throw error;
+  }
+  const now = Date.now();
+  // Newest first: the first expired run ends the list (every later one is older).
+  const live = page.items.filter((run) => !isExpired(run, DEFAULT_TASK_TTL_MS, now));
+  const tasks = live
+    .filter((run) => settlingTool(scope.surface, run) !== null)
+    .map((run) =>
+      taskV1(
+        sealTaskId(scope.taskIds, { runId: run.id, ttlMs: DEFAULT_TASK_TTL_MS, created: true }),
+        run,
+        DEFAULT_TASK_TTL_MS,
+      ),
+    );
+  const more = page.nextAfter !== null && live.length === page.items.length;
+  return more
+    ? { tasks, nextCursor: scope.taskIds.seal(TASKS_LIST_KIND, page.nextAfter as string) }
+    : { tasks };
+}
+
+async function cancelTask(params: Params, scope: Scope): Promise<unknown> {
+  const start = performance.now();
+  let runId: string | null = null;
+  let errorCode: string | null = 'internal_error';
+  try {
+    const task = await loadTask(params, scope).catch((error: unknown) => {
+      errorCode = 'not_found';
+      throw error;
+    });
+    runId = task.run.id;
+    const status = taskStatusOf(task.run.status);
+    if (isTerminal(status)) {
+      errorCode = 'task_terminal';
+      throw invalidParams(`Cannot cancel a task that is already ${status}`, { taskId: task.taskId, status });
+    }
+    const run = (await scope.workspace.runs.cancel(task.run.id)) ?? task.run;
+    errorCode = null;
+    return scope.tasks?.generation === 'v2' ? {} : taskV1(task.taskId, run, task.ttlMs);
+  } finally {
+    audit(scope, {
+      kind: 'tasks/cancel',
+      action: 'tasks/cancel',
+      arguments: auditPreview({ runId }),
+      reason: reasonFrom(params),
+      outcome: errorCode === null ? 'ok' : 'error',
+      errorCode,
+      blockers: null,
+      resourceUris: [],
+      runId,
       durationMs: elapsed(start),
     });
   }
@@ -766,6 +1020,10 @@ const METHODS: ReadonlyMap<string, MethodHandler> = new Map<string, MethodHandle
       ),
   ],
   ['prompts/get', getPrompt],
+  ['tasks/get', getTask],
+  ['tasks/result', taskResult],
+  ['tasks/list', listTasks],
+  ['tasks/cancel', cancelTask],
 ]);
 
 export const SUPPORTED_METHODS: readonly string[] = Object.freeze(['initialize', ...METHODS.keys()]);

@@ -8,10 +8,10 @@
 
 import { isAppError } from '@flowgate/core';
 import { invocationInputSchema } from '@flowgate/flows';
-import { isTrusted, type OpenFlow, trustFor } from '@flowgate/workspace';
+import { isTrusted, type OpenFlow, type RunRecord, type RunResult, trustFor } from '@flowgate/workspace';
 import { z } from 'zod';
 import { TOOL_NAMES } from './catalog.js';
-import { includeInstalled } from './context.js';
+import { includeInstalled, type ToolContext } from './context.js';
 import { publishOutputSchema } from './published-schema.js';
 import { requireRun, resultView, resultViewSchema, runLinks, runView, runViewSchema } from './run-outputs.js';
 import { type McpSurface, surfaceOf } from './surface.js';
@@ -19,6 +19,7 @@ import {
   type AnyToolDefinition,
   type JsonSchemaObject,
   publishAnnotations,
+  TASK_EXECUTION,
   type ToolDescriptor,
   ToolFailure,
 } from './tool.js';
@@ -76,6 +77,30 @@ function directTool(
     inputSchema: schema,
     outputSchema: OUTPUT_JSON,
     annotations: publishAnnotations(annotations),
+    execution: TASK_EXECUTION,
+  };
+  // Shared by the plain call and the task-augmented one (tasks.ts), so both answer the same way.
+  const start = async (args: unknown, ctx: ToolContext) => {
+    try {
+      return await ctx.workspace.runs.start({
+        slug: flow.slug,
+        toolName: iface.toolName,
+        invocation: null,
+        installationId: flow.installation?.id ?? null,
+        target: null,
+        input: args,
+        idempotencyKey: null,
+        includeInstalled: includeInstalled(ctx),
+        allowDraft: false,
+      });
+    } catch (error) {
+      if (isAppError(error) && error.code === 'validation_failed') {
+        throw new ToolFailure('invalid_input', `${error.message}; nothing was started`, {
+          issues: error.issues ?? [],
+        });
+      }
+      throw error;
+    }
   };
   return {
     name: iface.toolName,
@@ -91,42 +116,30 @@ function directTool(
     inputSchema: schema,
     outputSchema: OUTPUT_JSON,
     descriptor,
+    task: { start, settle: async (run, created, ctx) => outcomeFor(run, created, await resultOf(run, ctx)) },
     async handler(args, ctx) {
-      let started: Awaited<ReturnType<typeof ctx.workspace.runs.start>>;
-      try {
-        started = await ctx.workspace.runs.start({
-          slug: flow.slug,
-          toolName: iface.toolName,
-          invocation: null,
-          installationId: flow.installation?.id ?? null,
-          target: null,
-          input: args,
-          idempotencyKey: null,
-          includeInstalled: includeInstalled(ctx),
-          allowDraft: false,
-        });
-      } catch (error) {
-        if (isAppError(error) && error.code === 'validation_failed') {
-          throw new ToolFailure('invalid_input', `${error.message}; nothing was started`, {
-            issues: error.issues ?? [],
-          });
-        }
-        throw error;
-      }
+      const started = await start(args, ctx);
       const waited = await ctx.workspace.runs.wait(started.run.id, FLOW_TOOL_WAIT_MS, started.run);
       const run = waited?.run ?? (await requireRun(ctx.workspace, started.run.id));
-      const value = waited?.result ?? null;
-      return {
-        output: {
-          run: runView(run),
-          created: started.created,
-          result: value ? resultView(value, runResultUri(run.id)) : null,
-        },
-        runId: run.id,
-        resourceUris: [runView(run).resourceUri],
-        content: runLinks(run),
-      };
+      return outcomeFor(run, started.created, waited?.result ?? null);
     },
+  };
+}
+
+async function resultOf(run: RunRecord, ctx: ToolContext): Promise<RunResult | null> {
+  return run.status === 'completed' ? await ctx.workspace.runs.result(run.id) : null;
+}
+
+function outcomeFor(run: RunRecord, created: boolean, value: RunResult | null) {
+  return {
+    output: {
+      run: runView(run),
+      created,
+      result: value ? resultView(value, runResultUri(run.id)) : null,
+    },
+    runId: run.id,
+    resourceUris: [runView(run).resourceUri],
+    content: runLinks(run),
   };
 }
 
@@ -165,6 +178,7 @@ export async function flowSurface(open: OpenFlow): Promise<McpSurface | null> {
     cacheLists: false,
     // One narrowing header set works on both endpoints (e.g. a client config shared by them).
     alsoNarrowable: TOOL_NAMES,
+    flowSlug: slug,
     instructions: (workspaceId) =>
       `Flowgate MCP server for the flow ${slug} of workspace ${workspaceId}: each tool runs one of its interfaces; ` +
       'get_run_status and inspect_run_step follow a run. Ask the user before starting runs.',

@@ -320,7 +320,12 @@ describe('dispatch under 2026-07-28', () => {
       ttlMs: 0,
       cacheScope: 'private',
       supportedVersions: ['2026-07-28'],
-      capabilities: { tools: {}, resources: {}, prompts: {} },
+      capabilities: {
+        tools: {},
+        resources: {},
+        prompts: {},
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
+      },
       serverInfo: SERVER,
       instructions: expect.stringContaining('ws-acme'),
       _meta: { [META_SERVER_INFO]: SERVER },

@@ -111,6 +111,10 @@ const MCP_NAME_SOURCE: ReadonlyMap<string, string> = new Map([
   ['tools/call', 'name'],
   ['prompts/get', 'name'],
   ['resources/read', 'uri'],
+  // The Tasks extension routes task requests by their id.
+  ['tasks/get', 'taskId'],
+  ['tasks/cancel', 'taskId'],
+  ['tasks/update', 'taskId'],
 ]);
 
 const BASE64_PREFIX = '=?base64?';

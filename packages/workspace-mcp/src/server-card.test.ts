@@ -51,6 +51,7 @@ describe('server card', () => {
   it('lists every tool exactly as tools/list describes it', () => {
     expect(card.tools).toEqual(CATALOG.map((t) => t.descriptor));
     for (const t of card.tools) {
+      // `execution` only on the tools that may run as tasks.
       expect(Object.keys(t)).toEqual([
         'name',
         'title',
@@ -58,6 +59,7 @@ describe('server card', () => {
         'inputSchema',
         'outputSchema',
         'annotations',
+        ...(t.name === 'call_flow_tool' ? ['execution'] : []),
       ]);
     }
   });

@@ -10,6 +10,7 @@ import { SERVED_PROTOCOL_VERSIONS } from './protocol.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
 import { describeTemplate, type ResourceAnnotations } from './resources.js';
 import { TOOLSET_DESCRIPTIONS, TOOLSETS } from './schemas.js';
+import { TASKS_CAPABILITY_V1, TASKS_EXTENSION_ID } from './tasks.js';
 import type { ToolDescriptor } from './tool.js';
 
 export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
@@ -45,6 +46,10 @@ export interface ServerCard {
     tools: Record<string, never>;
     resources: Record<string, never>;
     prompts: Record<string, never>;
+    /** 2025-11-25 experimental Tasks, offered to keys that can run flows (tasks.ts). */
+    tasks: typeof TASKS_CAPABILITY_V1;
+    /** 2026-07-28: the Tasks extension, offered to the same keys. */
+    extensions: { [TASKS_EXTENSION_ID]: Record<string, never> };
   };
   toolsets: { name: string; description: string }[];
   tools: ToolDescriptor[];
@@ -118,7 +123,14 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
     ],
     supportedProtocolVersions: [...versions],
     authentication: { required: true, schemes: ['bearer'] },
-    capabilities: { tools: {}, resources: {}, prompts: {} },
+    // Tasks are offered only to keys that can run flows; the tools that take them say so in `execution`.
+    capabilities: {
+      tools: {},
+      resources: {},
+      prompts: {},
+      tasks: TASKS_CAPABILITY_V1,
+      extensions: { [TASKS_EXTENSION_ID]: {} },
+    },
     toolsets: TOOLSETS.map((name) => ({ name, description: TOOLSET_DESCRIPTIONS[name] })),
     tools: CATALOG.map((t) => t.descriptor),
     resources: DIRECT_RESOURCES.map((r) => {

@@ -17,6 +17,8 @@ export interface McpSurface {
   readonly servesResources: boolean;
   readonly servesPrompts: boolean;
   instructions(workspaceId: string): string;
+  /** A per-flow endpoint's flow: its tasks are that flow's runs only (tasks.ts). */
+  readonly flowSlug: string | null;
 }
 
 export function surfaceOf(
@@ -28,6 +30,7 @@ export function surfaceOf(
     cacheLists: boolean;
     /** More names narrowing accepts beyond the served ones (they match nothing here). */
     alsoNarrowable?: readonly string[];
+    flowSlug?: string;
   },
 ): McpSurface {
   const byName = new Map(tools.map((t) => [t.name, t]));
@@ -51,6 +54,7 @@ export function surfaceOf(
     servesResources: options.resources,
     servesPrompts: options.prompts,
     instructions: options.instructions,
+    flowSlug: options.flowSlug ?? null,
   };
 }
 

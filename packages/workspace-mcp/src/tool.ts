@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Capability } from '@flowgate/auth';
+import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
 import type { ToolContext } from './context.js';
 import type { ContentBlock } from './protocol.js';
@@ -33,6 +34,18 @@ export interface ToolDescriptor {
   outputSchema: JsonSchemaObject;
   /** Only the hints that differ from the protocol's defaults (publishAnnotations). */
   annotations: Partial<ToolAnnotations>;
+  /** Only on run-starting tools: they may be called as MCP tasks (tasks.ts); absent means "forbidden". */
+  execution?: { taskSupport: 'optional' };
+}
+
+/**
+ * How a run-starting tool runs as an MCP task (tasks.ts): `start` queues the run without waiting, `settle` answers
+ * for a run exactly as the tool itself would have once it saw the run in that state (same output, links and URIs),
+ * so a task's final result is the tool's own result.
+ */
+export interface TaskSupport<A, O> {
+  start(args: A, ctx: ToolContext): Promise<{ run: RunRecord; created: boolean }>;
+  settle(run: RunRecord, created: boolean, ctx: ToolContext): Promise<ToolOutcome<O>>;
 }
 
 /**
@@ -92,6 +105,8 @@ export interface ToolSpec<N extends string, I extends z.ZodType, O extends z.Zod
   /** Strict object of the success `structuredContent`. */
   output: O;
   annotations: Omit<ToolAnnotations, 'title'>;
+  /** Run-starting tools only: task-augmented calls start the run and answer with a task. */
+  task?: TaskSupport<z.output<I>, z.output<O>>;
 }
 
 export type ToolHandler<I extends z.ZodType, O extends z.ZodType> = (
@@ -118,6 +133,9 @@ export interface ToolDefinition<
 
 // biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of tools; each is checked where it is defined.
 export type AnyToolDefinition = ToolDefinition<string, z.ZodType, any>;
+
+/** The one `execution` a tool descriptor carries (kept minimal: every tools/list costs an agent context). */
+export const TASK_EXECUTION = Object.freeze({ taskSupport: 'optional' as const });
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
@@ -152,6 +170,7 @@ function buildTool<N extends string, I extends z.ZodType, O extends z.ZodType>(
     inputSchema: inputSchema as JsonSchemaObject,
     outputSchema,
     annotations: publishAnnotations(annotations),
+    ...(spec.task ? { execution: TASK_EXECUTION } : {}),
   });
   return Object.freeze({
     ...spec,

@@ -81,6 +81,8 @@ export async function listRuns(
     before?: { createdAt: string; id: string } | undefined;
     status?: RunStatus | undefined;
     flowSlug?: string | undefined;
+    /** Only the runs this principal started (MCP tasks/list shows a caller its own runs). */
+    principal?: { type: string; id: string } | undefined;
   },
 ): Promise<RunListRow[]> {
   const conds = [eq(runs.workspaceId, workspaceId)];
@@ -88,6 +90,8 @@ export async function listRuns(
   if (b) conds.push(sql`(${runs.createdAt}, ${runs.id}) < (${b.createdAt}::timestamptz, ${b.id})`);
   if (page.status) conds.push(eq(runs.status, page.status));
   if (page.flowSlug) conds.push(eq(runs.flowSlug, page.flowSlug));
+  if (page.principal)
+    conds.push(eq(runs.principalType, page.principal.type), eq(runs.principalId, page.principal.id));
   const rows = await db
     .select({ run: runs, createdAtText: sql<string>`${runs.createdAt}::text` })
     .from(runs)

@@ -1,12 +1,67 @@
 import { AppError, isAppError } from '@flowgate/core';
-import type { RunResult } from '@flowgate/workspace';
+import type { RunRecord, RunResult } from '@flowgate/workspace';
 import { z } from 'zod';
 import { flowSlugArg, installationIdArg, targetArg, toolNameArg } from '../args.js';
+import type { ToolContext } from '../context.js';
 import { includeInstalled } from '../context.js';
 import { LIMITS } from '../limits.js';
 import { resultView, resultViewSchema, runLinks, runView, runViewSchema } from '../run-outputs.js';
-import { defineTool, ToolFailure, textArg } from '../tool.js';
+import { defineTool, ToolFailure, type ToolOutcome, textArg } from '../tool.js';
 import { runResultUri } from '../uris.js';
+
+interface CallArgs {
+  flow_slug: string;
+  tool_name: string;
+  input: Record<string, unknown>;
+  installation_id?: string | undefined;
+  target?: 'live' | 'draft' | undefined;
+  idempotency_key?: string | undefined;
+}
+
+interface CallOutput {
+  run: ReturnType<typeof runView>;
+  created: boolean;
+  result: ReturnType<typeof resultView> | null;
+}
+
+/** Queues the run; shared by the plain call and the task-augmented one (which answers before it ends). */
+async function startRun(args: CallArgs, ctx: ToolContext): Promise<{ run: RunRecord; created: boolean }> {
+  try {
+    return await ctx.workspace.runs.start({
+      slug: args.flow_slug,
+      toolName: args.tool_name,
+      invocation: null,
+      installationId: args.installation_id ?? null,
+      target: args.target ?? null,
+      input: args.input,
+      idempotencyKey: args.idempotency_key ?? null,
+      includeInstalled: includeInstalled(ctx),
+      allowDraft: ctx.request.capabilities.has('flows.manage'),
+    });
+  } catch (error) {
+    // Input that does not match the invocation: the paths, nothing started.
+    if (isAppError(error) && error.code === 'validation_failed') {
+      const issues = (error.issues ?? []).map((i) => ({ path: `input.${i.path}`, message: i.message }));
+      throw new ToolFailure('invalid_input', `${error.message}; nothing was started`, { issues });
+    }
+    throw error;
+  }
+}
+
+/** The answer for a run as seen now: one place, so a task's final result is exactly this tool's result. */
+function outcomeFor(run: RunRecord, created: boolean, value: RunResult | null): ToolOutcome<CallOutput> {
+  if (run.status === 'completed' && !value)
+    throw new AppError('internal_error', 'a completed run has no result');
+  const result = value ? resultView(value, runResultUri(run.id)) : null;
+  const uri = run.status === 'completed' ? runResultUri(run.id) : runView(run).resourceUri;
+  return {
+    output: { run: runView(run), created, result },
+    runId: run.id,
+    resourceUris: [uri],
+    resultUri: uri,
+    content: runLinks(run),
+  };
+}
 
 export const callFlowToolTool = defineTool({
   name: 'call_flow_tool',
@@ -50,46 +105,21 @@ export const callFlowToolTool = defineTool({
   }),
   // Flows call outside systems and may change them; a retry without an idempotency key starts another run.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  task: {
+    start: startRun,
+    settle: async (run, created, ctx) =>
+      outcomeFor(run, created, run.status === 'completed' ? await ctx.workspace.runs.result(run.id) : null),
+  },
 }).handle(async (args, ctx) => {
-  const runs = ctx.workspace.runs;
-  let started: Awaited<ReturnType<typeof runs.start>>;
-  try {
-    started = await runs.start({
-      slug: args.flow_slug,
-      toolName: args.tool_name,
-      invocation: null,
-      installationId: args.installation_id ?? null,
-      target: args.target ?? null,
-      input: args.input,
-      idempotencyKey: args.idempotency_key ?? null,
-      includeInstalled: includeInstalled(ctx),
-      allowDraft: ctx.request.capabilities.has('flows.manage'),
-    });
-  } catch (error) {
-    // Input that does not match the invocation: the paths, nothing started.
-    if (isAppError(error) && error.code === 'validation_failed') {
-      const issues = (error.issues ?? []).map((i) => ({ path: `input.${i.path}`, message: i.message }));
-      throw new ToolFailure('invalid_input', `${error.message}; nothing was started`, { issues });
-    }
-    throw error;
-  }
+  const started = await startRun(args, ctx);
   let run = started.run;
   let value: RunResult | null = null;
   if (args.wait_ms > 0) {
-    const waited = await runs.wait(run.id, args.wait_ms, run);
+    const waited = await ctx.workspace.runs.wait(run.id, args.wait_ms, run);
     if (waited) ({ run, result: value } = waited);
   } else if (run.status === 'completed') {
     // An idempotent retry of a run that already ended.
-    value = await runs.result(run.id);
+    value = await ctx.workspace.runs.result(run.id);
   }
-  if (run.status === 'completed' && !value)
-    throw new AppError('internal_error', 'a completed run has no result');
-  const result = value ? resultView(value, runResultUri(run.id)) : null;
-  return {
-    output: { run: runView(run), created: started.created, result },
-    runId: run.id,
-    resourceUris: [run.status === 'completed' ? runResultUri(run.id) : runView(run).resourceUri],
-    resultUri: run.status === 'completed' ? runResultUri(run.id) : runView(run).resourceUri,
-    content: runLinks(run),
-  };
+  return outcomeFor(run, started.created, value);
 });

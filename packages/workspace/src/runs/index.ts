@@ -93,6 +93,8 @@ export interface RunUseCases {
     after: string | null;
     status: RunStatus | null;
     flowSlug: string | null;
+    /** Only runs the acting principal started. */
+    mine?: boolean;
   }): Promise<{ items: RunRecord[]; nextAfter: string | null }>;
   /** Steps in start order; results only when `includeResults`. Null when the run does not exist here. */
   steps(runId: string, options: { limit: number; includeResults: boolean }): Promise<RunStepRecord[] | null>;
@@ -360,7 +362,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       return row ? record(row) : null;
     },
 
-    async list({ limit, after, status, flowSlug }) {
+    async list({ limit, after, status, flowSlug, mine }) {
       let before: { createdAt: string; id: string } | undefined;
       if (after !== null) {
         const parsed = JSON.parse(after) as { createdAt?: unknown; id?: unknown };
@@ -377,6 +379,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         before,
         status: status ?? undefined,
         flowSlug: flowSlug ?? undefined,
+        principal: mine ? { type: ctx.actor.kind, id: ctx.actor.id } : undefined,
       });
       const page = rows.slice(0, limit);
       const last = page.at(-1);

@@ -1,0 +1,131 @@
+import type { RunRecord, RunStatus } from '@flowgate/workspace';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { McpPrincipal } from './context.js';
+import {
+  DEFAULT_TASK_TTL_MS,
+  grantedTtl,
+  isExpired,
+  MAX_TASK_TTL_MS,
+  MIN_TASK_TTL_MS,
+  openTaskId,
+  sealTaskId,
+  taskCodec,
+  taskStatusOf,
+  taskV1,
+  taskV2,
+} from './tasks.js';
+
+/** The documented mapping (docs/mcp-surface.md), written out independently of the code under test. */
+const MAPPED: Record<RunStatus, string> = {
+  queued: 'working',
+  running: 'working',
+  waiting: 'working',
+  completed: 'completed',
+  failed: 'failed',
+  'timed-out': 'failed',
+  cancelled: 'cancelled',
+};
+const STATUSES = Object.keys(MAPPED) as RunStatus[];
+
+const iso = fc
+  .date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true })
+  .map((d) => d.toISOString());
+
+const runArb: fc.Arbitrary<RunRecord> = fc.record({
+  id: fc.stringMatching(/^run_[A-Za-z0-9]{8,20}$/),
+  flowSlug: fc.constantFrom('nap', 'greet'),
+  installationId: fc.constant(null),
+  version: fc.option(fc.integer({ min: 1, max: 9 }), { nil: null }),
+  target: fc.constantFrom('live' as const, 'draft' as const),
+  toolName: fc.option(fc.constantFrom('take_nap', 'greet_person'), { nil: null }),
+  invocation: fc.constant('default'),
+  status: fc.constantFrom(...STATUSES),
+  input: fc.constant({}),
+  error: fc.option(fc.record({ code: fc.string({ maxLength: 10 }), message: fc.string({ maxLength: 40 }) }), {
+    nil: null,
+  }),
+  resultMimeType: fc.constant(null),
+  attempts: fc.integer({ min: 0, max: 5 }),
+  usage: fc.constant({ steps: 0, httpCalls: 0, llmTokens: 0 }),
+  cancelRequested: fc.boolean(),
+  createdAt: iso,
+  startedAt: fc.option(iso, { nil: null }),
+  finishedAt: fc.option(iso, { nil: null }),
+  wakeAt: fc.option(iso, { nil: null }),
+});
+
+const ALICE: McpPrincipal = { kind: 'service_account', id: 'sa_alice', name: 'alice', keyId: 'k1' };
+const BOB: McpPrincipal = { kind: 'service_account', id: 'sa_bob', name: 'bob', keyId: 'k2' };
+const KEY = 'k'.repeat(32);
+
+describe('task status', () => {
+  it('is always the mapped status of its run, in both generations', () => {
+    fc.assert(
+      fc.property(runArb, fc.integer({ min: 1, max: MAX_TASK_TTL_MS }), (run, ttl) => {
+        const v1 = taskV1('t', run, ttl);
+        const v2 = taskV2('t', run, ttl);
+        expect(taskStatusOf(run.status)).toBe(MAPPED[run.status]);
+        expect(v1.status).toBe(MAPPED[run.status]);
+        expect(v2.status).toBe(MAPPED[run.status]);
+        // Only a task that can still change suggests polling.
+        const working = MAPPED[run.status] === 'working';
+        expect('pollInterval' in v1).toBe(working);
+        expect('pollIntervalMs' in v2).toBe(working);
+        expect(v1.ttl).toBe(ttl);
+        expect(v2.ttlMs).toBe(ttl);
+        expect(v1.createdAt).toBe(run.createdAt);
+      }),
+    );
+  });
+});
+
+describe('task ids', () => {
+  it('round-trip for their workspace and principal, and are foreign everywhere else', () => {
+    const mine = taskCodec('ws-a', ALICE, KEY);
+    const otherWs = taskCodec('ws-b', ALICE, KEY);
+    const otherPrincipal = taskCodec('ws-a', BOB, KEY);
+    const otherKey = taskCodec('ws-a', ALICE, 'z'.repeat(32));
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^run_[A-Za-z0-9]{8,40}$/),
+        fc.integer({ min: 1, max: MAX_TASK_TTL_MS }),
+        fc.boolean(),
+        (runId, ttlMs, created) => {
+          const id = sealTaskId(mine, { runId, ttlMs, created });
+          expect(openTaskId(mine, id)).toEqual({ runId, ttlMs, created });
+          // Another replica with the same key reads it; nobody else does.
+          expect(openTaskId(taskCodec('ws-a', ALICE, KEY), id)).toEqual({ runId, ttlMs, created });
+          expect(openTaskId(otherWs, id)).toBeNull();
+          expect(openTaskId(otherPrincipal, id)).toBeNull();
+          expect(openTaskId(otherKey, id)).toBeNull();
+          expect(openTaskId(mine, `${id}A`)).toBeNull();
+        },
+      ),
+    );
+  });
+
+  it('are not list cursors, and junk opens to nothing', () => {
+    const codec = taskCodec('ws-a', ALICE, KEY);
+    expect(openTaskId(codec, codec.seal('tasks/list', 'x'))).toBeNull();
+    expect(openTaskId(codec, codec.seal('task', '["run_12345678", -1, 1]'))).toBeNull();
+    fc.assert(
+      fc.property(fc.anything(), (junk) => {
+        expect(openTaskId(codec, junk)).toBeNull();
+      }),
+    );
+  });
+});
+
+describe('task lifetime', () => {
+  it('grants a bounded TTL and expires it from the run creation', () => {
+    expect(grantedTtl(undefined)).toBe(DEFAULT_TASK_TTL_MS);
+    expect(grantedTtl(1)).toBe(MIN_TASK_TTL_MS);
+    expect(grantedTtl(Number.MAX_SAFE_INTEGER)).toBe(MAX_TASK_TTL_MS);
+    expect(grantedTtl(120_000)).toBe(120_000);
+    const run = { createdAt: '2026-01-01T00:00:00.000Z' } as RunRecord;
+    const created = Date.parse(run.createdAt);
+    expect(isExpired(run, 60_000, created + 59_999)).toBe(false);
+    expect(isExpired(run, 60_000, created + 60_000)).toBe(true);
+  });
+});

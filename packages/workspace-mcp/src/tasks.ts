@@ -1,0 +1,200 @@
+/**
+ * Runs as MCP Tasks. A run already is what the protocol calls a task (durable work started by `tools/call` and
+ * polled for its result), so a task is only a view of a run: nothing is stored for it and any replica answers.
+ *
+ * - 2025-11-25 ("v1", experimental Tasks): `params.task` on `tools/call`, then `tasks/get|result|list|cancel`.
+ * - 2026-07-28 ("v2", extension `io.modelcontextprotocol/tasks`): the client declares the extension per request; the
+ *   server directs task creation; `tasks/get` carries the result; `tasks/cancel`.
+ *
+ * The task id is a sealed value (HMAC with the cursor key every replica shares) of the run id, the TTL and whether the
+ * call created the run, scoped to the workspace and the principal: another workspace's or principal's id fails the MAC
+ * and is "not found" like a made-up one. A task expires `ttl` after its run was created; the run stays.
+ */
+import type { RunRecord, RunStatus } from '@flowgate/workspace';
+import { z } from 'zod';
+import type { McpPrincipal, ToolContext } from './context.js';
+import { type CursorCodec, createCursorCodec } from './cursor.js';
+import { LIMITS } from './limits.js';
+import type { McpSurface } from './surface.js';
+import type { AnyToolDefinition } from './tool.js';
+
+export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
+/** 2025-11-25: where `tasks/result` names the task its result belongs to. */
+export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
+
+/** 2025-11-25: the experimental Tasks capability (list, cancel, task-augmented tools/call). */
+export const TASKS_CAPABILITY_V1 = Object.freeze({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+/** Which Tasks generation a request speaks: v1 = 2025-11-25 experimental, v2 = the 2026-07-28 extension. */
+export type TaskGeneration = 'v1' | 'v2';
+
+/** Kept a day by default: as long as a run may live (DEFAULT_MAX_RUN_DURATION_MS). */
+export const DEFAULT_TASK_TTL_MS = 24 * 60 * 60 * 1000;
+export const MIN_TASK_TTL_MS = 60 * 1000;
+export const MAX_TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** Sleeps and HTTP steps take seconds; polling faster only costs requests. */
+export const TASK_POLL_INTERVAL_MS = 1000;
+/** tasks/list page size. */
+export const TASKS_PAGE_SIZE = 20;
+/** tasks/result waits at most this long (the same bound as call_flow_tool's wait_ms), never a whole run. */
+export const TASK_RESULT_MAX_WAIT_MS = LIMITS.callFlowToolMaxWaitMs;
+
+/**
+ * The documented mapping: a run that can still make progress is `working` (a sleeping run too: it needs no input),
+ * a timed-out run `failed`.
+ */
+export function taskStatusOf(status: RunStatus): TaskStatus {
+  switch (status) {
+    case 'queued':
+    case 'running':
+    case 'waiting':
+      return 'working';
+    case 'completed':
+      return 'completed';
+    case 'failed':
+    case 'timed-out':
+      return 'failed';
+    case 'cancelled':
+      return 'cancelled';
+  }
+}
+
+export function isTerminal(status: TaskStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+export interface TaskRef {
+  runId: string;
+  ttlMs: number;
+  created: boolean;
+}
+
+const TASK_KIND = 'task';
+const RefSchema = z.tuple([
+  z.string().min(1).max(LIMITS.runIdMaxChars),
+  z.number().int().positive(),
+  z.literal([0, 1]),
+]);
+
+/** Task ids and tasks/list cursors: bound to the workspace and the principal, valid on every replica. */
+export function taskCodec(
+  workspaceId: string,
+  principal: McpPrincipal,
+  key?: string | Uint8Array,
+): CursorCodec {
+  return createCursorCodec(`${workspaceId}\u0000${principal.kind}:${principal.id}`, key);
+}
+
+export function sealTaskId(codec: CursorCodec, ref: TaskRef): string {
+  return codec.seal(TASK_KIND, JSON.stringify([ref.runId, ref.ttlMs, ref.created ? 1 : 0]));
+}
+
+/** The run a task id names, or null when it is forged, malformed or another workspace's/principal's. */
+export function openTaskId(codec: CursorCodec, taskId: unknown): TaskRef | null {
+  const raw = codec.open(TASK_KIND, taskId);
+  if (typeof raw !== 'string') return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const ref = RefSchema.safeParse(parsed);
+  if (!ref.success) return null;
+  return { runId: ref.data[0], ttlMs: ref.data[1], created: ref.data[2] === 1 };
+}
+
+/** The TTL granted for a requested one (2025-11-25 `params.task.ttl`); the server may choose, so it clamps. */
+export function grantedTtl(requested: unknown): number {
+  if (typeof requested !== 'number' || !Number.isFinite(requested)) return DEFAULT_TASK_TTL_MS;
+  return Math.min(MAX_TASK_TTL_MS, Math.max(MIN_TASK_TTL_MS, Math.round(requested)));
+}
+
+export function isExpired(run: RunRecord, ttlMs: number, now: number): boolean {
+  return Date.parse(run.createdAt) + ttlMs <= now;
+}
+
+function lastUpdated(run: RunRecord): string {
+  return run.finishedAt ?? run.startedAt ?? run.createdAt;
+}
+
+function statusMessage(run: RunRecord): string | undefined {
+  if (run.error) return `${run.error.code}: ${run.error.message}`;
+  if (run.status === 'waiting') return run.wakeAt ? `waiting until ${run.wakeAt}` : 'waiting';
+  if (run.status === 'timed-out') return 'the run timed out';
+  return undefined;
+}
+
+/** The 2025-11-25 `Task`. */
+export function taskV1(taskId: string, run: RunRecord, ttlMs: number): Record<string, unknown> {
+  const status = taskStatusOf(run.status);
+  const message = statusMessage(run);
+  return {
+    taskId,
+    status,
+    ...(message ? { statusMessage: message } : {}),
+    createdAt: run.createdAt,
+    lastUpdatedAt: lastUpdated(run),
+    ttl: ttlMs,
+    ...(isTerminal(status) ? {} : { pollInterval: TASK_POLL_INTERVAL_MS }),
+  };
+}
+
+/** The 2026-07-28 task fields (creation result and the base of `tasks/get`). */
+export function taskV2(taskId: string, run: RunRecord, ttlMs: number): Record<string, unknown> {
+  const status = taskStatusOf(run.status);
+  const message = statusMessage(run);
+  return {
+    taskId,
+    status,
+    ...(message ? { statusMessage: message } : {}),
+    createdAt: run.createdAt,
+    lastUpdatedAt: lastUpdated(run),
+    ttlMs,
+    ...(isTerminal(status) ? {} : { pollIntervalMs: TASK_POLL_INTERVAL_MS }),
+  };
+}
+
+/** Whether a 2026-07-28 request's envelope declares the Tasks extension. */
+export function declaresTasksExtension(
+  clientCapabilities: Record<string, unknown> | null | undefined,
+): boolean {
+  const extensions = clientCapabilities?.extensions;
+  if (typeof extensions !== 'object' || extensions === null || Array.isArray(extensions)) return false;
+  const entry = (extensions as Record<string, unknown>)[TASKS_EXTENSION_ID];
+  return typeof entry === 'object' && entry !== null && !Array.isArray(entry);
+}
+
+/**
+ * The tool whose answer a task's run settles into: on a per-flow endpoint the flow's direct tool of that interface,
+ * elsewhere call_flow_tool. Null when the endpoint cannot settle this run (another flow's run on a per-flow endpoint).
+ */
+export function settlingTool(surface: McpSurface, run: RunRecord): AnyToolDefinition | null {
+  if (surface.flowSlug !== null) {
+    if (run.flowSlug !== surface.flowSlug || run.toolName === null) return null;
+    const tool = surface.find(run.toolName);
+    return tool?.task ? tool : null;
+  }
+  const tool = surface.find('call_flow_tool');
+  return tool?.task ? tool : null;
+}
+
+/** Waits for the run to end within `budgetMs`; a sleeping run is re-read (wait returns at once when parked). */
+export async function waitForEnd(ctx: ToolContext, run: RunRecord, budgetMs: number): Promise<RunRecord> {
+  const deadline = Date.now() + budgetMs;
+  let current = run;
+  while (!isTerminal(taskStatusOf(current.status))) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    if (current.status === 'waiting') {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(TASK_POLL_INTERVAL_MS, left)));
+      current = (await ctx.workspace.runs.get(current.id)) ?? current;
+      continue;
+    }
+    const waited = await ctx.workspace.runs.wait(current.id, left, current);
+    if (!waited) break;
+    current = waited.run;
+  }
+  return current;
+}
