@@ -102,6 +102,8 @@ function isBlockedV6(b: readonly number[]): boolean {
   if (zeros(0, 12)) return zeros(12, 15) ? true : isBlockedV4(b.slice(12));
   // IPv4-mapped ::ffff:a.b.c.d and NAT64 64:ff9b::a.b.c.d reach the embedded IPv4 address.
   if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return isBlockedV4(b.slice(12));
+  // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765, SIIT) translates to the embedded IPv4 address too.
+  if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(10, 12)) return isBlockedV4(b.slice(12));
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12))
     return isBlockedV4(b.slice(12));
   // 6to4 2002:aabb:ccdd:: embeds a.b.c.d.
