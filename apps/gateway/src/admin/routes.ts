@@ -7,6 +7,7 @@ import { type Context, Hono } from 'hono';
 import type { AuditSink } from '../audit/queue.js';
 import type { AppEnv } from '../context.js';
 import { operatorGuard } from '../middleware/authenticate.js';
+import { ipAllowed } from '../middleware/ip.js';
 import { requireWorkspaceAdmin } from '../middleware/workspace-access.js';
 import type { WorkspaceCache } from '../workspace-cache.js';
 import { decodeCursor, paginate } from './cursor.js';
@@ -261,7 +262,20 @@ export function adminRoutes(deps: AdminDeps) {
     .put('/mcp-policy', admin, jsonBody(mcpPolicyBody(deps.toolNames)), async (c) => {
       const started = performance.now();
       const body = c.req.valid('json');
-      const workspaceId = c.get('access').workspaceId;
+      const access = c.get('access');
+      const workspaceId = access.workspaceId;
+      // A workspace principal saving an allowlist without its own address would lock itself out of the workspace
+      // (the operator is not subject to it on admin calls, see ipAllowlist).
+      const ips = body.allowedIps;
+      if (access.principal.kind !== 'operator' && ips !== undefined && ips.length > 0) {
+        const own = c.get('clientIp');
+        if (own === null || !ipAllowed(own, ips)) {
+          throw new AppError(
+            'invalid_request',
+            `allowedIps must include your current address (${own ?? 'unknown'}), or you would lock yourself out; the operator token can set any list`,
+          );
+        }
+      }
       const policy = await repos.putPolicy(db, workspaceId, body);
       deps.workspaces.invalidate(workspaceId);
       audit(c, 'mcp_policy.update', 'ok', body, started);

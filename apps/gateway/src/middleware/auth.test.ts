@@ -299,16 +299,59 @@ describe('origin and IP allowlist', () => {
   });
 });
 
+describe('IP allowlist and the operator', () => {
+  it('never locks out the operator token from admin calls, and still applies to MCP traffic and workspace keys', async () => {
+    const proxied = await createHarness({ db: h.db, env: { FLOWGATE_TRUST_PROXY: '1' } });
+    try {
+      await proxied.createWorkspace('ws-ip-op');
+      const k = await proxied.createServiceAccount('ws-ip-op', ['workspace.full']);
+      const from = '203.0.113.50';
+      const put = await proxied.request('PUT', '/api/workspaces/ws-ip-op/mcp-policy', {
+        body: { allowedIps: ['10.9.9.9'] },
+        headers: { 'x-forwarded-for': from },
+      });
+      expect(put.status).toBe(200);
+      // The operator reads and undoes the policy from an address outside it.
+      const read = await proxied.request('GET', '/api/workspaces/ws-ip-op/mcp-policy', {
+        headers: { 'x-forwarded-for': from },
+      });
+      expect(read.status).toBe(200);
+      // Workspace principals and MCP traffic stay behind the allowlist.
+      const key = await proxied.request('GET', '/api/workspaces/ws-ip-op/runs', {
+        token: k.apiKey,
+        headers: { 'x-forwarded-for': from },
+      });
+      expect(key.status).toBe(403);
+      expect((await key.json()).code).toBe('ip_not_allowed');
+      const mcp = await proxied.request('POST', '/api/workspaces/ws-ip-op/mcp', {
+        body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+        headers: { 'x-forwarded-for': from, accept: 'application/json, text/event-stream' },
+      });
+      expect(mcp.status).toBe(403);
+      const undo = await proxied.request('PUT', '/api/workspaces/ws-ip-op/mcp-policy', {
+        body: { allowedIps: [] },
+        headers: { 'x-forwarded-for': from },
+      });
+      expect(undo.status).toBe(200);
+      expect((await undo.json()).allowedIps).toEqual([]);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
+
 describe('JWT principals through the gateway', () => {
   const issuer = 'https://idp.example.test/';
   const audience = 'flowgate';
   let jwtHarness: Harness;
   let privateKey: CryptoKey;
+  let publicKey: CryptoKey;
   let otherKey: CryptoKey;
 
   beforeAll(async () => {
     const pair = await generateKeyPair('ES256', { extractable: true });
     privateKey = pair.privateKey;
+    publicKey = pair.publicKey;
     otherKey = (await generateKeyPair('ES256')).privateKey;
     jwtHarness = await createHarness({
       db: h.db,
@@ -338,6 +381,37 @@ describe('JWT principals through the gateway', () => {
   const get = (token: string, ws = 'ws-a') =>
     jwtHarness.request('GET', `/api/workspaces/${ws}/runs`, { token });
   const now = () => Math.floor(Date.now() / 1000);
+
+  it('refuses a workspace admin a policy that excludes their own address (400), and accepts one that includes it', async () => {
+    const proxied = await createHarness({
+      db: h.db,
+      env: {
+        FLOWGATE_TRUST_PROXY: '1',
+        FLOWGATE_JWT_ISSUER: issuer,
+        FLOWGATE_JWT_AUDIENCE: audience,
+        FLOWGATE_JWT_PUBLIC_KEY: await exportSPKI(publicKey),
+      },
+    });
+    try {
+      await proxied.createWorkspace('ws-ip-self');
+      const token = await sign({ workspaces: [{ id: 'ws-ip-self', role: 'admin' }] });
+      const put = (allowedIps: string[]) =>
+        proxied.request('PUT', '/api/workspaces/ws-ip-self/mcp-policy', {
+          token,
+          body: { allowedIps },
+          headers: { 'x-forwarded-for': '203.0.113.7' },
+        });
+      const refused = await put(['10.9.9.9']);
+      expect(refused.status).toBe(400);
+      const body = await refused.json();
+      expect(body.code).toBe('invalid_request');
+      expect(body.message).toContain('203.0.113.7');
+      expect((await put(['203.0.113.0/24'])).status).toBe(200);
+      expect((await put([])).status).toBe(200);
+    } finally {
+      await proxied.close();
+    }
+  });
 
   it('accepts a valid token and applies its role', async () => {
     expect((await get(await sign({ workspace_id: 'ws-a', role: 'viewer' }))).status).toBe(200);

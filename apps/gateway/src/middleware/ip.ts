@@ -62,15 +62,23 @@ export function clientIp(c: Context, trustedHops: number): string | null {
   }
 }
 
-/** The workspace's IP allowlist, when one is set (403 otherwise). Records the client address for the routes. */
+/** The MCP endpoints of a workspace (`/mcp`, `/flows/{slug}/mcp`): the traffic the allowlist always covers. */
+const MCP_PATH = /^\/api\/workspaces\/[^/]+\/(?:flows\/[^/]+\/)?mcp\/?$/;
+
+/**
+ * The workspace's IP allowlist, when one is set (403 otherwise). It covers MCP traffic from anyone and admin calls
+ * from workspace principals; the operator token's admin calls pass, so a policy can never lock out the one caller
+ * able to undo it. Records the client address for the routes.
+ */
 export function ipAllowlist(trustProxy: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const ip = clientIp(c, trustProxy);
+    c.set('clientIp', ip);
     const { allowedIps } = c.get('policy');
-    if (allowedIps.length > 0 && (ip === null || !ipAllowed(ip, allowedIps))) {
+    const operatorAdmin = c.get('principal').kind === 'operator' && !MCP_PATH.test(c.req.path);
+    if (!operatorAdmin && allowedIps.length > 0 && (ip === null || !ipAllowed(ip, allowedIps))) {
       throw new AppError('ip_not_allowed', "the client address is not in this workspace's IP allowlist");
     }
-    c.set('clientIp', ip);
     await next();
   };
 }
