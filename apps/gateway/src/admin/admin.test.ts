@@ -482,3 +482,90 @@ describe('audit', () => {
     expect(TEST_ADMIN_TOKEN).not.toBe('');
   });
 });
+
+describe('admin cursors', () => {
+  const forged = (position: Record<string, unknown>) =>
+    Buffer.from(JSON.stringify(position)).toString('base64url');
+
+  it.each([
+    ['runs', { createdAt: '2026-02-30 00:00:00', id: 'run_x' }],
+    ['runs', { createdAt: '2026-01-01 24:00:01', id: 'run_x' }],
+    ['runs', { createdAt: '+99', id: 'run_x' }],
+    ['runs', { createdAt: '0000-01-01 00:00:00', id: 'run_x' }],
+    ['audit', { id: 1e19 }],
+    ['audit', { id: -1e19 }],
+    ['audit', { id: 1e300 }],
+    ['audit', { id: 'x' }],
+    ['connections', { id: 'conn_x' }],
+    ['service-accounts', { id: 'sa_x' }],
+    ['flows', { slug: 'x' }],
+    ['installations', { id: 'inst_x' }],
+  ])(
+    'a crafted /%s cursor %j is 400 invalid_cursor, never reaching the database',
+    async (route, position) => {
+      const res = await h.request(
+        'GET',
+        `/api/workspaces/ws-admin/${route}?cursor=${encodeURIComponent(forged(position))}`,
+      );
+      expect(res.status).toBe(400);
+      expect((await res.json()).code).toBe('invalid_cursor');
+    },
+  );
+
+  it.each(['%%%', 'a.b', '.', 'x'.repeat(190)])(
+    'an unreadable cursor %s is 400 invalid_cursor',
+    async (cursor) => {
+      const res = await h.request(
+        'GET',
+        `/api/workspaces/ws-admin/audit?cursor=${encodeURIComponent(cursor)}`,
+      );
+      expect(res.status).toBe(400);
+      expect((await res.json()).code).toBe('invalid_cursor');
+    },
+  );
+
+  it('pages with signed cursors bound to their route and workspace', async () => {
+    await h.createWorkspace('ws-cursor-a');
+    await h.createWorkspace('ws-cursor-b');
+    for (const name of ['one', 'two', 'three']) {
+      await h.request('POST', '/api/workspaces/ws-cursor-a/service-accounts', {
+        body: { name, capabilities: ['runs.read'] },
+      });
+      await h.request('POST', '/api/workspaces/ws-cursor-b/service-accounts', {
+        body: { name, capabilities: ['runs.read'] },
+      });
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const res = await h.request('GET', `/api/workspaces/ws-cursor-a/service-accounts?limit=2${q}`);
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { items: { name: string }[]; nextCursor: string | null };
+      seen.push(...page.items.map((i) => i.name));
+      cursor = page.nextCursor;
+      if (cursor) {
+        // The same cursor on another workspace or another list is refused.
+        const elsewhere = await h.request(
+          'GET',
+          `/api/workspaces/ws-cursor-b/service-accounts?cursor=${encodeURIComponent(cursor)}`,
+        );
+        expect(elsewhere.status).toBe(400);
+        expect((await elsewhere.json()).code).toBe('invalid_cursor');
+        const otherList = await h.request(
+          'GET',
+          `/api/workspaces/ws-cursor-a/connections?cursor=${encodeURIComponent(cursor)}`,
+        );
+        expect(otherList.status).toBe(400);
+        // A flipped character in the signature is refused.
+        const last = cursor.at(-1) === 'A' ? 'B' : 'A';
+        const tampered = await h.request(
+          'GET',
+          `/api/workspaces/ws-cursor-a/service-accounts?cursor=${encodeURIComponent(cursor.slice(0, -1) + last)}`,
+        );
+        expect(tampered.status).toBe(400);
+      }
+    } while (cursor);
+    expect(seen.sort()).toEqual(['one', 'three', 'two']);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, paginate } from './cursor.js';
+import { paginate } from './cursor.js';
 
 const rows = Array.from({ length: 5 }, (_, i) => ({ id: `r${i}` }));
 /** A keyset source over `rows`: what a repository does with `afterId` and `limit`. */
@@ -15,14 +15,13 @@ describe('paginate', () => {
         asked.push(take);
         return source()(take);
       },
-      (last) => ({ id: last.id }),
+      (last) => last.id,
     );
     expect(asked).toEqual([3]);
     expect(first.items.map((r) => r.id)).toEqual(['r0', 'r1']);
-    const after = decodeCursor<{ id: string }>(first.nextCursor ?? undefined, ['id']);
-    expect(after).toEqual({ id: 'r1' });
+    expect(first.nextCursor).toBe('r1');
 
-    const second = await paginate(3, source(after?.id), (last) => ({ id: last.id }));
+    const second = await paginate(3, source(first.nextCursor ?? undefined), (last) => last.id);
     expect(second.items.map((r) => r.id)).toEqual(['r2', 'r3', 'r4']);
     expect(second.nextCursor).toBeNull();
   });
@@ -32,17 +31,8 @@ describe('paginate', () => {
       await paginate(
         10,
         async () => [],
-        () => ({ id: 'x' }),
+        () => 'x',
       ),
     ).toEqual({ items: [], nextCursor: null });
-  });
-
-  it('cursors round-trip and a tampered one is invalid_request', () => {
-    expect(decodeCursor(encodeCursor({ createdAt: 't', id: 'x' }), ['createdAt', 'id'])).toEqual({
-      createdAt: 't',
-      id: 'x',
-    });
-    expect(() => decodeCursor('%%%', ['id'])).toThrow('invalid cursor');
-    expect(() => decodeCursor(encodeCursor({ other: 1 }), ['id'])).toThrow('invalid cursor');
   });
 });

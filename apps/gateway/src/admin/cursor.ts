@@ -1,28 +1,65 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '@flowgate/core';
+import type { Context } from 'hono';
+import type { z } from 'zod';
+import type { AppEnv } from '../context.js';
+
+export type CursorPosition = Record<string, string | number>;
 
 /**
- * Opaque page cursors for admin lists: base64url JSON of the position. Tampering only moves within the caller's own
- * workspace.
+ * Opaque page cursors for admin lists: base64url(JSON position) "." base64url(HMAC-SHA256 prefix), like the MCP
+ * cursors. The MAC covers the route and the workspace too, so a cursor only opens on the list and workspace that
+ * issued it, and a position the gateway did not write never reaches the database.
  */
-export function encodeCursor(position: Record<string, string | number>): string {
-  return Buffer.from(JSON.stringify(position)).toString('base64url');
+export interface AdminCursors {
+  seal(c: Context<AppEnv>, route: string, position: CursorPosition): string;
+  /** The position (`undefined` without a cursor); 400 `invalid_cursor` when forged, foreign or malformed. */
+  open<S extends z.ZodType<CursorPosition>>(
+    c: Context<AppEnv>,
+    route: string,
+    cursor: string | undefined,
+    schema: S,
+  ): z.infer<S> | undefined;
 }
 
-export function decodeCursor<T extends Record<string, string | number>>(
-  cursor: string | undefined,
-  keys: (keyof T)[],
-): T | undefined {
-  if (cursor === undefined) return undefined;
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
-    for (const k of keys) {
-      const v = value[k as string];
-      if (typeof v !== 'string' && typeof v !== 'number') throw new Error('bad');
-    }
-    return value as T;
-  } catch {
-    throw new AppError('invalid_request', 'invalid cursor');
-  }
+const MAC_BYTES = 16;
+
+export const invalidCursor = () =>
+  new AppError('invalid_cursor', 'cursor is not valid for this list; omit it to start from the first page');
+
+export function createAdminCursors(key: Uint8Array): AdminCursors {
+  // Domain-separated from the MCP cursors, which share the deployment key.
+  const mac = (route: string, workspaceId: string, payload: string): Buffer =>
+    createHmac('sha256', key)
+      .update(`flowgate-admin-cursor\n${route}\n${workspaceId}\n${payload}`)
+      .digest()
+      .subarray(0, MAC_BYTES);
+  return {
+    seal(c, route, position) {
+      const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
+      const tag = mac(route, c.get('access').workspaceId, payload).toString('base64url');
+      return `${payload}.${tag}`;
+    },
+    open(c, route, cursor, schema) {
+      if (cursor === undefined) return undefined;
+      const dot = cursor.indexOf('.');
+      if (dot <= 0) throw invalidCursor();
+      const payload = cursor.slice(0, dot);
+      const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+      const expected = mac(route, c.get('access').workspaceId, payload);
+      if (given.length !== MAC_BYTES || !timingSafeEqual(given, expected)) throw invalidCursor();
+      let value: unknown;
+      try {
+        value = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      } catch {
+        throw invalidCursor();
+      }
+      // Signed positions are the gateway's own; the schema still guards against a key shared with older code.
+      const parsed = schema.safeParse(value);
+      if (!parsed.success) throw invalidCursor();
+      return parsed.data;
+    },
+  };
 }
 
 /**
@@ -32,13 +69,10 @@ export function decodeCursor<T extends Record<string, string | number>>(
 export async function paginate<R>(
   limit: number,
   fetch: (take: number) => Promise<R[]>,
-  position: (last: R) => Record<string, string | number>,
+  cursorAfter: (last: R) => string,
 ): Promise<{ items: R[]; nextCursor: string | null }> {
   const rows = await fetch(limit + 1);
   const items = rows.slice(0, limit);
   const last = items.at(-1);
-  return {
-    items,
-    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(position(last)) : null,
-  };
+  return { items, nextCursor: rows.length > limit && last !== undefined ? cursorAfter(last) : null };
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { AuditSink } from '../audit/queue.js';
 import type { AppEnv } from '../context.js';
 import { requireCapability, requireWorkspaceAdmin } from '../middleware/workspace-access.js';
-import { decodeCursor, paginate } from './cursor.js';
+import { type AdminCursors, paginate } from './cursor.js';
 import { jsonBody, pageParams, params } from './validation.js';
 
 /**
@@ -23,7 +23,11 @@ export interface FlowRouteDeps {
   db: Database;
   audit: AuditSink;
   workspaceDeps: WorkspaceDeps;
+  cursors: AdminCursors;
 }
+
+const slugPosition = z.strictObject({ slug: z.string().min(1).max(128) });
+const idPosition = z.strictObject({ id: z.string().min(1).max(64) });
 
 /** The caller's workspace use cases: drafts and releases go through the same ones the MCP tools use. */
 function workspaceOf(c: Context<AppEnv>, deps: WorkspaceDeps) {
@@ -264,15 +268,15 @@ export function flowRoutes(deps: FlowRouteDeps) {
       // --- reads --------------------------------------------------------------------------------------------------------
       .get('/flows', read, pageParams, async (c) => {
         const q = c.req.valid('query');
-        const after = decodeCursor<{ slug: string }>(q.cursor, ['slug']);
+        const after = deps.cursors.open(c, 'flows', q.cursor, slugPosition);
         const { items, nextCursor } = await paginate(
           q.limit,
           (limit) =>
             repos.listFlowSummaries(db, c.get('access').workspaceId, {
               limit,
-              afterSlug: after ? String(after.slug) : undefined,
+              afterSlug: after?.slug,
             }),
-          (last) => ({ slug: last.slug }),
+          (last) => deps.cursors.seal(c, 'flows', { slug: last.slug }),
         );
         return c.json({ items: items.map(flowView), nextCursor });
       })
@@ -314,15 +318,15 @@ export function flowRoutes(deps: FlowRouteDeps) {
 
       .get('/installations', requireCapability('installations.read'), pageParams, async (c) => {
         const q = c.req.valid('query');
-        const after = decodeCursor<{ id: string }>(q.cursor, ['id']);
+        const after = deps.cursors.open(c, 'installations', q.cursor, idPosition);
         const { items, nextCursor } = await paginate(
           q.limit,
           (limit) =>
             repos.listInstallations(db, c.get('access').workspaceId, {
               limit,
-              afterId: after ? String(after.id) : undefined,
+              afterId: after?.id,
             }),
-          (last) => ({ id: last.id }),
+          (last) => deps.cursors.seal(c, 'installations', { id: last.id }),
         );
         return c.json({ items: items.map((r) => installationView(r)), nextCursor });
       })

@@ -4,13 +4,14 @@ import { type Database, repos } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
 import type { WorkspaceDeps } from '@flowgate/workspace';
 import { type Context, Hono } from 'hono';
+import { z } from 'zod';
 import type { AuditSink } from '../audit/queue.js';
 import type { AppEnv } from '../context.js';
 import { operatorGuard } from '../middleware/authenticate.js';
 import { ipAllowed } from '../middleware/ip.js';
 import { requireWorkspaceAdmin } from '../middleware/workspace-access.js';
 import type { WorkspaceCache } from '../workspace-cache.js';
-import { decodeCursor, paginate } from './cursor.js';
+import { createAdminCursors, paginate } from './cursor.js';
 import { flowRoutes } from './flows.js';
 import { runRoutes } from './runs.js';
 import {
@@ -33,6 +34,8 @@ export interface AdminDeps {
   workspaceDeps: WorkspaceDeps;
   /** Tool names a policy may disable: the catalog's. */
   toolNames: readonly string[];
+  /** HMAC key of the list cursors; the same on every replica. */
+  cursorKey: Uint8Array;
 }
 
 function serviceAccountView(row: repos.ServiceAccountRow) {
@@ -86,6 +89,9 @@ function policyView(p: repos.WorkspacePolicy) {
   };
 }
 
+const idPosition = z.strictObject({ id: z.string().min(1).max(64) });
+const auditPosition = z.strictObject({ id: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
+
 function principalFields(access: WorkspaceAccess) {
   const p = access.principal;
   return { principalType: p.kind, principalId: p.id, keyId: access.keyId };
@@ -98,6 +104,7 @@ function principalFields(access: WorkspaceAccess) {
  */
 export function adminRoutes(deps: AdminDeps) {
   const { db } = deps;
+  const cursors = createAdminCursors(deps.cursorKey);
 
   const audit = (
     c: Context<AppEnv>,
@@ -124,8 +131,8 @@ export function adminRoutes(deps: AdminDeps) {
 
   // --- workspace admin ------------------------------------------------------------------------------
   const ws = new Hono<AppEnv>()
-    .route('/', runRoutes({ workspaceDeps: deps.workspaceDeps }))
-    .route('/', flowRoutes({ db, audit: deps.audit, workspaceDeps: deps.workspaceDeps }))
+    .route('/', runRoutes({ workspaceDeps: deps.workspaceDeps, cursors }))
+    .route('/', flowRoutes({ db, audit: deps.audit, workspaceDeps: deps.workspaceDeps, cursors }))
     .post('/service-accounts', admin, jsonBody(createServiceAccountBody), async (c) => {
       const started = performance.now();
       const body = c.req.valid('json');
@@ -138,11 +145,11 @@ export function adminRoutes(deps: AdminDeps) {
     })
     .get('/service-accounts', admin, pageParams, async (c) => {
       const q = c.req.valid('query');
-      const after = decodeCursor<{ id: string }>(q.cursor, ['id']);
+      const after = cursors.open(c, 'service-accounts', q.cursor, idPosition);
       const { items, nextCursor } = await paginate(
         q.limit,
         (limit) => repos.listServiceAccounts(db, c.get('access').workspaceId, { limit, afterId: after?.id }),
-        (last) => ({ id: last.id }),
+        (last) => cursors.seal(c, 'service-accounts', { id: last.id }),
       );
       return c.json({ items: items.map(serviceAccountView), nextCursor });
     })
@@ -248,11 +255,11 @@ export function adminRoutes(deps: AdminDeps) {
     })
     .get('/connections', admin, pageParams, async (c) => {
       const q = c.req.valid('query');
-      const after = decodeCursor<{ id: string }>(q.cursor, ['id']);
+      const after = cursors.open(c, 'connections', q.cursor, idPosition);
       const { items, nextCursor } = await paginate(
         q.limit,
         (limit) => repos.listConnections(db, c.get('access').workspaceId, { limit, afterId: after?.id }),
-        (last) => ({ id: last.id }),
+        (last) => cursors.seal(c, 'connections', { id: last.id }),
       );
       return c.json({ items: items.map(connectionView), nextCursor });
     })
@@ -283,12 +290,11 @@ export function adminRoutes(deps: AdminDeps) {
     })
     .get('/audit', admin, pageParams, async (c) => {
       const q = c.req.valid('query');
-      const before = decodeCursor<{ id: number }>(q.cursor, ['id']);
-      if (before && !Number.isInteger(before.id)) throw new AppError('invalid_request', 'invalid cursor');
+      const before = cursors.open(c, 'audit', q.cursor, auditPosition);
       const { items, nextCursor } = await paginate(
         q.limit,
         (limit) => repos.listAuditEntries(db, c.get('access').workspaceId, { limit, beforeId: before?.id }),
-        (last) => ({ id: last.id }),
+        (last) => cursors.seal(c, 'audit', { id: last.id }),
       );
       return c.json({ items: items.map((r) => ({ ...r, at: r.at.toISOString() })), nextCursor });
     });

@@ -5,7 +5,7 @@ import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../context.js';
 import { requireCapability } from '../middleware/workspace-access.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import type { AdminCursors } from './cursor.js';
 import { jsonBody, params, query } from './validation.js';
 
 /** Steps and events a run read returns at most; the MCP run tools page through more. */
@@ -31,6 +31,9 @@ const runsQuery = z.object({
     .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,127}$/, 'not a flow slug')
     .optional(),
 });
+
+/** Where a runs page ends: the database's own text of the last run's creation time, and its id. */
+const runPosition = z.strictObject({ createdAt: z.string().min(1).max(64), id: z.string().min(1).max(64) });
 
 const runParam = z.object({ runId: z.string().max(64) });
 const slugParam = z.object({ slug: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,127}$/, 'invalid flow slug') });
@@ -89,7 +92,7 @@ function runView(r: RunRecord) {
  * Runs (docs/admin-api.md): list and read with `runs.read`, start and cancel with `flows.run` (running a draft also
  * needs `flows.manage`). Every read and write is the workspace's own run use case, the same the MCP tools call.
  */
-export function runRoutes(deps: { workspaceDeps: WorkspaceDeps }) {
+export function runRoutes(deps: { workspaceDeps: WorkspaceDeps; cursors: AdminCursors }) {
   const read = requireCapability('runs.read');
   const run = requireCapability('flows.run');
   return new Hono<AppEnv>()
@@ -102,19 +105,18 @@ export function runRoutes(deps: { workspaceDeps: WorkspaceDeps }) {
       ),
       async (c) => {
         const q = c.req.valid('query');
-        const before = decodeCursor<{ createdAt: string; id: string }>(q.cursor, ['createdAt', 'id']);
+        const before = deps.cursors.open(c, 'runs', q.cursor, runPosition);
         const page = await workspaceOf(c, deps.workspaceDeps).runs.list({
           limit: q.limit,
-          after: before
-            ? JSON.stringify({ createdAt: String(before.createdAt), id: String(before.id) })
-            : null,
+          after: before ? JSON.stringify(before) : null,
           status: q.status ?? null,
           flowSlug: q.flow ?? null,
         });
-        const next = page.nextAfter
-          ? (JSON.parse(page.nextAfter) as { createdAt: string; id: string })
-          : null;
-        return c.json({ items: page.items.map(runView), nextCursor: next ? encodeCursor(next) : null });
+        const next = page.nextAfter ? runPosition.parse(JSON.parse(page.nextAfter)) : null;
+        return c.json({
+          items: page.items.map(runView),
+          nextCursor: next ? deps.cursors.seal(c, 'runs', next) : null,
+        });
       },
     )
     .get('/runs/:runId', read, params(runParam, notFound), async (c) => {

@@ -132,5 +132,6 @@ export function mcpPolicyBody(toolNames: readonly string[]) {
 
 export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(200).optional(),
+  // Longer than any cursor the gateway issues; what fits is checked by its signature (400 invalid_cursor).
+  cursor: z.string().max(512).optional(),
 });

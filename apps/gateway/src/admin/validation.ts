@@ -2,6 +2,7 @@ import { AppError, zodIssues } from '@flowgate/core';
 import { zValidator } from '@hono/zod-validator';
 import { HTTPException } from 'hono/http-exception';
 import type { z } from 'zod';
+import { invalidCursor } from './cursor.js';
 import { pageQuery } from './schemas.js';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
@@ -62,4 +63,9 @@ export function params<S extends z.ZodType>(schema: S, fail: () => AppError) {
 }
 
 /** `?limit&cursor` of every admin list. */
-export const pageParams = query(pageQuery, () => new AppError('invalid_request', 'limit must be 1..200'));
+export const pageParams = zValidator('query', pageQuery, (result) => {
+  if (result.success) return;
+  // A cursor no list could have issued is the cursor's fault, not the limit's.
+  if (result.error.issues.some((i) => i.path[0] === 'cursor')) throw invalidCursor();
+  throw new AppError('invalid_request', 'limit must be 1..200');
+});
