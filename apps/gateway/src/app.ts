@@ -13,6 +13,7 @@ import type { GatewayConfig } from './config.js';
 import type { AppEnv } from './context.js';
 import { installDiscovery } from './discovery/routes.js';
 import { authenticate } from './middleware/authenticate.js';
+import { mcpCors } from './middleware/cors.js';
 import { createErrorHandler, errorResponse } from './middleware/errors.js';
 import { ipAllowlist } from './middleware/ip.js';
 import { originCheck } from './middleware/origin.js';
@@ -83,6 +84,14 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
     if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes) throw tooLarge();
     return next();
   });
+  // Browsers at allowed origins: preflights are answered before the bearer token is asked for.
+  const corsForMcp = mcpCors({
+    publicUrl: deps.config.publicUrl,
+    allowedOrigins: deps.config.allowedOrigins,
+    workspaces: deps.workspaces,
+  });
+  app.use('/api/workspaces/:ws/mcp', corsForMcp);
+  app.use('/api/workspaces/:ws/flows/:slug/mcp', corsForMcp);
   // Where a request to a workspace is let in, in this order: bearer token (401), access to the workspace (403,
   // without revealing whether it exists), Origin (403), IP allowlist (403).
   app.use(

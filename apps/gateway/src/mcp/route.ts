@@ -86,10 +86,10 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           allow: 'POST',
         },
       );
-    app.get('/api/workspaces/:ws/mcp', notAllowed);
-    app.delete('/api/workspaces/:ws/mcp', notAllowed);
-    app.get('/api/workspaces/:ws/flows/:slug/mcp', notAllowed);
-    app.delete('/api/workspaces/:ws/flows/:slug/mcp', notAllowed);
+    // Every method but POST is 405 (a CORS preflight never gets here: mcpCors answers it).
+    const otherMethods = ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'];
+    app.on(otherMethods, '/api/workspaces/:ws/mcp', notAllowed);
+    app.on(otherMethods, '/api/workspaces/:ws/flows/:slug/mcp', notAllowed);
 
     /**
      * One MCP request on a surface: media types, narrowing headers (checked against the surface's tool names), the
