@@ -47,6 +47,7 @@ const envSchema = z.object({
     .min(1024)
     .max(16 * 1024 * 1024)
     .default(1024 * 1024),
+  FLOWGATE_REQUEST_BODY_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(30_000),
   FLOWGATE_MCP_MAX_RESULT_BYTES: z.coerce
     .number()
     .int()
@@ -107,6 +108,8 @@ export interface GatewayConfig {
   /** Proxies in front of the gateway that append to X-Forwarded-For (0 = ignore the header). */
   trustProxy: number;
   maxBodyBytes: number;
+  /** How long a client may take to send a whole request (headers and body) before it is answered 408. */
+  requestBodyTimeoutMs: number;
   /** Cap on one MCP tools/call result in bytes (text blocks plus structuredContent). */
   mcpMaxResultBytes: number;
   authCacheTtlMs: number;
@@ -200,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     allowedOrigins: e.FLOWGATE_ALLOWED_ORIGINS,
     trustProxy: e.FLOWGATE_TRUST_PROXY,
     maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
+    requestBodyTimeoutMs: e.FLOWGATE_REQUEST_BODY_TIMEOUT_MS,
     mcpMaxResultBytes: e.FLOWGATE_MCP_MAX_RESULT_BYTES,
     authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
     logLevel: e.FLOWGATE_LOG_LEVEL,

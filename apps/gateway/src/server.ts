@@ -146,6 +146,12 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
               : new Response('starting', { status: 503, headers: { 'retry-after': '1' } }),
           hostname: options.config.host,
           port: options.config.port,
+          // Node enforces requestTimeout only when it sweeps connections; sweep often enough to honour a short one.
+          serverOptions: {
+            requestTimeout: options.config.requestBodyTimeoutMs,
+            headersTimeout: Math.min(options.config.requestBodyTimeoutMs, 60_000),
+            connectionsCheckingInterval: Math.min(1_000, options.config.requestBodyTimeoutMs),
+          },
         },
         (info) => resolve({ server: s, port: info.port }),
       );

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import type { DbHandle } from '@flowgate/db';
+import { createTestDb } from '@flowgate/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { type RunningGateway, startGateway } from './server.js';
+
+const TOKEN = `op_${randomBytes(24).toString('hex')}`;
+let db: DbHandle;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  db = await createTestDb();
+  const config = loadConfig({
+    FLOWGATE_PORT: '0',
+    FLOWGATE_ADMIN_TOKEN: TOKEN,
+    FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    FLOWGATE_LOG_LEVEL: 'silent',
+    FLOWGATE_REQUEST_BODY_TIMEOUT_MS: '1000',
+  });
+  gateway = await startGateway({ config, db });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await db?.close();
+});
+
+describe('slow request bodies', () => {
+  it('an authenticated request whose body stalls is answered 408 and closed after the body timeout', async () => {
+    const socket = connect(gateway.port, '127.0.0.1');
+    const started = Date.now();
+    const answer = new Promise<string>((resolve) => {
+      let data = '';
+      socket.on('data', (chunk) => {
+        data += chunk.toString('utf8');
+      });
+      socket.on('close', () => resolve(data));
+      socket.on('error', () => resolve(data));
+      // Well past the configured timeout, far below Node's 300 s default.
+      setTimeout(() => resolve(data), 8_000).unref();
+    });
+    socket.write(
+      [
+        'POST /api/admin/workspaces HTTP/1.1',
+        'Host: 127.0.0.1',
+        `Authorization: Bearer ${TOKEN}`,
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        'Content-Length: 100',
+        '',
+        '{"id":',
+      ].join('\r\n'),
+    );
+    const text = await answer;
+    socket.destroy();
+    expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - started).toBeLessThan(7_000);
+  }, 15_000);
+
+  it('refuses a body timeout outside its bounds', () => {
+    expect(() => loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_REQUEST_BODY_TIMEOUT_MS: '10' })).toThrow(
+      /FLOWGATE_REQUEST_BODY_TIMEOUT_MS/,
+    );
+  });
+});
