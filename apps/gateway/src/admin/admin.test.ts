@@ -512,15 +512,17 @@ describe('admin cursors', () => {
     },
   );
 
-  it.each(['%%%', 'a.b', '.', 'x'.repeat(190)])(
+  it.each(['%%%', 'a.b', '.', 'x'.repeat(190), 'x'.repeat(600)])(
     'an unreadable cursor %s is 400 invalid_cursor',
     async (cursor) => {
-      const res = await h.request(
-        'GET',
-        `/api/workspaces/ws-admin/audit?cursor=${encodeURIComponent(cursor)}`,
-      );
-      expect(res.status).toBe(400);
-      expect((await res.json()).code).toBe('invalid_cursor');
+      for (const route of ['audit', 'runs']) {
+        const res = await h.request(
+          'GET',
+          `/api/workspaces/ws-admin/${route}?cursor=${encodeURIComponent(cursor)}`,
+        );
+        expect(res.status).toBe(400);
+        expect((await res.json()).code).toBe('invalid_cursor');
+      }
     },
   );
 

@@ -24,7 +24,7 @@ const RUN_STATUSES = [
 
 const runsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(400).optional(),
+  cursor: z.string().max(512).optional(),
   status: z.enum(RUN_STATUSES).optional(),
   flow: z
     .string()

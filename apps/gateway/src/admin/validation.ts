@@ -48,10 +48,15 @@ export function jsonBody<S extends z.ZodType>(schema: S) {
   return guarded;
 }
 
-/** Validates the query string against `schema` for `c.req.valid('query')`; a mismatch throws `fail()`. */
+/**
+ * Validates the query string against `schema` for `c.req.valid('query')`; a mismatch throws `fail()`, except that a
+ * cursor no list could have issued is the cursor's fault (400 `invalid_cursor`), whatever else is wrong.
+ */
 export function query<S extends z.ZodType>(schema: S, fail: () => AppError) {
   return zValidator('query', schema, (result) => {
-    if (!result.success) throw fail();
+    if (result.success) return;
+    if (result.error.issues.some((i) => i.path[0] === 'cursor')) throw invalidCursor();
+    throw fail();
   });
 }
 
@@ -63,9 +68,4 @@ export function params<S extends z.ZodType>(schema: S, fail: () => AppError) {
 }
 
 /** `?limit&cursor` of every admin list. */
-export const pageParams = zValidator('query', pageQuery, (result) => {
-  if (result.success) return;
-  // A cursor no list could have issued is the cursor's fault, not the limit's.
-  if (result.error.issues.some((i) => i.path[0] === 'cursor')) throw invalidCursor();
-  throw new AppError('invalid_request', 'limit must be 1..200');
-});
+export const pageParams = query(pageQuery, () => new AppError('invalid_request', 'limit must be 1..200'));
