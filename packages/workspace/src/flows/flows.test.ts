@@ -105,6 +105,7 @@ describe('flows.saveDraft', () => {
     expect(outcome).toEqual({
       status: 'invalid',
       diagnostics: [expect.objectContaining({ severity: 'error', code: 'unknown_step_type', line: 1 })],
+      summary: { errors: 1, warnings: 0 },
     });
     expect(await repos.getFlow(h.db, w.workspaceId, 'new-flow')).toBeNull();
   });
