@@ -189,14 +189,22 @@ describe('drafts, versions and the live pointer', () => {
     const before = await h.db.select().from(flowVersions).where(eq(flowVersions.workspaceId, 'ws-a'));
 
     await repos.saveDraft(h.db, 'ws-a', d);
-    // The note given is not stored on a reused version: the result reports what the version holds.
+    // Issue 12 finding 8: a note given with an unchanged draft was dropped. It fills the reused version's empty
+    // note; a different note for a version that has one is refused rather than silently dropped.
     expect(await repos.releaseFlow(h.db, 'ws-a', 'stable', { releaseNote: 'again' })).toEqual({
       flowSlug: 'stable',
       version: 1,
       created: false,
       previousLiveVersion: 1,
-      releaseNote: null,
+      releaseNote: 'again',
     });
+    expect((await repos.releaseFlow(h.db, 'ws-a', 'stable', { releaseNote: 'again' })).releaseNote).toBe(
+      'again',
+    );
+    await expect(repos.releaseFlow(h.db, 'ws-a', 'stable', { releaseNote: 'other' })).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    expect((await repos.releaseFlow(h.db, 'ws-a', 'stable')).releaseNote).toBe('again');
     // a byte-level change (a comment) is a new version
     await repos.saveDraft(
       h.db,
@@ -209,8 +217,10 @@ describe('drafts, versions and the live pointer', () => {
     expect(await repos.releaseFlow(h.db, 'ws-a', 'stable')).toMatchObject({ version: 2, created: false });
 
     const after = await h.db.select().from(flowVersions).where(eq(flowVersions.workspaceId, 'ws-a'));
+    // The definition never changes; only an empty release note may have been filled.
     for (const old of before) {
-      expect(after.find((v) => v.flowId === old.flowId && v.version === old.version)).toEqual(old);
+      const now = after.find((v) => v.flowId === old.flowId && v.version === old.version);
+      expect(now ? { ...now, releaseNote: old.releaseNote } : now).toEqual(old);
     }
     const stableId = (await repos.getFlow(h.db, 'ws-a', 'stable'))?.id;
     expect(

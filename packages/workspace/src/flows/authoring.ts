@@ -87,7 +87,10 @@ export interface ReleaseOutcome {
   created: boolean;
   previousLiveVersion: number | null;
   releasedAt: string;
-  /** The note the released version holds (a note given for a reused version is not stored: versions never change). */
+  /**
+   * The note the released version holds: for an unchanged draft, a note given fills the reused version's empty note
+   * (a different note for a version that has one is a conflict); a rollback keeps the version's own note.
+   */
   releaseNote: string | null;
 }
 

@@ -161,13 +161,17 @@ describe('flows.release', () => {
     );
   });
 
-  it('reports the note the version holds when an existing version goes live, never the one given', async () => {
+  it('reports the note the version holds when an existing version goes live', async () => {
     const { w, ws } = await world();
     // trusted-flow's draft is byte-identical to version 1: releasing it reuses that version.
+    // A different note for a reused version that has one is refused, not silently dropped.
+    await expect(
+      ws.flows.release({ slug: 'trusted-flow', version: null, releaseNote: 'other', keepVisibility: true }),
+    ).rejects.toMatchObject({ code: 'conflict' });
     const reused = await ws.flows.release({
       slug: 'trusted-flow',
       version: null,
-      releaseNote: 'ignored',
+      releaseNote: null,
       keepVisibility: true,
     });
     expect(reused).toMatchObject({
