@@ -439,7 +439,7 @@ export async function definitionOf(
 
 /**
  * Without `version`: snapshots the draft as the next version (or reuses the latest version when the draft is
- * byte-identical to it, filling its empty release note with the one given) and points live at it. With `version`: points live at that existing version (a rollback or
+ * byte-identical to it, storing the release note given on it) and points live at it. With `version`: points live at that existing version (a rollback or
  * roll-forward). Versions are never changed once written. The `live` search rows and the flow's publicity follow the
  * live version. Serialised per flow by a row lock, so concurrent releases cannot both take the same number.
  */
@@ -521,17 +521,9 @@ export async function releaseFlow(
         model = latest.model as FlowModel;
         assertVisibility(model);
         releaseNote = latest.releaseNote;
-        // A note given with an unchanged draft describes this release: it fills the reused version's empty note
-        // (the definition itself never changes). Replacing a different note would rewrite history, so that is
-        // refused rather than silently dropped.
+        // A note given with an unchanged draft describes this release: it is stored on the reused version (only
+        // the note; the definition never changes), so what is returned and audited is what the version holds.
         if (options.releaseNote !== undefined && options.releaseNote !== latest.releaseNote) {
-          if (latest.releaseNote !== null) {
-            throw new AppError(
-              'conflict',
-              `flow ${slug} version ${latest.version} (identical to the draft) already has a release note; ` +
-                'release without a note, or change the draft to release a new version',
-            );
-          }
           await tx
             .update(flowVersions)
             .set({ releaseNote: options.releaseNote })

@@ -88,8 +88,8 @@ export interface ReleaseOutcome {
   previousLiveVersion: number | null;
   releasedAt: string;
   /**
-   * The note the released version holds: for an unchanged draft, a note given fills the reused version's empty note
-   * (a different note for a version that has one is a conflict); a rollback keeps the version's own note.
+   * The note the released version holds: for an unchanged draft, a note given is stored on the reused version; a
+   * rollback keeps the version's own note.
    */
   releaseNote: string | null;
 }

@@ -164,10 +164,15 @@ describe('flows.release', () => {
   it('reports the note the version holds when an existing version goes live', async () => {
     const { w, ws } = await world();
     // trusted-flow's draft is byte-identical to version 1: releasing it reuses that version.
-    // A different note for a reused version that has one is refused, not silently dropped.
-    await expect(
-      ws.flows.release({ slug: 'trusted-flow', version: null, releaseNote: 'other', keepVisibility: true }),
-    ).rejects.toMatchObject({ code: 'conflict' });
+    // A note given with an unchanged draft is kept on the reused version, not dropped.
+    expect(
+      await ws.flows.release({
+        slug: 'trusted-flow',
+        version: null,
+        releaseNote: 'again',
+        keepVisibility: true,
+      }),
+    ).toMatchObject({ version: 1, created: false, releaseNote: 'again' });
     const reused = await ws.flows.release({
       slug: 'trusted-flow',
       version: null,
@@ -178,7 +183,7 @@ describe('flows.release', () => {
       version: 1,
       created: false,
       previousLiveVersion: 1,
-      releaseNote: 'release 1',
+      releaseNote: 'again',
     });
     await ws.flows.release({
       slug: 'enrich-company',
