@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { schema } from '@flowgate/db';
 import { LATEST_PROTOCOL_VERSION } from '@flowgate/workspace-mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -322,32 +323,34 @@ describe('check_connections paging', () => {
 });
 
 describe('credentials inside base URLs', () => {
-  it('list_connections strips user-info and redacts secret-named query parameters', async () => {
+  it('list_connections shows stored base URLs without user-info, query or token segments', async () => {
     const urlsKey = await gw.mintKey(URLS_WS, ['connections.read']);
     const querySecret = 'query-secret-5b7d9f1a3c';
     const userSecret = 'userinfo-secret-8e6c4a2b0d';
-    await gw.createConnection(URLS_WS, {
-      name: 'query',
-      type: 'http-api',
-      baseUrl: `https://api.example.test/v1?api_key=${querySecret}&region=eu`,
-      auth: { type: 'none' },
-    });
-    await gw.createConnection(URLS_WS, {
-      name: 'userinfo',
-      type: 'http-api',
-      baseUrl: `https://svc:${userSecret}@api.example.test/v2`,
-      auth: { type: 'none' },
-    });
+    // Stored before base URLs were checked at create (the admin API refuses these now).
+    const legacy = {
+      query: `https://api.example.test/v1?api_key=${querySecret}&region=eu`,
+      userinfo: `https://svc:${userSecret}@api.example.test/v2`,
+    };
+    for (const [name, baseUrl] of Object.entries(legacy)) {
+      await gw.db.db.insert(schema.connections).values({
+        id: `conn_${name.padEnd(20, '0')}`,
+        workspaceId: URLS_WS,
+        name,
+        type: 'http-api',
+        baseUrl,
+        authType: 'none',
+        secretCiphertext: null,
+        config: {},
+      });
+    }
     const r = await tool(gw, URLS_WS, urlsKey.apiKey, 'list_connections', {});
     expect(r.text).not.toContain(querySecret);
     expect(r.text).not.toContain(userSecret);
     const byName = Object.fromEntries(
       (r.structured.connections as Array<{ name: string; baseUrl: string }>).map((c) => [c.name, c.baseUrl]),
     );
-    expect(byName).toEqual({
-      query: 'https://api.example.test/v1?api_key=[redacted]&region=eu',
-      userinfo: 'https://api.example.test/v2',
-    });
+    expect(byName).toEqual({ query: 'https://api.example.test/v1', userinfo: 'https://api.example.test/v2' });
   });
 });
 

@@ -317,6 +317,7 @@ describe('hostile and malformed definitions', () => {
           hint: 'send the definition as a string',
         },
       ],
+      summary: { errors: 1, warnings: 0 },
     });
   });
 

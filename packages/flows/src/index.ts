@@ -18,4 +18,5 @@ export {
   type StepRule,
   type StepType,
 } from './steps.js';
+export type { ValidationResult, ValidationSummary } from './validate.js';
 export { MAX_VALIDATION_DIAGNOSTICS, validateFlow } from './validate.js';

@@ -31,16 +31,23 @@ export function describeNode(node: EdnNode): string {
 
 /**
  * Collects diagnostics positioned at tree nodes. At most `MAX_COLLECTED` are kept (a hostile definition can hold
- * thousands of problems); errors are counted even past the cap, so validity never depends on what was kept.
+ * thousands of problems). Errors are kept ahead of warnings — a flood of warnings must never hide the error that
+ * makes a definition invalid — and both are counted past the cap, so validity and counts never depend on what was kept.
  */
 export class Reporter {
   static readonly MAX_COLLECTED = 200;
-  readonly diagnostics: Diagnostic[] = [];
+  private readonly kept: { errors: Diagnostic[]; warnings: Diagnostic[] } = { errors: [], warnings: [] };
   errors = 0;
+  warnings = 0;
 
-  /** True once no further diagnostic will be kept: callers can skip costly work such as suggestions. */
+  /** Errors first, then warnings, each in the order reported. */
+  get diagnostics(): Diagnostic[] {
+    return [...this.kept.errors, ...this.kept.warnings].slice(0, Reporter.MAX_COLLECTED);
+  }
+
+  /** True once no further warning will be kept: callers can skip costly work such as suggestions. */
   get full(): boolean {
-    return this.diagnostics.length >= Reporter.MAX_COLLECTED;
+    return this.kept.errors.length + this.kept.warnings.length >= Reporter.MAX_COLLECTED;
   }
 
   error(
@@ -51,8 +58,8 @@ export class Reporter {
     hint: string,
   ): void {
     this.errors++;
-    if (!this.full)
-      this.diagnostics.push(diagnostic('error', code, message, joinPath(path), at?.loc ?? null, hint));
+    if (this.kept.errors.length < Reporter.MAX_COLLECTED)
+      this.kept.errors.push(diagnostic('error', code, message, joinPath(path), at?.loc ?? null, hint));
   }
 
   warn(
@@ -62,8 +69,9 @@ export class Reporter {
     message: string,
     hint: string,
   ): void {
+    this.warnings++;
     if (!this.full)
-      this.diagnostics.push(diagnostic('warning', code, message, joinPath(path), at?.loc ?? null, hint));
+      this.kept.warnings.push(diagnostic('warning', code, message, joinPath(path), at?.loc ?? null, hint));
   }
 }
 

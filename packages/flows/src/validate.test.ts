@@ -853,7 +853,15 @@ describe('flow-authored text in diagnostics', () => {
     const result = validateFlow(
       `{:slug :x\n "${PAYLOAD}" 1\n :flow (flow/step :sleep :s {:duration-ms 5 "${PAYLOAD} 2" 1})}`,
     );
+    // Errors first, then warnings.
     expect(result.diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'invalid_step_config',
+        message: 'unknown key "<string key>" in a :sleep step',
+        path: ':flow 3 "<string key>"',
+        line: 3,
+        column: 45,
+      }),
       {
         severity: 'warning',
         code: 'unknown_key',
@@ -863,13 +871,6 @@ describe('flow-authored text in diagnostics', () => {
         column: 2,
         hint: expect.any(String),
       },
-      expect.objectContaining({
-        code: 'invalid_step_config',
-        message: 'unknown key "<string key>" in a :sleep step',
-        path: ':flow 3 "<string key>"',
-        line: 3,
-        column: 45,
-      }),
     ]);
     expect(JSON.stringify(result.diagnostics)).not.toContain('IGNORE');
   });
@@ -894,5 +895,20 @@ describe('flow-authored text in diagnostics', () => {
       'invalid_select_option :invocations :default :inputs 0 :options 0',
       'invalid_select_option :invocations :default :inputs 0 :options 1',
     ]);
+  });
+});
+
+// Issue 12 finding 7: warnings filled the kept diagnostics before the error was reached.
+describe('errors before warnings', () => {
+  const unknownKeys = Array.from({ length: 250 }, (_, i) => `:extra-${i} 1`).join('\n ');
+  const text = `{${unknownKeys}\n :flow (flow/input)}`;
+
+  it('keeps the missing :slug error ahead of 250 unknown-key warnings and counts the whole run', () => {
+    const result = validateFlow(text);
+    expect(result.valid).toBe(false);
+    expect(result.diagnostics[0]).toMatchObject({ severity: 'error' });
+    expect(result.diagnostics.some((d) => d.severity === 'error' && d.message.includes(':slug'))).toBe(true);
+    expect(result.summary.errors).toBeGreaterThanOrEqual(1);
+    expect(result.summary.warnings).toBe(250);
   });
 });

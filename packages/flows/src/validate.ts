@@ -8,8 +8,29 @@ export interface ValidationResult {
   valid: boolean;
   /** Present only when valid. */
   model?: FlowModel;
-  /** Ordered by position; reader problems stop validation, model and body problems are all reported. */
+  /**
+   * Errors first, each group ordered by position; at most `MAX_VALIDATION_DIAGNOSTICS`. Reader problems stop
+   * validation, model and body problems are all reported.
+   */
   diagnostics: Diagnostic[];
+  /** Counted over the whole validation, including diagnostics past the returned ones. */
+  summary: ValidationSummary;
+}
+
+export interface ValidationSummary {
+  errors: number;
+  warnings: number;
+}
+
+function summarize(diagnostics: readonly Diagnostic[]): ValidationSummary {
+  const errors = diagnostics.filter((d) => d.severity === 'error').length;
+  return { errors, warnings: diagnostics.length - errors };
+}
+
+/** Errors ahead of warnings, so truncation drops warnings first; by position within each. */
+function errorsFirst(a: Diagnostic, b: Diagnostic): number {
+  const rank = (d: Diagnostic) => (d.severity === 'error' ? 0 : 1);
+  return rank(a) - rank(b) || byPosition(a, b);
 }
 
 /** Upper bound on diagnostics returned, so a hostile definition cannot produce an unbounded answer. */
@@ -39,6 +60,7 @@ export function validateFlow(text: string): ValidationResult {
     if (typeof text !== 'string') {
       return {
         valid: false,
+        summary: { errors: 1, warnings: 0 },
         diagnostics: [
           diagnostic(
             'error',
@@ -52,15 +74,28 @@ export function validateFlow(text: string): ValidationResult {
       };
     }
     const read = readEdn(text);
-    if (!read.ok) return { valid: false, diagnostics: read.diagnostics.slice(0, MAX_VALIDATION_DIAGNOSTICS) };
+    if (!read.ok) {
+      return {
+        valid: false,
+        diagnostics: [...read.diagnostics].sort(errorsFirst).slice(0, MAX_VALIDATION_DIAGNOSTICS),
+        summary: summarize(read.diagnostics),
+      };
+    }
     const reporter = new Reporter();
     const model = buildModel(read.value, reporter);
-    const diagnostics = [...reporter.diagnostics].sort(byPosition).slice(0, MAX_VALIDATION_DIAGNOSTICS);
-    if (!model || reporter.errors > 0) return { valid: false, diagnostics };
+    const diagnostics = reporter.diagnostics.sort(errorsFirst).slice(0, MAX_VALIDATION_DIAGNOSTICS);
+    const summary = { errors: reporter.errors, warnings: reporter.warnings };
+    if (!model || reporter.errors > 0) return { valid: false, diagnostics, summary };
     const parsed = flowModelSchema.safeParse(model);
-    if (!parsed.success) return { valid: false, diagnostics: [...diagnostics, internalProblem()] };
-    return { valid: true, model: parsed.data, diagnostics };
+    if (!parsed.success) {
+      return {
+        valid: false,
+        diagnostics: [internalProblem(), ...diagnostics],
+        summary: { ...summary, errors: summary.errors + 1 },
+      };
+    }
+    return { valid: true, model: parsed.data, diagnostics, summary };
   } catch {
-    return { valid: false, diagnostics: [internalProblem()] };
+    return { valid: false, diagnostics: [internalProblem()], summary: { errors: 1, warnings: 0 } };
   }
 }

@@ -43,6 +43,11 @@ const PATTERNS: RegExp[] = [
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/@:]{1,128}:[^\s/@]{1,256}@/gi;
 const QUERY_PARAM = /([?&;])([A-Za-z0-9_.-]{1,64})=([^&#\s"'<>]+)/g;
 const QUERY_SECRET_NAMES = new Set(['sig', 'signature', 'auth', 'key', 'code', 'session']);
+// `token=abc` in prose (no `?`/`&` before it): the name alone decides, as for a query parameter.
+const FREE_PARAM = /(^|[\s,([{'"])([A-Za-z][A-Za-z0-9_.-]{0,63})=([^\s&#"'<>,;)\]}]{1,1024})/g;
+// EDN (flow definitions): `:token "abc"` or `:api-key "abc"` — a keyword naming a secret, then a string. The
+// string alternatives (plain character or one escape) cannot overlap, so the scan stays linear.
+const EDN_SECRET = /(:([A-Za-z][A-Za-z0-9_.*+!?<>-]{0,63})[\s,]{1,16})"((?:[^"\\]|\\.){0,4096})"/g;
 
 function redactPrivateKeys(text: string): string {
   let out = '';
@@ -83,6 +88,12 @@ export function redactString(value: string, options: RedactOptions = {}): string
   out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
   out = out.replace(QUERY_PARAM, (whole, sep: string, name: string) =>
     isSecretKey(name) || QUERY_SECRET_NAMES.has(name.toLowerCase()) ? `${sep}${name}=${REDACTED}` : whole,
+  );
+  out = out.replace(FREE_PARAM, (whole, before: string, name: string) =>
+    isSecretKey(name) ? `${before}${name}=${REDACTED}` : whole,
+  );
+  out = out.replace(EDN_SECRET, (whole, key: string, name: string) =>
+    isSecretKey(name) ? `${key}"${REDACTED}"` : whole,
   );
   return out;
 }

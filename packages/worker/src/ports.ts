@@ -54,6 +54,12 @@ export async function runConnections(db: Database, box: SecretBox, run: RunRow):
     }
     const secret = row.secretCiphertext ? box.decrypt(row.secretCiphertext, run.workspaceId) : null;
     if (secret) knownSecrets.push(secret);
+    // A webhook whose path is its token is stored whole as a `secret` connection: the secret is the base URL,
+    // so the URL is never shown to readers and is redacted from the run like any secret.
+    if (row.type === 'secret' && secret && /^https?:\/\//i.test(secret)) {
+      resolved.set(slot, { baseUrl: secret, headers: {}, knownSecrets: [secret] });
+      continue;
+    }
     if (!row.baseUrl) {
       problems.set(slot, `the connection bound to :${slot} has no base URL`);
       continue;

@@ -28,6 +28,11 @@ const HTTP_FLOW = `{:slug :fetch-two
              b (flow/step :http :second {:connection :api :path "/second"})]
          {:first (:body a) :second (:body b)})}`;
 
+const HOOK_FLOW = `{:slug :notify
+ :requires [{:slot :hook :type :secret}]
+ :invocations {:default {:inputs []}}
+ :flow (let [r (flow/step :http :post {:connection :hook :method :post :json {:text "hi"}})] {:status (:status r)})}`;
+
 const SINGLETON_FLOW = `{:slug :one-at-a-time
  :concurrency {:type :singleton :on-new-version :drain}
  :invocations {:default {:inputs [{:name :tag :type :string :required true}]}}
@@ -73,12 +78,18 @@ beforeAll(async () => {
   const deps = testWorkspaceDeps(h.db);
   const conn = await seedConnection(deps, 'ws-run', 1, { baseUrl: base, secret: SECRET, authType: 'bearer' });
   await repos.setFlowBindings(h.db, 'ws-run', 'fetch-two', 'live', { api: conn });
+  await seedFlow(h.db, 'ws-run', HOOK_FLOW, { release: 'v1' });
+  const hook = await seedConnection(deps, 'ws-run', 2, { type: 'secret', baseUrl: null, secret: HOOK_URL() });
+  await repos.setFlowBindings(h.db, 'ws-run', 'notify', 'live', { hook });
 });
 
 afterAll(async () => {
   await new Promise<void>((r) => server.close(() => r()));
   await h?.close();
 });
+
+const HOOK_PATH = '/services/T0000AAAA/B0000BBBB/hooktoken0hooktoken0hook';
+const HOOK_URL = () => `${base}${HOOK_PATH}`;
 
 function worker(id: string, leaseMs = 5_000): Worker {
   return createWorker({
@@ -125,6 +136,30 @@ describe('the worker', () => {
         'step_completed',
         'run_completed',
       ]);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('posts to a webhook stored whole as the secret of a secret connection', async () => {
+    const w = worker('w-hook');
+    await w.start();
+    try {
+      const ws = workspaceFor(() => w, 'ws-run');
+      const { run } = await ws.runs.start({
+        slug: 'notify',
+        toolName: null,
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: {},
+        idempotencyKey: null,
+        includeInstalled: false,
+        allowDraft: false,
+      });
+      const done = await waitFor(ws, run.id, finished);
+      expect(done.status, JSON.stringify(done.error)).toBe('completed');
+      expect(hits.get(HOOK_PATH)).toBe(1);
     } finally {
       await w.stop();
     }

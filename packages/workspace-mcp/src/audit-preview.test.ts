@@ -138,6 +138,32 @@ describe('auditPreview', () => {
   });
 });
 
+// Issue 12 finding 8: these reached audit verbatim.
+describe('secrets in flow text and free text', () => {
+  it('redacts EDN-shaped secrets in flow_literal and keeps only a short preview of it', () => {
+    const literal = `{:slug :leak :flow (flow/step :http :a {:url "https://x.test" :headers {:token "edn-canary-0001"} :api-key "edn-canary-0002"})}\n${';; filler\n'.repeat(200)}`;
+    const out = auditPreview({ flow_literal: literal }) as {
+      truncated: true;
+      preview: { flow_literal: string };
+    };
+    const text = JSON.stringify(out);
+    expect(text).not.toContain('edn-canary');
+    expect(out.preview.flow_literal).toContain(':token "[redacted]"');
+    expect(out.truncated).toBe(true);
+    expect(out.preview.flow_literal.length).toBeLessThanOrEqual(AUDIT_PREVIEW_LIMITS.maxFlowTextChars + 1);
+  });
+
+  it('redacts token=… in free text without ? or &', () => {
+    const out = JSON.stringify(
+      auditPreview({ reason: 'it failed with token=free-canary-0003 and password=pw-0004' }),
+    );
+    expect(out).not.toContain('free-canary');
+    expect(out).not.toContain('pw-0004');
+    expect(out).toContain('token=[redacted]');
+    expect(auditText('retry with apikey=free-canary-0005 now', 200)).not.toContain('free-canary');
+  });
+});
+
 describe('auditText and storableText', () => {
   it('bounds, redacts and cleans one string', () => {
     expect(auditText('flowgate://flows/x?token=abc123&a=1', 2048)).toBe(

@@ -17,7 +17,15 @@ export const AUDIT_PREVIEW_LIMITS = Object.freeze({
   maxEntries: 50,
   maxStringChars: 1000,
   maxKeyChars: 128,
+  /**
+   * Flow definitions sent as arguments (`flow_literal`): the audit needs to know which flow was sent, not its
+   * text, which may hold secrets in shapes redaction cannot know.
+   */
+  maxFlowTextChars: 200,
 });
+
+/** Argument names whose string value is a flow definition. */
+const FLOW_TEXT_KEYS: ReadonlySet<string> = new Set(['flow_literal']);
 
 /** Stands in for a value that was left out (too deep, under an over-long key, over the size budget). */
 export const OMITTED = '[truncated]';
@@ -72,19 +80,21 @@ function charge(budget: Budget, cost: number): void {
   budget.left -= cost;
 }
 
-function previewString(value: string, budget: Budget): string {
-  const { text, cut } = cutText(
-    value,
-    Math.max(0, Math.min(AUDIT_PREVIEW_LIMITS.maxStringChars, budget.left)),
-  );
+function previewString(value: string, budget: Budget, maxChars: number): string {
+  const { text, cut } = cutText(value, Math.max(0, Math.min(maxChars, budget.left)));
   if (cut) budget.truncated = true;
   // JSON escapes (\u0001 and the like) count: the budget is what gets stored.
   charge(budget, JSON.stringify(text).length);
   return text;
 }
 
-function previewValue(value: unknown, depth: number, budget: Budget): unknown {
-  if (typeof value === 'string') return previewString(value, budget);
+function previewValue(
+  value: unknown,
+  depth: number,
+  budget: Budget,
+  maxChars: number = AUDIT_PREVIEW_LIMITS.maxStringChars,
+): unknown {
+  if (typeof value === 'string') return previewString(value, budget, maxChars);
   if (typeof value === 'number') {
     charge(budget, 24);
     return Number.isFinite(value) ? value : null;
@@ -136,7 +146,10 @@ function previewValue(value: unknown, depth: number, budget: Budget): unknown {
       charge(budget, OMITTED.length + 2);
       continue;
     }
-    out[name] = previewValue((value as Record<string, unknown>)[key], depth + 1, budget);
+    const maxChars = FLOW_TEXT_KEYS.has(key)
+      ? AUDIT_PREVIEW_LIMITS.maxFlowTextChars
+      : AUDIT_PREVIEW_LIMITS.maxStringChars;
+    out[name] = previewValue((value as Record<string, unknown>)[key], depth + 1, budget, maxChars);
   }
   return out;
 }

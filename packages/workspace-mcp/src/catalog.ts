@@ -3,7 +3,7 @@
  * publishes and the docs tabulate. Each tool is one module in tools/ (spec and handler together); this is the list
  * of them, in listing order. Only tools whose behaviour exists are listed.
  */
-import { type PolicyContext, visibleOf } from './policy.js';
+import { evaluateTool, type PolicyContext, visibleOf } from './policy.js';
 import type { Toolset } from './schemas.js';
 import { TOOLSETS } from './schemas.js';
 import type { AnyToolDefinition } from './tool.js';
@@ -76,6 +76,20 @@ export function toolsByToolset(
 export const TOOLS_BY_TOOLSET = toolsByToolset(CATALOG_TOOLS) as Readonly<
   Record<Toolset, readonly ToolName[]>
 >;
+
+/**
+ * True when neither the workspace policy (disabledTools, read-only) nor narrowing hides any of `names`: gates the
+ * resources and prompts that expose those tools' content. Capabilities are not checked here — each resource and
+ * prompt has its own capability gate.
+ */
+export function toolsAllowedByPolicy(names: readonly string[], ctx: PolicyContext): boolean {
+  for (const name of names) {
+    const tool = CATALOG.find((t) => t.name === name);
+    if (!tool) return false;
+    if (!evaluateTool(tool, { ...ctx, capabilities: new Set(tool.capabilities) }).visible) return false;
+  }
+  return true;
+}
 
 /** The listed (and therefore callable) catalog tools for a caller, in catalog order. */
 export function visibleTools(ctx: PolicyContext): CatalogTool[] {

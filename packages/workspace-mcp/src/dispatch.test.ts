@@ -444,6 +444,20 @@ describe('tools/list', () => {
 });
 
 describe('tools/call', () => {
+  // Issue 12 finding 7: the refusal counted the truncated diagnostics, and said "0 error(s)".
+  it('counts errors from the whole validation when create_flow_draft refuses', async () => {
+    const keys = Array.from({ length: 250 }, (_, i) => `:extra-${i} 1`).join(' ');
+    const { body } = await callTool(env.ctx(), 'create_flow_draft', {
+      flow_literal: `{${keys} :flow (flow/input)}`,
+    });
+    expect(body.result.isError).toBe(true);
+    const text = body.result.content[0].text as string;
+    expect(text).not.toContain('0 error(s)');
+    expect(body.result.structuredContent.details.summary).toMatchObject({ warnings: 250 });
+    expect(body.result.structuredContent.details.summary.errors).toBeGreaterThanOrEqual(1);
+    expect(body.result.structuredContent.details.diagnostics[0].severity).toBe('error');
+  });
+
   it('answers an unknown tool with -32602', async () => {
     const ctx = env.ctx();
     const { status, body } = await callTool(ctx, 'run_flow', {});

@@ -967,7 +967,7 @@ function getPrompt(params: Params, scope: Scope): unknown {
     throw invalidParams(message, data);
   };
   // Hidden prompts are indistinguishable from unknown ones.
-  const prompt = visiblePrompts(scope.request.capabilities).find((p) => p.name === name);
+  const prompt = visiblePrompts(scope.request).find((p) => p.name === name);
   if (!prompt) return failWith(`Unknown prompt: ${truncate(name, 128)}`);
   if (!isPlainObject(rawArgs)) return failWith('params.arguments must be an object of strings');
   const valid = prompt.arguments.map((a) => a.name);
@@ -1016,7 +1016,7 @@ const METHODS: ReadonlyMap<string, MethodHandler> = new Map<string, MethodHandle
     (p: Params, s: Scope) =>
       withCursor(
         'prompts',
-        pageOf(visiblePrompts(s.request.capabilities).map(promptDescriptor), s, 'prompts/list', p.cursor),
+        pageOf(visiblePrompts(s.request).map(promptDescriptor), s, 'prompts/list', p.cursor),
       ),
   ],
   ['prompts/get', getPrompt],

@@ -214,11 +214,6 @@ export const flowDefinitionOutputSchema = z.strictObject({
 });
 export type FlowDefinitionOutput = z.infer<typeof flowDefinitionOutputSchema>;
 
-export function diagnosticsSummary(diagnostics: readonly Diagnostic[]): { errors: number; warnings: number } {
-  const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  return { errors, warnings: diagnostics.length - errors };
-}
-
 /** Diagnostics as plain objects with exactly the documented fields. */
 export function diagnosticViews(diagnostics: readonly Diagnostic[]) {
   return diagnostics.map((d) => ({

@@ -9,7 +9,8 @@
  * like the tools are.
  */
 import type { Capability } from '@flowgate/auth';
-import { TOOL_NAMES } from './catalog.js';
+import { TOOL_NAMES, toolsAllowedByPolicy } from './catalog.js';
+import type { PolicyContext } from './policy.js';
 import { hasCapabilities, RESOURCE_TEMPLATES } from './resource-catalog.js';
 
 export interface PromptArgument {
@@ -154,8 +155,14 @@ export const AVAILABLE_PROMPTS: readonly PromptDefinition[] = Object.freeze(
   PROMPTS.filter((p) => isPromptAvailable(p)),
 );
 
-export function visiblePrompts(capabilities: ReadonlySet<Capability>): PromptDefinition[] {
-  return AVAILABLE_PROMPTS.filter((p) => hasCapabilities(capabilities, p.capabilities));
+/**
+ * Prompts a caller may list and get: its capabilities, and the workspace policy and narrowing of every tool the
+ * prompt tells the agent to call (read-only mode hides the authoring prompts with their tools).
+ */
+export function visiblePrompts(ctx: PolicyContext): PromptDefinition[] {
+  return AVAILABLE_PROMPTS.filter(
+    (p) => hasCapabilities(ctx.capabilities, p.capabilities) && toolsAllowedByPolicy(p.usesTools, ctx),
+  );
 }
 
 export function promptDescriptor(p: PromptDefinition): {

@@ -23,6 +23,11 @@ export interface DirectResourceMeta {
   lastModified: string | 'live';
   /** Set for the curated docs. */
   doc?: DocMeta;
+  /**
+   * Tools whose content this also exposes: hidden and refused whenever the workspace policy (disabledTools,
+   * read-only) or narrowing hides any of them, so a resource never leaks what a disabled tool would return.
+   */
+  exposesTools: readonly string[];
 }
 
 export interface ResourceTemplateMeta {
@@ -34,6 +39,11 @@ export interface ResourceTemplateMeta {
   capabilities: readonly Capability[];
   audience: readonly Audience[];
   priority: number;
+  /**
+   * Tools whose content this also exposes: hidden and refused whenever the workspace policy (disabledTools,
+   * read-only) or narrowing hides any of them, so a resource never leaks what a disabled tool would return.
+   */
+  exposesTools: readonly string[];
   /**
    * Query parameters a read may add to a URI of this template (not part of the listed template, which stays as
    * published; e.g. `?installation_id=` to address an installed flow whose slug an own flow also uses).
@@ -59,6 +69,7 @@ export const DIRECT_RESOURCES: readonly DirectResourceMeta[] = Object.freeze([
     audience: ['assistant'],
     priority: 0.9,
     lastModified: 'live',
+    exposesTools: ['get_workspace_context'],
   },
   ...DOCS_META.map(
     (doc): DirectResourceMeta => ({
@@ -72,6 +83,7 @@ export const DIRECT_RESOURCES: readonly DirectResourceMeta[] = Object.freeze([
       priority: doc.priority,
       lastModified: DOCS_LAST_MODIFIED,
       doc,
+      exposesTools: [],
     }),
   ),
 ]);
@@ -86,6 +98,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: [],
     audience: ['assistant', 'user'],
     priority: 0.6,
+    exposesTools: [],
   },
   {
     uriTemplate: 'flowgate://flows/{slug}',
@@ -97,6 +110,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: ['flows.read'],
     audience: ['assistant'],
     priority: 0.6,
+    exposesTools: ['search_flows'],
     queryParams: ['installation_id'],
   },
   {
@@ -109,6 +123,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: ['flows.read'],
     audience: ['assistant'],
     priority: 0.5,
+    exposesTools: ['get_flow_definition'],
     queryParams: ['installation_id'],
   },
   {
@@ -121,6 +136,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: ['flows.read'],
     audience: ['assistant'],
     priority: 0.5,
+    exposesTools: ['get_flow_definition'],
     queryParams: ['installation_id'],
   },
   {
@@ -133,6 +149,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: ['flows.read'],
     audience: ['assistant'],
     priority: 0.7,
+    exposesTools: ['inspect_flow_tool'],
     queryParams: ['installation_id'],
   },
   {
@@ -144,6 +161,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: ['runs.read'],
     audience: ['assistant'],
     priority: 0.8,
+    exposesTools: ['get_run_status'],
   },
   {
     uriTemplate: 'flowgate://runs/{run_id}/result',
@@ -155,6 +173,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: ['runs.read'],
     audience: ['assistant', 'user'],
     priority: 0.8,
+    exposesTools: ['get_run_status'],
   },
   {
     uriTemplate: 'flowgate://runs/{run_id}/events',
@@ -166,6 +185,7 @@ export const RESOURCE_TEMPLATES: readonly ResourceTemplateMeta[] = Object.freeze
     capabilities: ['runs.read'],
     audience: ['assistant'],
     priority: 0.5,
+    exposesTools: ['get_run_status'],
     queryParams: ['after'],
   },
 ]);

@@ -1,8 +1,9 @@
 import type { Capability } from '@flowgate/auth';
-import { seedWorkspace } from '@flowgate/workspace/testing';
+import { seedFlow, seedWorkspace } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, TOOL_NAMES } from './catalog.js';
 import { DOCS_LAST_MODIFIED, renderAllDocs, renderDoc } from './docs/index.js';
+import { parseNarrowingHeaders } from './narrowing.js';
 import { AVAILABLE_PROMPTS, isPromptAvailable, PROMPTS } from './prompts.js';
 import { compileUriTemplate, RESOURCE_TEMPLATES } from './resource-catalog.js';
 import { callTool, rpc, useTestDb } from './test-support.js';
@@ -366,5 +367,47 @@ describe('prompts', () => {
       for (const t of p.usesTools) expect(text, `${p.name} mentions ${t}`).toContain(t);
       for (const a of p.arguments.filter((x) => x.required)) expect(text).toContain(`${a.name}-value`);
     }
+  });
+});
+
+// Issue 12 finding 5: the workspace policy and narrowing covered tools only, not the resources and prompts that
+// expose the same content.
+describe('policy over resources and prompts', () => {
+  const uri = 'flowgate://flows/policy-x/definition/draft';
+  const names = (list: Array<{ name: string }>) => list.map((p) => p.name);
+
+  beforeAll(async () => {
+    await seedFlow(env.db, 'ws-acme', '{:slug :policy-x :flow (flow/input)}', { release: false });
+  });
+
+  it('refuses and hides a template whose tool a workspace admin disabled', async () => {
+    expect((await rpc(env.ctx(), 'resources/read', { uri })).body.result.contents).toHaveLength(1);
+    const ctx = env.ctx({ workspacePolicy: { readOnly: false, disabledTools: ['get_flow_definition'] } });
+    const { body } = await rpc(ctx, 'resources/read', { uri });
+    expect(body.error).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });
+    const templates = await rpc(ctx, 'resources/templates/list');
+    const listed = names(templates.body.result.resourceTemplates);
+    expect(listed).not.toContain('flow-definition');
+    expect(listed).not.toContain('flow-version-definition');
+    expect(listed).toContain('run');
+    const prompts = await rpc(ctx, 'prompts/list');
+    expect(names(prompts.body.result.prompts)).not.toContain('review_flow_definition');
+  });
+
+  it('refuses a template whose tool narrowing excludes', async () => {
+    const n = parseNarrowingHeaders({ excludeTools: 'get_flow_definition' });
+    if (!n.ok) throw new Error(n.error.message);
+    const { body } = await rpc(env.ctx({ narrowing: n.narrowing }), 'resources/read', { uri });
+    expect(body.error?.message).toBe('Resource not found');
+  });
+
+  it('does not list or render authoring prompts in read-only mode', async () => {
+    const ctx = env.ctx({ workspacePolicy: { readOnly: true, disabledTools: [] } });
+    const { body } = await rpc(ctx, 'prompts/list');
+    expect(names(body.result.prompts)).toEqual(['review_flow_definition', 'debug_failed_run']);
+    const got = await rpc(ctx, 'prompts/get', { name: 'create_flow_from_goal', arguments: { goal: 'x' } });
+    expect(got.body.error?.code).toBe(-32602);
+    // Reading is not a change: the definition stays readable in read-only mode.
+    expect((await rpc(ctx, 'resources/read', { uri })).body.result.contents).toHaveLength(1);
   });
 });

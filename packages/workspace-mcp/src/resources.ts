@@ -5,6 +5,7 @@
  */
 import { FLOW_SLUG_PATTERN, isAppError, TOOL_NAME_PATTERN } from '@flowgate/core';
 import { FLOW_SOURCES, type FlowSelector, type FlowSource } from '@flowgate/workspace';
+import { toolsAllowedByPolicy } from './catalog.js';
 import type { ToolContext } from './context.js';
 import { renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
@@ -102,16 +103,24 @@ export function describeTemplate(
   };
 }
 
+/** Capabilities, then the policy and narrowing of the tools whose content the resource exposes. */
+function allowed(meta: DirectResourceMeta | ResourceTemplateMeta, ctx: ToolContext): boolean {
+  return (
+    hasCapabilities(ctx.request.capabilities, meta.capabilities) &&
+    toolsAllowedByPolicy(meta.exposesTools, ctx.request)
+  );
+}
+
 export function listResources(ctx: ToolContext): ResourceDescriptor[] {
   const now = new Date().toISOString();
-  return DIRECT_RESOURCES.filter((r) => hasCapabilities(ctx.request.capabilities, r.capabilities)).map((r) =>
+  return DIRECT_RESOURCES.filter((r) => allowed(r, ctx)).map((r) =>
     describeResource(r, resolveUri(r, ctx.request.workspaceId), ctx.protocolVersion, () => now),
   );
 }
 
 export function listResourceTemplates(ctx: ToolContext): ResourceTemplateDescriptor[] {
-  return RESOURCE_TEMPLATES.filter((t) => hasCapabilities(ctx.request.capabilities, t.capabilities)).map(
-    (t) => describeTemplate(t, ctx.protocolVersion),
+  return RESOURCE_TEMPLATES.filter((t) => allowed(t, ctx)).map((t) =>
+    describeTemplate(t, ctx.protocolVersion),
   );
 }
 
@@ -253,10 +262,9 @@ const TEMPLATES = RESOURCE_TEMPLATES.map((meta) => {
 
 /** Contents of a resource, or `null` when it does not exist or the caller may not see it. */
 export async function readResource(uri: string, ctx: ToolContext): Promise<ResourceContents | null> {
-  const caps = ctx.request.capabilities;
   for (const r of DIRECT_RESOURCES) {
     if (resolveUri(r, ctx.request.workspaceId) !== uri) continue;
-    if (!hasCapabilities(caps, r.capabilities)) return null;
+    if (!allowed(r, ctx)) return null;
     if (r.doc) {
       return {
         uri,
@@ -270,7 +278,7 @@ export async function readResource(uri: string, ctx: ToolContext): Promise<Resou
   for (const t of TEMPLATES) {
     const vars = t.match(uri);
     if (!vars) continue;
-    if (!hasCapabilities(caps, t.meta.capabilities)) return null;
+    if (!allowed(t.meta, ctx)) return null;
     return t.read(vars, uri, ctx);
   }
   return null;

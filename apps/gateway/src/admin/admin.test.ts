@@ -403,6 +403,71 @@ describe('connections', () => {
     expect(audit).not.toContain(first);
   });
 
+  // Issue 12 finding 4: each of these put a credential where every reader of the connection sees it.
+  const credentialUrls = [
+    'https://user:pass@api.example.test/v1',
+    'https://user@api.example.test/v1',
+    'https://api.example.test/v1?api_key=canary0001',
+    'https://api.example.test/crm?hapikey=canary0002',
+    'https://api.example.test/data?appid=canary0003',
+    'https://bucket.example.test/x?X-Amz-Signature=canary0004',
+    'https://app.example.test/api;jsessionid=canary0005',
+    'https://app.example.test/cb#access_token=canary0006',
+    'https://hooks.example.test/services/T0000AAAA/B0000BBBB/canary0007canary0007canary',
+  ];
+
+  it('refuses credentials in baseUrl at create and update, pointing to the secret', async () => {
+    const created = await h.request('POST', '/api/workspaces/ws-admin/connections', {
+      body: {
+        name: 'clean',
+        type: 'http-api',
+        baseUrl: 'https://clean.example.test',
+        auth: { type: 'none' },
+      },
+    });
+    const { connectionId } = (await created.json()) as { connectionId: string };
+    for (const baseUrl of credentialUrls) {
+      const res = await h.request('POST', '/api/workspaces/ws-admin/connections', {
+        body: { name: 'leaky', type: 'http-api', baseUrl, auth: { type: 'none' } },
+      });
+      expect(res.status, baseUrl).toBe(400);
+      const body = (await res.json()) as { issues: Array<{ path: string; message: string }> };
+      expect(body.issues[0]?.path).toBe('baseUrl');
+      expect(body.issues[0]?.message).toMatch(/auth\.secret/);
+      const patched = await h.request('PATCH', `/api/workspaces/ws-admin/connections/${connectionId}`, {
+        body: { baseUrl },
+      });
+      expect(patched.status, baseUrl).toBe(400);
+      expect(((await patched.json()) as { issues: Array<{ message: string }> }).issues[0]?.message).toMatch(
+        /secret/,
+      );
+    }
+    const row = (await h.db.db.select().from(schema.connections)).find((r) => r.id === connectionId);
+    expect(row?.baseUrl).toBe('https://clean.example.test');
+  });
+
+  it('shows rows stored before the refusal with only scheme, host, port and a clean path', async () => {
+    for (const [i, baseUrl] of credentialUrls.entries()) {
+      await h.db.db.insert(schema.connections).values({
+        id: `conn_legacy${String(i).padStart(10, '0')}`,
+        workspaceId: 'ws-admin',
+        name: `legacy-${i}`,
+        type: 'http-api',
+        baseUrl,
+        authType: 'none',
+        secretCiphertext: null,
+        config: {},
+      });
+    }
+    const list = await (await h.request('GET', '/api/workspaces/ws-admin/connections?limit=200')).text();
+    for (const secret of ['pass', 'user@', 'canary']) expect(list).not.toContain(secret);
+    const items = (JSON.parse(list) as { items: Array<{ name: string; baseUrl: string }> }).items;
+    const legacy = items.filter((c) => c.name.startsWith('legacy-')).map((c) => c.baseUrl);
+    expect(legacy).toContain('https://api.example.test/v1');
+    expect(legacy).toContain('https://app.example.test/api');
+    expect(legacy).toContain('https://hooks.example.test/services/T0000AAAA/B0000BBBB/[redacted]');
+  });
+
   it('keeps the default model of an llm-provider connection, and refuses one on other types', async () => {
     const res = await h.request('POST', '/api/workspaces/ws-admin/connections', {
       body: {

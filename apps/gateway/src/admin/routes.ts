@@ -1,7 +1,7 @@
 import { type Authenticator, generateApiKey, type WorkspaceAccess } from '@flowgate/auth';
 import { AppError, newId } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
-import type { SecretBox } from '@flowgate/secrets';
+import { displayUrl, type SecretBox } from '@flowgate/secrets';
 import type { WorkspaceDeps } from '@flowgate/workspace';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
@@ -66,7 +66,8 @@ export function connectionView(row: repos.ConnectionRow) {
     connectionId: view.id,
     name: view.name,
     type: view.type,
-    baseUrl: view.baseUrl,
+    // Rows stored before credentials were refused in base URLs are trimmed here too.
+    baseUrl: displayUrl(view.baseUrl),
     auth: {
       type: view.authType,
       hasSecret: view.hasSecret,

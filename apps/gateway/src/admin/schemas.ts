@@ -1,5 +1,6 @@
 import { capabilitySchema } from '@flowgate/auth';
 import { workspaceIdSchema } from '@flowgate/core';
+import { urlCredentialProblem } from '@flowgate/secrets';
 import { z } from 'zod';
 import { parseIpRule } from '../middleware/ip.js';
 
@@ -37,6 +38,25 @@ export const createKeyBody = z.strictObject({
 });
 
 const secret = z.string().min(1).max(8192);
+
+/**
+ * Base URLs are shown to every reader of a connection, so a credential in one would leak: refuse it and say
+ * where it belongs. A URL whose token is its path (a webhook) is stored whole as a `secret` connection.
+ */
+const baseUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .superRefine((value, ctx) => {
+    const problem = urlCredentialProblem(value);
+    if (problem)
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          `baseUrl must not carry credentials: ${problem}. Put the credential in auth.secret (PATCH: secret) ` +
+          'with auth type bearer, api-key or basic; for a webhook URL whose path is the token, create a ' +
+          'connection of type "secret" with the whole URL as its secret.',
+      });
+  });
 export const createConnectionBody = z
   .strictObject({
     name: z
@@ -44,10 +64,7 @@ export const createConnectionBody = z
       .trim()
       .regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/, 'letters, digits, space, _ . - (max 100)'),
     type: z.enum(['http-api', 'llm-provider', 'secret']),
-    baseUrl: z
-      .url({ protocol: /^https?$/ })
-      .max(2048)
-      .optional(),
+    baseUrl: baseUrl.optional(),
     /** An llm-provider's default model, used by :llm steps that name none. */
     model: z
       .string()
@@ -82,10 +99,7 @@ export const createConnectionBody = z
 /** Moves a connection or rotates its secret; the auth type and header name stay as created. */
 export const updateConnectionBody = z
   .strictObject({
-    baseUrl: z
-      .url({ protocol: /^https?$/ })
-      .max(2048)
-      .optional(),
+    baseUrl: baseUrl.optional(),
     secret: secret.optional(),
   })
   .refine((b) => b.baseUrl !== undefined || b.secret !== undefined, 'provide baseUrl, secret or both');

@@ -189,14 +189,21 @@ describe('drafts, versions and the live pointer', () => {
     const before = await h.db.select().from(flowVersions).where(eq(flowVersions.workspaceId, 'ws-a'));
 
     await repos.saveDraft(h.db, 'ws-a', d);
-    // The note given is not stored on a reused version: the result reports what the version holds.
+    // Issue 12 finding 8: a note given with an unchanged draft was dropped. It is stored on the reused version.
     expect(await repos.releaseFlow(h.db, 'ws-a', 'stable', { releaseNote: 'again' })).toEqual({
       flowSlug: 'stable',
       version: 1,
       created: false,
       previousLiveVersion: 1,
-      releaseNote: null,
+      releaseNote: 'again',
     });
+    expect((await repos.releaseFlow(h.db, 'ws-a', 'stable', { releaseNote: 'again' })).releaseNote).toBe(
+      'again',
+    );
+    expect((await repos.releaseFlow(h.db, 'ws-a', 'stable', { releaseNote: 'other' })).releaseNote).toBe(
+      'other',
+    );
+    expect((await repos.releaseFlow(h.db, 'ws-a', 'stable')).releaseNote).toBe('other');
     // a byte-level change (a comment) is a new version
     await repos.saveDraft(
       h.db,
@@ -209,8 +216,10 @@ describe('drafts, versions and the live pointer', () => {
     expect(await repos.releaseFlow(h.db, 'ws-a', 'stable')).toMatchObject({ version: 2, created: false });
 
     const after = await h.db.select().from(flowVersions).where(eq(flowVersions.workspaceId, 'ws-a'));
+    // The definition never changes; only the release note may have been given again.
     for (const old of before) {
-      expect(after.find((v) => v.flowId === old.flowId && v.version === old.version)).toEqual(old);
+      const now = after.find((v) => v.flowId === old.flowId && v.version === old.version);
+      expect(now ? { ...now, releaseNote: old.releaseNote } : now).toEqual(old);
     }
     const stableId = (await repos.getFlow(h.db, 'ws-a', 'stable'))?.id;
     expect(

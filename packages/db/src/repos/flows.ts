@@ -439,7 +439,7 @@ export async function definitionOf(
 
 /**
  * Without `version`: snapshots the draft as the next version (or reuses the latest version when the draft is
- * byte-identical to it) and points live at it. With `version`: points live at that existing version (a rollback or
+ * byte-identical to it, storing the release note given on it) and points live at it. With `version`: points live at that existing version (a rollback or
  * roll-forward). Versions are never changed once written. The `live` search rows and the flow's publicity follow the
  * live version. Serialised per flow by a row lock, so concurrent releases cannot both take the same number.
  */
@@ -521,6 +521,21 @@ export async function releaseFlow(
         model = latest.model as FlowModel;
         assertVisibility(model);
         releaseNote = latest.releaseNote;
+        // A note given with an unchanged draft describes this release: it is stored on the reused version (only
+        // the note; the definition never changes), so what is returned and audited is what the version holds.
+        if (options.releaseNote !== undefined && options.releaseNote !== latest.releaseNote) {
+          await tx
+            .update(flowVersions)
+            .set({ releaseNote: options.releaseNote })
+            .where(
+              and(
+                eq(flowVersions.workspaceId, workspaceId),
+                eq(flowVersions.flowId, flow.id),
+                eq(flowVersions.version, latest.version),
+              ),
+            );
+          releaseNote = options.releaseNote;
+        }
       } else {
         // Versions are numbered from 1 and never deleted, so the latest number is the count.
         if ((flow.latestVersion ?? 0) >= maxVersions) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { diagnosticsSummarySchema, flowLiteralArg, flowSlugArg } from '../args.js';
-import { diagnosticSchema, diagnosticsSummary, diagnosticViews } from '../flow-outputs.js';
+import { diagnosticSchema, diagnosticViews } from '../flow-outputs.js';
 import { defineTool, InvalidArguments, ToolFailure } from '../tool.js';
 import { flowDefinitionUri } from '../uris.js';
 
@@ -46,7 +46,8 @@ export const createFlowDraftTool = defineTool({
     ]);
   }
   const diagnostics = diagnosticViews(outcome.diagnostics);
-  const summary = diagnosticsSummary(outcome.diagnostics);
+  // Counted over the whole validation: the returned diagnostics are capped.
+  const summary = outcome.summary;
   if (outcome.status === 'invalid') {
     throw new ToolFailure(
       'flow_invalid',

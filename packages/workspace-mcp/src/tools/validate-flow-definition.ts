@@ -13,7 +13,7 @@ import {
   versionArg,
 } from '../args.js';
 import { requireDefinition, requireFlow } from '../flow-lookup.js';
-import { CONTENT_TRUST, diagnosticSchema, diagnosticsSummary, diagnosticViews } from '../flow-outputs.js';
+import { CONTENT_TRUST, diagnosticSchema, diagnosticViews } from '../flow-outputs.js';
 import { defineTool } from '../tool.js';
 import { definitionUriFor } from '../uris.js';
 
@@ -75,7 +75,7 @@ export const validateFlowDefinitionTool = defineTool({
         installationId: null,
         version: null,
         diagnostics: diagnosticViews(result.diagnostics),
-        summary: diagnosticsSummary(result.diagnostics),
+        summary: result.summary,
       },
     };
   }
@@ -94,7 +94,7 @@ export const validateFlowDefinitionTool = defineTool({
       installationId: def.installationId,
       version: def.version,
       diagnostics: diagnosticViews(result.diagnostics),
-      summary: diagnosticsSummary(result.diagnostics),
+      summary: result.summary,
       // The definition was written by its author (for an installed flow, another workspace's publisher).
       contentTrust: CONTENT_TRUST,
     },

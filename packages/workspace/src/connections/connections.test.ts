@@ -74,7 +74,7 @@ describe('connections.list', () => {
           id: conn,
           name: 'crm-1',
           type: 'http-api',
-          baseUrl: `https://api.example.test/v1?api_key=${REDACTED}&x=1`,
+          baseUrl: 'https://api.example.test/v1',
           authType: 'bearer',
           status: 'active',
           health: { ok: false, checkedAt: TEST_NOW, httpStatus: 401, message: `rejected ${REDACTED}` },
@@ -98,6 +98,34 @@ describe('connections.list', () => {
     ]) {
       expect(text).not.toContain(secret);
     }
+  });
+
+  // Issue 12 finding 4: rows stored before base URLs were checked still reach list_connections.
+  it('shows stored base URLs as scheme, host, port and a path without secret-looking segments', async () => {
+    const { id, ws } = await workspace();
+    const urls = [
+      'https://user@api.example.test/v1',
+      'https://api.example.test/crm?hapikey=canary0002',
+      'https://api.example.test/data?appid=canary0003',
+      'https://bucket.example.test/x?X-Amz-Signature=canary0004',
+      'https://app.example.test:8443/api;jsessionid=canary0005',
+      'https://app.example.test/cb#access_token=canary0006',
+      'https://hooks.example.test/services/T0000AAAA/B0000BBBB/canary0007canary0007canary',
+    ];
+    for (const [i, baseUrl] of urls.entries()) await seedConnection(deps, id, i + 1, { baseUrl });
+    const page = await ws.connections.list({ limit: 20, after: null });
+    const text = JSON.stringify(page);
+    expect(text).not.toContain('canary');
+    expect(text).not.toContain('user@');
+    expect(page.items.map((c) => c.baseUrl)).toEqual([
+      'https://api.example.test/v1',
+      'https://api.example.test/crm',
+      'https://api.example.test/data',
+      'https://bucket.example.test/x',
+      'https://app.example.test:8443/api',
+      'https://app.example.test/cb',
+      `https://hooks.example.test/services/T0000AAAA/B0000BBBB/${REDACTED}`,
+    ]);
   });
 
   it('pages in id order and lists the flow slots each connection is bound to', async () => {

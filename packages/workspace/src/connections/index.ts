@@ -18,7 +18,7 @@ export interface ConnectionSummary {
   id: string;
   name: string;
   type: ConnectionType;
-  /** Without user-info; secret-looking query values redacted. */
+  /** Scheme, host, port and path only; secret-looking path segments shown as `[redacted]`. */
   baseUrl: string | null;
   authType: string;
   status: 'active' | 'disabled';

@@ -4,15 +4,28 @@
  */
 import { AppError } from '@flowgate/core';
 import { repos } from '@flowgate/db';
-import { type Diagnostic, isKeyword, mapGet, readEdn, validateFlow } from '@flowgate/flows';
+import {
+  type Diagnostic,
+  isKeyword,
+  mapGet,
+  readEdn,
+  type ValidationSummary,
+  validateFlow,
+} from '@flowgate/flows';
 import type { UseCaseContext } from '../scope.js';
 import { ownRecord } from './lookup.js';
 import type { FlowRecord } from './records.js';
 
 export type DraftOutcome =
-  | { status: 'saved'; created: boolean; flow: FlowRecord; diagnostics: Diagnostic[] }
-  /** Nothing saved: the definition has error diagnostics. */
-  | { status: 'invalid'; diagnostics: Diagnostic[] }
+  | {
+      status: 'saved';
+      created: boolean;
+      flow: FlowRecord;
+      diagnostics: Diagnostic[];
+      summary: ValidationSummary;
+    }
+  /** Nothing saved: the definition has error diagnostics (`summary` counts them all, past the returned ones). */
+  | { status: 'invalid'; diagnostics: Diagnostic[]; summary: ValidationSummary }
   /**
    * Nothing saved: the definition is valid but names another flow than the caller meant; `diagnostics` starts with a
    * positioned `invalid_slug` error.
@@ -45,7 +58,8 @@ export async function saveDraft(
   input: { literal: string; expectedSlug: string | null },
 ): Promise<DraftOutcome> {
   const result = validateFlow(input.literal);
-  if (!result.valid || !result.model) return { status: 'invalid', diagnostics: result.diagnostics };
+  if (!result.valid || !result.model)
+    return { status: 'invalid', diagnostics: result.diagnostics, summary: result.summary };
   const model = result.model;
   if (input.expectedSlug !== null && model.slug !== input.expectedSlug) {
     return {
@@ -62,6 +76,7 @@ export async function saveDraft(
     created: saved.created,
     flow: ownRecord(saved.flow, live),
     diagnostics: result.diagnostics,
+    summary: result.summary,
   };
 }
 
@@ -72,7 +87,10 @@ export interface ReleaseOutcome {
   created: boolean;
   previousLiveVersion: number | null;
   releasedAt: string;
-  /** The note the released version holds (a note given for a reused version is not stored: versions never change). */
+  /**
+   * The note the released version holds: for an unchanged draft, a note given is stored on the reused version; a
+   * rollback keeps the version's own note.
+   */
   releaseNote: string | null;
 }
 

@@ -105,6 +105,7 @@ describe('flows.saveDraft', () => {
     expect(outcome).toEqual({
       status: 'invalid',
       diagnostics: [expect.objectContaining({ severity: 'error', code: 'unknown_step_type', line: 1 })],
+      summary: { errors: 1, warnings: 0 },
     });
     expect(await repos.getFlow(h.db, w.workspaceId, 'new-flow')).toBeNull();
   });
@@ -160,20 +161,29 @@ describe('flows.release', () => {
     );
   });
 
-  it('reports the note the version holds when an existing version goes live, never the one given', async () => {
+  it('reports the note the version holds when an existing version goes live', async () => {
     const { w, ws } = await world();
     // trusted-flow's draft is byte-identical to version 1: releasing it reuses that version.
+    // A note given with an unchanged draft is kept on the reused version, not dropped.
+    expect(
+      await ws.flows.release({
+        slug: 'trusted-flow',
+        version: null,
+        releaseNote: 'again',
+        keepVisibility: true,
+      }),
+    ).toMatchObject({ version: 1, created: false, releaseNote: 'again' });
     const reused = await ws.flows.release({
       slug: 'trusted-flow',
       version: null,
-      releaseNote: 'ignored',
+      releaseNote: null,
       keepVisibility: true,
     });
     expect(reused).toMatchObject({
       version: 1,
       created: false,
       previousLiveVersion: 1,
-      releaseNote: 'release 1',
+      releaseNote: 'again',
     });
     await ws.flows.release({
       slug: 'enrich-company',

@@ -100,8 +100,7 @@ export async function evaluateReadiness(
     nextSteps.push(flow.installation ? 'ask_publisher_for_release' : 'save_draft');
   } else {
     const validation = validateFlow(definition.literal);
-    errors = validation.diagnostics.filter((d) => d.severity === 'error').length;
-    warnings = validation.diagnostics.length - errors;
+    ({ errors, warnings } = validation.summary);
     model = validation.model ?? definition.model;
     const label = definition.version === null ? 'the draft' : `version ${definition.version}`;
     checks.push(
