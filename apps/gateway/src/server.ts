@@ -11,6 +11,8 @@ import { createKeyUsageTracker } from './audit/key-usage.js';
 import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
+import { createMemoryLimiter, type RateLimiter } from './rate-limit/bucket.js';
+import { createRedisLimiter } from './rate-limit/redis.js';
 import { createRunWorkers } from './run-worker.js';
 import { createWorkspaceCache } from './workspace-cache.js';
 
@@ -89,6 +91,9 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     cacheTtlMs: config.authCacheTtlMs,
     ...(options.now ? { now: options.now } : {}),
   });
+  const rateLimiter: RateLimiter = config.redisUrl
+    ? await createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix, logger })
+    : createMemoryLimiter(options.now ? { now: options.now } : {});
   const audit = createAuditQueue(db.db, logger);
   const runWorkers = createRunWorkers({ db, secretBox, config, logger });
   await runWorkers.listen();
@@ -112,6 +117,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
       runs: runWorkers.hooks,
     },
     runWorkers,
+    rateLimiter,
     toolNames: TOOL_NAMES,
     version: VERSION,
   };
@@ -122,6 +128,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
       await runWorkers.stop();
       await audit.close();
       await keyUsage.close();
+      await rateLimiter.close();
       if (ownsDb) await db.close();
     },
   };
