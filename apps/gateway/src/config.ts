@@ -95,6 +95,8 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional(),
   FLOWGATE_REDIS_PREFIX: z.string().min(1).max(100).default('flowgate:'),
+  FLOWGATE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
+  FLOWGATE_AUDIT_MAX_ROWS_PER_WORKSPACE: z.coerce.number().int().min(0).max(1_000_000_000).default(1_000_000),
 });
 
 export type JwtSettings = JwtConfig;
@@ -144,6 +146,10 @@ export interface GatewayConfig {
   /** Shared rate-limit buckets across replicas; per-process buckets without it. */
   redisUrl: string | undefined;
   redisPrefix: string;
+  /** Audit entries older than this are pruned (0 = kept forever). */
+  auditRetentionDays: number;
+  /** Each workspace keeps at most this many newest audit entries (0 = no cap). */
+  auditMaxRowsPerWorkspace: number;
 }
 
 export function hostForUrl(host: string): string {
@@ -236,5 +242,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     },
     redisUrl: e.REDIS_URL,
     redisPrefix: e.FLOWGATE_REDIS_PREFIX,
+    auditRetentionDays: e.FLOWGATE_AUDIT_RETENTION_DAYS,
+    auditMaxRowsPerWorkspace: e.FLOWGATE_AUDIT_MAX_ROWS_PER_WORKSPACE,
   };
 }

@@ -8,6 +8,7 @@ import { type ServerType, serve } from '@hono/node-server';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
 import { createKeyUsageTracker } from './audit/key-usage.js';
+import { startAuditPruner } from './audit/prune.js';
 import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
@@ -95,6 +96,12 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     ? await createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix, logger })
     : createMemoryLimiter(options.now ? { now: options.now } : {});
   const audit = createAuditQueue(db.db, logger);
+  const auditPruner = startAuditPruner({
+    db: db.db,
+    logger,
+    retentionDays: config.auditRetentionDays,
+    maxRowsPerWorkspace: config.auditMaxRowsPerWorkspace,
+  });
   const runWorkers = createRunWorkers({ db, secretBox, config, logger });
   await runWorkers.listen();
   const deps: GatewayDeps = {
@@ -126,6 +133,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     async close() {
       // In-flight runs finish or are handed back before the database goes away.
       await runWorkers.stop();
+      await auditPruner.stop();
       await audit.close();
       await keyUsage.close();
       await rateLimiter.close();

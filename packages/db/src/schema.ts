@@ -456,8 +456,10 @@ export const auditEntries = pgTable(
     /** The MCP protocol version the call was served under; null for admin actions. */
     protocolVersion: text('protocol_version'),
     durationMs: integer('duration_ms'),
+    /** Identical refused calls from one caller within a short window share one row; this is how many. */
+    count: integer('count').notNull().default(1),
   },
-  (t) => [index('audit_ws_id_idx').on(t.workspaceId, t.id)],
+  (t) => [index('audit_ws_id_idx').on(t.workspaceId, t.id), index('audit_at_idx').on(t.at)],
 );
 
 export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
