@@ -127,7 +127,7 @@ export function createAuditQueue(
       markWriting(batch);
       try {
         const ids = await repos.insertAuditEntries(db, batch);
-        batch.forEach((e, i) => written(e, ids[i]));
+        for (const [i, e] of batch.entries()) written(e, ids[i]);
         queue = queue.slice(batch.length);
         continue;
       } catch (err) {
