@@ -79,6 +79,37 @@ describe('per-key limits', () => {
   });
 });
 
+describe('a workspace limit in the MCP policy', () => {
+  it('overrides the deployment default for that workspace only, and null restores it', async () => {
+    const gw = await startTestGateway();
+    gateways.push(gw);
+    await gw.createWorkspace('ws-tight');
+    await gw.createWorkspace('ws-loose');
+    await gw.setPolicy('ws-tight', { rateLimitPerMinute: 3 });
+    const policy = await gw.admin('GET', '/api/workspaces/ws-tight/mcp-policy');
+    expect(policy.json).toMatchObject({ rateLimitPerMinute: 3 });
+    const tight = await gw.mintKey('ws-tight', ['feedback.send']);
+    const loose = await gw.mintKey('ws-loose', ['feedback.send']);
+    const list = (ws: string, key: ServiceAccountKey) =>
+      mcpPost(gw.mcpUrl(ws), {
+        token: key.apiKey,
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        body: rpc('tools/list'),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await list('ws-tight', tight)).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    for (let i = 0; i < 5; i++) expect((await list('ws-loose', loose)).status).toBe(200);
+
+    // Back to the default (1,200 a minute): spent tokens stay spent, but the next one is 50 ms away, not 20 s.
+    await gw.setPolicy('ws-tight', { rateLimitPerMinute: null });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect((await list('ws-tight', tight)).status).toBe(200);
+    const bad = await gw.admin('PUT', '/api/workspaces/ws-tight/mcp-policy', { rateLimitPerMinute: 0 });
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('per-address limits', () => {
   it('refuses a stream of made-up keys from one address before any key lookup, admin routes included', async () => {
     const gw = await start({

@@ -101,13 +101,14 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
     if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes) throw tooLarge();
     return next();
   });
-  // Where a request to a workspace is let in, in this order: bearer token (401), the caller's request rate (429),
-  // access to the workspace (403, without revealing whether it exists), Origin (403), IP allowlist (403).
+  // Where a request to a workspace is let in, in this order: bearer token (401), access to the workspace (403,
+  // without revealing whether it exists), the caller's request rate (429, the workspace's own limit when its policy
+  // sets one), Origin (403), IP allowlist (403).
   app.use(
     '/api/workspaces/:ws/*',
     authenticate(deps.authenticator),
-    keyLimit,
     workspaceAccess({ authenticator: deps.authenticator, workspaces: deps.workspaces }),
+    keyLimit,
     originCheck({ publicUrl: deps.config.publicUrl, allowedOrigins: deps.config.allowedOrigins }),
     ipAllowlist(deps.config.trustProxy),
   );

@@ -470,6 +470,8 @@ export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
   disabledTools: jsonb('disabled_tools').$type<string[]>().notNull().default([]),
   allowedOrigins: jsonb('allowed_origins').$type<string[]>().notNull().default([]),
   allowedIps: jsonb('allowed_ips').$type<string[]>().notNull().default([]),
+  /** Requests a minute per key or user in this workspace; null: the deployment's FLOWGATE_RATE_LIMIT_KEY_PER_MIN. */
+  rateLimitPerMinute: integer('rate_limit_per_minute'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 

@@ -64,17 +64,20 @@ export function bucketOf(principal: Principal): string | null {
   }
 }
 
-/** Per API key (or JWT subject), right after authentication and before any route work. */
+/**
+ * Per API key (or JWT subject), after authentication and before any route work. The workspace policy's
+ * `rateLimitPerMinute` (set once the workspace guard ran) overrides the deployment default.
+ */
 export function principalRateLimit(options: {
   limiter: RateLimiter;
   perMinute: number;
 }): MiddlewareHandler<AppEnv> {
-  const spec = perMinute(options.perMinute);
   return async (c, next) => {
-    if (options.perMinute <= 0) return next();
+    const limit = c.get('policy')?.rateLimitPerMinute ?? options.perMinute;
+    if (limit <= 0) return next();
     const bucket = bucketOf(c.get('principal'));
     if (bucket === null) return next();
-    const taken = await options.limiter.take(bucket, spec);
+    const taken = await options.limiter.take(bucket, perMinute(limit));
     if (!taken.allowed) return rateLimitedResponse(c, 'key', taken.retryAfterMs);
     await next();
   };
