@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { abuseBench } from './abuse.js';
 import { callFlowToolBench } from './call-flow-tool.js';
 import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
@@ -14,7 +15,14 @@ import { runsBench } from './runs.js';
 import { tokensBench } from './tokens.js';
 import { toolsListBench } from './tools-list.js';
 
-const BENCHMARKS: Benchmark[] = [toolsListBench, flowSearchBench, runsBench, callFlowToolBench, tokensBench];
+const BENCHMARKS: Benchmark[] = [
+  toolsListBench,
+  flowSearchBench,
+  runsBench,
+  callFlowToolBench,
+  tokensBench,
+  abuseBench,
+];
 
 const { values } = parseArgs({
   options: {

@@ -13,6 +13,7 @@ const result = await autocannon({
   ...(spec.body !== undefined ? { body: spec.body } : {}),
   connections: spec.connections,
   pipelining: spec.pipelining,
+  ...(spec.overallRate !== undefined ? { overallRate: spec.overallRate } : {}),
   ...(spec.amount !== undefined ? { amount: spec.amount } : { duration: spec.durationS }),
   timeout: 10,
 });

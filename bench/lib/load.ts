@@ -13,6 +13,8 @@ export const loadSpecSchema = z.object({
   /** Fixed duration in seconds, unless `amount` is set. */
   durationS: z.number().positive().default(5),
   amount: z.number().int().positive().optional(),
+  /** Requests per second across all connections (a client paced like a real agent); unpaced when absent. */
+  overallRate: z.number().int().positive().optional(),
 });
 
 export type LoadSpec = z.input<typeof loadSpecSchema>;

@@ -40,6 +40,8 @@ export interface AuditItem {
   clientVersion: string | null;
   protocolVersion?: string | null;
   durationMs: number | null;
+  /** Identical refused calls within a short window share one row. */
+  count: number;
 }
 
 export interface HttpAnswer {

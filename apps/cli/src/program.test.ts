@@ -329,7 +329,7 @@ describe('admin commands → HTTP requests', () => {
       allowedOrigins: ['https://app.example.test'],
       allowedIps: [],
     });
-    expect(r.stdout).toContain('readOnly:       true');
+    expect(r.stdout).toMatch(/readOnly: +true/);
 
     await runWith(['mcp-policy', 'set', '--workspace', ws, '--no-read-only'], { env });
     expect(await adminGet(`/api/workspaces/${ws}/mcp-policy`)).toMatchObject({

@@ -17,9 +17,11 @@ import { mcpCors } from './middleware/cors.js';
 import { createErrorHandler, errorResponse } from './middleware/errors.js';
 import { ipAllowlist } from './middleware/ip.js';
 import { originCheck } from './middleware/origin.js';
+import { ipRateLimit, principalRateLimit } from './middleware/rate-limit.js';
 import { requestIds } from './middleware/request-id.js';
 import { requestLog } from './middleware/request-log.js';
 import { workspaceAccess } from './middleware/workspace-access.js';
+import type { RateLimiter } from './rate-limit/bucket.js';
 import type { RunWorkers } from './run-worker.js';
 import type { WorkspaceCache } from './workspace-cache.js';
 
@@ -38,6 +40,8 @@ export interface GatewayDeps {
   workspaceDeps: WorkspaceDeps;
   /** How runs reach workers, and the in-process worker. */
   runWorkers: RunWorkers;
+  /** Request-rate buckets (in-process, or Redis when REDIS_URL is set). */
+  rateLimiter: RateLimiter;
   /** Names of the catalog's tools (what a workspace policy may disable). */
   toolNames: readonly string[];
   version: string;
@@ -60,6 +64,20 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   app.get('/readyz', async (c) => {
     const ready = await deps.db.ready();
     return c.json({ status: ready ? 'ready' : 'not_ready' }, ready ? 200 : 503);
+  });
+
+  // Per client address before anything else under /api (body reads, token lookups, JSON-RPC).
+  app.use(
+    '/api/*',
+    ipRateLimit({
+      limiter: deps.rateLimiter,
+      perMinute: deps.config.rateLimits.ipPerMinute,
+      trustProxy: deps.config.trustProxy,
+    }),
+  );
+  const keyLimit = principalRateLimit({
+    limiter: deps.rateLimiter,
+    perMinute: deps.config.rateLimits.keyPerMinute,
   });
 
   // Public documents first, so the workspace guard below never runs for them.
@@ -93,11 +111,13 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   app.use('/api/workspaces/:ws/mcp', corsForMcp);
   app.use('/api/workspaces/:ws/flows/:slug/mcp', corsForMcp);
   // Where a request to a workspace is let in, in this order: bearer token (401), access to the workspace (403,
-  // without revealing whether it exists), Origin (403), IP allowlist (403).
+  // without revealing whether it exists), the caller's request rate (429, the workspace's own limit when its policy
+  // sets one), Origin (403), IP allowlist (403).
   app.use(
     '/api/workspaces/:ws/*',
     authenticate(deps.authenticator),
     workspaceAccess({ authenticator: deps.authenticator, workspaces: deps.workspaces }),
+    keyLimit,
     originCheck({ publicUrl: deps.config.publicUrl, allowedOrigins: deps.config.allowedOrigins }),
     ipAllowlist(deps.config.trustProxy),
   );

@@ -89,6 +89,15 @@ const envSchema = z.object({
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
   FLOWGATE_RUN_MAX_LIVE_PER_WORKSPACE: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  FLOWGATE_RATE_LIMIT_KEY_PER_MIN: z.coerce.number().int().min(0).max(1_000_000).default(1_200),
+  FLOWGATE_RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).max(1_000_000).default(6_000),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  FLOWGATE_REDIS_PREFIX: z.string().min(1).max(100).default('flowgate:'),
+  FLOWGATE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
+  FLOWGATE_AUDIT_MAX_ROWS_PER_WORKSPACE: z.coerce.number().int().min(0).max(1_000_000_000).default(1_000_000),
 });
 
 export type JwtSettings = JwtConfig;
@@ -135,6 +144,15 @@ export interface GatewayConfig {
   /** A run's whole-life bound, sleeps included. */
   runMaxDurationMs: number;
   maxLiveRunsPerWorkspace: number;
+  /** Requests per minute (token bucket, a minute's allowance as burst); 0 turns a limit off. */
+  rateLimits: { keyPerMinute: number; ipPerMinute: number };
+  /** Shared rate-limit buckets across replicas; per-process buckets without it. */
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  /** Audit entries older than this are pruned (0 = kept forever). */
+  auditRetentionDays: number;
+  /** Each workspace keeps at most this many newest audit entries (0 = no cap). */
+  auditMaxRowsPerWorkspace: number;
 }
 
 export function hostForUrl(host: string): string {
@@ -222,5 +240,13 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     },
     runMaxDurationMs: e.FLOWGATE_RUN_MAX_DURATION_MS,
     maxLiveRunsPerWorkspace: e.FLOWGATE_RUN_MAX_LIVE_PER_WORKSPACE,
+    rateLimits: {
+      keyPerMinute: e.FLOWGATE_RATE_LIMIT_KEY_PER_MIN,
+      ipPerMinute: e.FLOWGATE_RATE_LIMIT_IP_PER_MIN,
+    },
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.FLOWGATE_REDIS_PREFIX,
+    auditRetentionDays: e.FLOWGATE_AUDIT_RETENTION_DAYS,
+    auditMaxRowsPerWorkspace: e.FLOWGATE_AUDIT_MAX_ROWS_PER_WORKSPACE,
   };
 }

@@ -8,9 +8,12 @@ import { type ServerType, serve } from '@hono/node-server';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
 import { createKeyUsageTracker } from './audit/key-usage.js';
+import { startAuditPruner } from './audit/prune.js';
 import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
+import { createMemoryLimiter, type RateLimiter } from './rate-limit/bucket.js';
+import { createRedisLimiter } from './rate-limit/redis.js';
 import { createRunWorkers } from './run-worker.js';
 import { createWorkspaceCache } from './workspace-cache.js';
 
@@ -89,7 +92,16 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     cacheTtlMs: config.authCacheTtlMs,
     ...(options.now ? { now: options.now } : {}),
   });
+  const rateLimiter: RateLimiter = config.redisUrl
+    ? await createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix, logger })
+    : createMemoryLimiter(options.now ? { now: options.now } : {});
   const audit = createAuditQueue(db.db, logger);
+  const auditPruner = startAuditPruner({
+    db: db.db,
+    logger,
+    retentionDays: config.auditRetentionDays,
+    maxRowsPerWorkspace: config.auditMaxRowsPerWorkspace,
+  });
   const runWorkers = createRunWorkers({ db, secretBox, config, logger });
   await runWorkers.listen();
   const deps: GatewayDeps = {
@@ -112,6 +124,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
       runs: runWorkers.hooks,
     },
     runWorkers,
+    rateLimiter,
     toolNames: TOOL_NAMES,
     version: VERSION,
   };
@@ -120,8 +133,10 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     async close() {
       // In-flight runs finish or are handed back before the database goes away.
       await runWorkers.stop();
+      await auditPruner.stop();
       await audit.close();
       await keyUsage.close();
+      await rateLimiter.close();
       if (ownsDb) await db.close();
     },
   };

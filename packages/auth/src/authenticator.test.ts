@@ -419,3 +419,54 @@ describe('JWTs through the authenticator', () => {
     expect(h.auth.cacheSize()).toBe(0);
   });
 });
+
+describe('unknown key ids (issue 12: a flood of made-up keys cost one lookup each)', () => {
+  const madeUp = () => generateApiKey().apiKey;
+
+  it('looks an unknown key id up once, then refuses it from memory until the TTL passes', async () => {
+    const h = harness();
+    const token = madeUp();
+    for (let i = 0; i < 50; i++) {
+      expect(await h.auth.authenticate(token)).toEqual({
+        ok: false,
+        code: 'invalid_token',
+        message: 'API key is not valid',
+      });
+    }
+    expect(h.lookups).toHaveLength(1);
+    // Another secret under the same unknown id reads the same and costs nothing either.
+    const sameId = `${token.slice(0, token.lastIndexOf('_') + 1)}${generateApiKey().secret}`;
+    expect((await h.auth.authenticate(sameId)).ok).toBe(false);
+    expect(h.lookups).toHaveLength(1);
+    h.clock.t += 30_001;
+    await h.auth.authenticate(token);
+    expect(h.lookups).toHaveLength(2);
+  });
+
+  it('stays bounded: past the cap the oldest unknown ids are forgotten', async () => {
+    const h = harness({ unknownKeyMaxEntries: 3 });
+    const tokens = [madeUp(), madeUp(), madeUp(), madeUp()];
+    for (const t of tokens) await h.auth.authenticate(t);
+    expect(h.lookups).toHaveLength(4);
+    for (const t of tokens.slice(1)) await h.auth.authenticate(t);
+    expect(h.lookups).toHaveLength(4);
+    await h.auth.authenticate(tokens[0] as string);
+    expect(h.lookups).toHaveLength(5);
+  });
+
+  it('never remembers a known key as unknown: a wrong secret still reaches the store, the right one works', async () => {
+    const h = harness();
+    const { apiKey } = addKey(h);
+    const wrong = `${apiKey.slice(0, apiKey.lastIndexOf('_') + 1)}${generateApiKey().secret}`;
+    expect((await h.auth.authenticate(wrong)).ok).toBe(false);
+    expect(expectOk(await h.auth.authenticate(apiKey)).kind).toBe('service_account');
+  });
+
+  it('can be turned off', async () => {
+    const h = harness({ unknownKeyTtlMs: 0 });
+    const token = madeUp();
+    await h.auth.authenticate(token);
+    await h.auth.authenticate(token);
+    expect(h.lookups).toHaveLength(2);
+  });
+});

@@ -35,6 +35,14 @@ export interface AuthenticatorOptions {
   cacheTtlMs?: number;
   /** Default 10 000; least recently used entries go first. */
   cacheMaxEntries?: number;
+  /**
+   * How long a key id the store does not know is refused without asking the store again (default 30 s), so a
+   * flood of made-up `fgk_` keys costs no lookups. Safe because key ids are random: no real key is created
+   * under an id someone probed before.
+   */
+  unknownKeyTtlMs?: number;
+  /** Default 10 000 unknown ids; the oldest go first. */
+  unknownKeyMaxEntries?: number;
   now?: () => number;
 }
 
@@ -63,12 +71,16 @@ export interface Authenticator {
 
 export const DEFAULT_CACHE_TTL_MS = 30_000;
 export const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
+export const DEFAULT_UNKNOWN_KEY_TTL_MS = 30_000;
+export const DEFAULT_UNKNOWN_KEY_MAX_ENTRIES = 10_000;
 /** Longer than any realistic JWT; keeps hashing and parsing of hostile input bounded. */
 export const MAX_TOKEN_LENGTH = 16_384;
 
 const tuningSchema = z.object({
   cacheTtlMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_CACHE_TTL_MS),
   cacheMaxEntries: z.number().int().min(0).max(10_000_000).default(DEFAULT_CACHE_MAX_ENTRIES),
+  unknownKeyTtlMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_UNKNOWN_KEY_TTL_MS),
+  unknownKeyMaxEntries: z.number().int().min(0).max(10_000_000).default(DEFAULT_UNKNOWN_KEY_MAX_ENTRIES),
 });
 
 function invalid(message: string): AuthResult {
@@ -80,10 +92,33 @@ function digest(value: string): Buffer {
 }
 
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
-  const { cacheTtlMs, cacheMaxEntries } = tuningSchema.parse({
+  const { cacheTtlMs, cacheMaxEntries, unknownKeyTtlMs, unknownKeyMaxEntries } = tuningSchema.parse({
     cacheTtlMs: options.cacheTtlMs,
     cacheMaxEntries: options.cacheMaxEntries,
+    unknownKeyTtlMs: options.unknownKeyTtlMs,
+    unknownKeyMaxEntries: options.unknownKeyMaxEntries,
   });
+  // Key id → when the "unknown" answer stops being trusted. Insertion order makes the first entry the oldest.
+  const unknownKeys = new Map<string, number>();
+
+  function knownUnknown(keyId: string): boolean {
+    const until = unknownKeys.get(keyId);
+    if (until === undefined) return false;
+    if (until > now()) return true;
+    unknownKeys.delete(keyId);
+    return false;
+  }
+
+  function rememberUnknown(keyId: string): void {
+    if (unknownKeyTtlMs === 0 || unknownKeyMaxEntries === 0) return;
+    unknownKeys.delete(keyId);
+    unknownKeys.set(keyId, now() + unknownKeyTtlMs);
+    while (unknownKeys.size > unknownKeyMaxEntries) {
+      const oldest = unknownKeys.keys().next().value;
+      if (oldest === undefined) break;
+      unknownKeys.delete(oldest);
+    }
+  }
   const now = options.now ?? Date.now;
   const cache = new TokenCache<Principal>(cacheMaxEntries, now);
   const jwt: JwtVerifier | null = options.jwt ? createJwtVerifier(options.jwt, now) : null;
@@ -118,7 +153,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   async function authenticateApiKey(token: string, startedEpoch: number): Promise<AuthResult> {
     const parts = parseApiKey(token);
     if (!parts) return invalid('API key is malformed');
+    if (knownUnknown(parts.keyId)) return invalid('API key is not valid');
     const record = await options.lookupApiKey(parts.keyId);
+    if (!record) rememberUnknown(parts.keyId);
     // Unknown id and wrong secret read the same, so key ids cannot be probed.
     if (!record || record.keyId !== parts.keyId || !verifySecret(parts.secret, record.secretHash)) {
       return invalid('API key is not valid');
@@ -209,6 +246,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     clear(): void {
       epoch++;
       cache.clear();
+      unknownKeys.clear();
     },
 
     resolveAccess(principal: Principal, workspaceId: string): AccessResult {

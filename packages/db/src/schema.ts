@@ -456,8 +456,10 @@ export const auditEntries = pgTable(
     /** The MCP protocol version the call was served under; null for admin actions. */
     protocolVersion: text('protocol_version'),
     durationMs: integer('duration_ms'),
+    /** Identical refused calls from one caller within a short window share one row; this is how many. */
+    count: integer('count').notNull().default(1),
   },
-  (t) => [index('audit_ws_id_idx').on(t.workspaceId, t.id)],
+  (t) => [index('audit_ws_id_idx').on(t.workspaceId, t.id), index('audit_at_idx').on(t.at)],
 );
 
 export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
@@ -468,6 +470,8 @@ export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
   disabledTools: jsonb('disabled_tools').$type<string[]>().notNull().default([]),
   allowedOrigins: jsonb('allowed_origins').$type<string[]>().notNull().default([]),
   allowedIps: jsonb('allowed_ips').$type<string[]>().notNull().default([]),
+  /** Requests a minute per key or user in this workspace; null: the deployment's FLOWGATE_RATE_LIMIT_KEY_PER_MIN. */
+  rateLimitPerMinute: integer('rate_limit_per_minute'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 

@@ -86,6 +86,7 @@ function policyView(p: repos.WorkspacePolicy) {
     disabledTools: p.disabledTools,
     allowedOrigins: p.allowedOrigins,
     allowedIps: p.allowedIps,
+    rateLimitPerMinute: p.rateLimitPerMinute,
     updatedAt: p.updatedAt?.toISOString() ?? null,
   };
 }

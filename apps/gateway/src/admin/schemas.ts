@@ -141,6 +141,8 @@ export function mcpPolicyBody(toolNames: readonly string[]) {
       )
       .max(100)
       .optional(),
+    /** Per key or user in this workspace; null goes back to the deployment default. */
+    rateLimitPerMinute: z.number().int().min(1).max(1_000_000).nullable().optional(),
   });
 }
 

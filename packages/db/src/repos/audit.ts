@@ -1,13 +1,24 @@
-import { and, desc, eq, lt } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { auditEntries } from '../schema.js';
+import { auditEntries, workspaces } from '../schema.js';
 
 export type AuditRow = typeof auditEntries.$inferSelect;
 export type NewAuditEntry = typeof auditEntries.$inferInsert;
 
-export async function insertAuditEntries(db: Database, entries: NewAuditEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  await db.insert(auditEntries).values(entries);
+/** Writes the entries; returns their ids in the order given (the queue folds later repeats into them). */
+export async function insertAuditEntries(db: Database, entries: NewAuditEntry[]): Promise<number[]> {
+  if (entries.length === 0) return [];
+  const rows = await db.insert(auditEntries).values(entries).returning({ id: auditEntries.id });
+  return rows.map((r) => r.id);
+}
+
+/** Adds repeats to a row already written. */
+export async function addAuditRepeats(db: Database, id: number, repeats: number): Promise<void> {
+  if (repeats <= 0) return;
+  await db
+    .update(auditEntries)
+    .set({ count: sql`${auditEntries.count} + ${repeats}` })
+    .where(eq(auditEntries.id, id));
 }
 
 /** Newest first; `beforeId` continues a page. */
@@ -20,4 +31,50 @@ export async function listAuditEntries(
     ? and(eq(auditEntries.workspaceId, workspaceId), lt(auditEntries.id, page.beforeId))
     : eq(auditEntries.workspaceId, workspaceId);
   return db.select().from(auditEntries).where(where).orderBy(desc(auditEntries.id)).limit(page.limit);
+}
+
+/** Deleted in slices, so a large prune holds neither many locks nor a long transaction at once. */
+const PRUNE_SLICE = 5_000;
+
+async function deleteWhere(db: Database, where: SQL | undefined): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const slice = db.select({ id: auditEntries.id }).from(auditEntries).where(where).limit(PRUNE_SLICE);
+    const rows = await db
+      .delete(auditEntries)
+      .where(inArray(auditEntries.id, slice))
+      .returning({ id: auditEntries.id });
+    deleted += rows.length;
+    if (rows.length < PRUNE_SLICE) return deleted;
+  }
+}
+
+/** Deletes entries older than `before`; returns how many went. */
+export function pruneAuditBefore(db: Database, before: Date): Promise<number> {
+  return deleteWhere(db, lt(auditEntries.at, before));
+}
+
+/**
+ * Keeps each workspace's newest `maxRows` entries and deletes the rest; returns how many went. Walks the
+ * (workspace_id, id) index from the newest row, so a workspace under the cap costs at most `maxRows` index steps.
+ */
+export async function pruneAuditOverCap(db: Database, maxRows: number): Promise<number> {
+  const ids = await db.select({ id: workspaces.id }).from(workspaces);
+  let deleted = 0;
+  for (const { id: workspaceId } of ids) {
+    const boundary = await db
+      .select({ id: auditEntries.id })
+      .from(auditEntries)
+      .where(eq(auditEntries.workspaceId, workspaceId))
+      .orderBy(desc(auditEntries.id))
+      .offset(maxRows)
+      .limit(1);
+    const newestDropped = boundary[0];
+    if (!newestDropped) continue;
+    deleted += await deleteWhere(
+      db,
+      and(eq(auditEntries.workspaceId, workspaceId), lte(auditEntries.id, newestDropped.id)),
+    );
+  }
+  return deleted;
 }

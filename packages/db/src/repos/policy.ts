@@ -7,6 +7,8 @@ export interface WorkspacePolicy {
   disabledTools: string[];
   allowedOrigins: string[];
   allowedIps: string[];
+  /** null: the deployment default. */
+  rateLimitPerMinute: number | null;
   updatedAt: Date | null;
 }
 
@@ -15,6 +17,7 @@ export const DEFAULT_POLICY: WorkspacePolicy = {
   disabledTools: [],
   allowedOrigins: [],
   allowedIps: [],
+  rateLimitPerMinute: null,
   updatedAt: null,
 };
 
@@ -31,6 +34,7 @@ export async function getPolicy(db: Database, workspaceId: string): Promise<Work
     disabledTools: row.disabledTools,
     allowedOrigins: row.allowedOrigins,
     allowedIps: row.allowedIps,
+    rateLimitPerMinute: row.rateLimitPerMinute,
     updatedAt: row.updatedAt,
   };
 }
@@ -50,6 +54,7 @@ export async function putPolicy(
   if (patch.disabledTools !== undefined) set.disabledTools = patch.disabledTools;
   if (patch.allowedOrigins !== undefined) set.allowedOrigins = patch.allowedOrigins;
   if (patch.allowedIps !== undefined) set.allowedIps = patch.allowedIps;
+  if (patch.rateLimitPerMinute !== undefined) set.rateLimitPerMinute = patch.rateLimitPerMinute;
   const rows = await db
     .insert(workspaceMcpPolicies)
     .values({
@@ -58,6 +63,7 @@ export async function putPolicy(
       disabledTools: set.disabledTools ?? DEFAULT_POLICY.disabledTools,
       allowedOrigins: set.allowedOrigins ?? DEFAULT_POLICY.allowedOrigins,
       allowedIps: set.allowedIps ?? DEFAULT_POLICY.allowedIps,
+      rateLimitPerMinute: set.rateLimitPerMinute ?? DEFAULT_POLICY.rateLimitPerMinute,
       updatedAt: now,
     })
     .onConflictDoUpdate({ target: workspaceMcpPolicies.workspaceId, set })
@@ -68,6 +74,7 @@ export async function putPolicy(
     disabledTools: row.disabledTools,
     allowedOrigins: row.allowedOrigins,
     allowedIps: row.allowedIps,
+    rateLimitPerMinute: row.rateLimitPerMinute,
     updatedAt: row.updatedAt,
   };
 }

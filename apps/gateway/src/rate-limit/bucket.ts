@@ -1,0 +1,77 @@
+/**
+ * Token buckets: `capacity` tokens, refilled continuously at `capacity` per `windowMs`. A request takes one token;
+ * with none left it is refused, and `retryAfterMs` says when the next token arrives.
+ */
+export interface BucketSpec {
+  capacity: number;
+  windowMs: number;
+}
+
+export interface TakeResult {
+  allowed: boolean;
+  /** Whole tokens left after this request. */
+  remaining: number;
+  /** 0 when allowed; otherwise how long until one token is back. */
+  retryAfterMs: number;
+}
+
+export interface RateLimiter {
+  readonly kind: 'memory' | 'redis';
+  take(key: string, spec: BucketSpec): Promise<TakeResult>;
+  close(): Promise<void>;
+}
+
+export interface BucketState {
+  tokens: number;
+  at: number;
+}
+
+/** One step of the bucket, shared by the in-process limiter and mirrored by the Redis script. */
+export function takeToken(
+  state: BucketState | undefined,
+  spec: BucketSpec,
+  now: number,
+): { state: BucketState; result: TakeResult } {
+  const rate = spec.capacity / spec.windowMs;
+  const elapsed = state ? Math.max(0, now - state.at) : 0;
+  const tokens = state ? Math.min(spec.capacity, state.tokens + elapsed * rate) : spec.capacity;
+  if (tokens >= 1) {
+    const left = tokens - 1;
+    return {
+      state: { tokens: left, at: now },
+      result: { allowed: true, remaining: Math.floor(left), retryAfterMs: 0 },
+    };
+  }
+  return {
+    state: { tokens, at: now },
+    result: { allowed: false, remaining: 0, retryAfterMs: Math.ceil((1 - tokens) / rate) },
+  };
+}
+
+/**
+ * Buckets in this process. Bounded: past `maxKeys` the least recently touched buckets go first (a flood of
+ * distinct addresses cannot grow memory without limit; a dropped bucket simply starts full again).
+ */
+export function createMemoryLimiter(options: { now?: () => number; maxKeys?: number } = {}): RateLimiter {
+  const now = options.now ?? Date.now;
+  const maxKeys = options.maxKeys ?? 100_000;
+  const buckets = new Map<string, BucketState>();
+  return {
+    kind: 'memory',
+    async take(key, spec) {
+      const previous = buckets.get(key);
+      const { state, result } = takeToken(previous, spec, now());
+      // Re-inserting moves the key to the end of the Map's order, which makes the first key the stalest.
+      buckets.delete(key);
+      buckets.set(key, state);
+      if (buckets.size > maxKeys) {
+        const oldest = buckets.keys().next().value;
+        if (oldest !== undefined) buckets.delete(oldest);
+      }
+      return result;
+    },
+    async close() {
+      buckets.clear();
+    },
+  };
+}

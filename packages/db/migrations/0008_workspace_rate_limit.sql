@@ -1,0 +1,1 @@
+ALTER TABLE "workspace_mcp_policies" ADD COLUMN "rate_limit_per_minute" integer;
