@@ -9,6 +9,13 @@ describe('cursors', () => {
     expect(codec.open('tool:x', codec.seal('tool:x', 'conn_9'))).toBe('conn_9');
   });
 
+  it('accept only the exact spelling of their tag (base64url has spare bits in its last character)', () => {
+    const c = codec.seal('resources/list', 50);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const others = [...alphabet].filter((ch) => ch !== c.at(-1));
+    expect(others.filter((ch) => codec.open('resources/list', c.slice(0, -1) + ch) !== null)).toEqual([]);
+  });
+
   it('refuse other kinds, workspaces, keys, tampering and junk', () => {
     const c = codec.seal('resources/list', 50);
     expect(codec.open('prompts/list', c)).toBeNull();

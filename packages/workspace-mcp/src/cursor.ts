@@ -32,8 +32,11 @@ export function createCursorCodec(scope: string, key: string | Uint8Array = PROC
       const dot = cursor.indexOf('.');
       if (dot <= 0) return null;
       const payload = cursor.slice(0, dot);
-      const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-      if (given.length !== MAC_BYTES || !timingSafeEqual(given, mac(payload))) return null;
+      // Compared as text: base64url has spare bits in its last character, so decoding first would accept
+      // more than one spelling of the same tag.
+      const given = Buffer.from(cursor.slice(dot + 1));
+      const expected = Buffer.from(mac(payload).toString('base64url'));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
       let parsed: unknown;
       try {
         parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

@@ -624,13 +624,15 @@ describe('admin cursors', () => {
           `/api/workspaces/ws-cursor-a/connections?cursor=${encodeURIComponent(cursor)}`,
         );
         expect(otherList.status).toBe(400);
-        // A flipped character in the signature is refused.
-        const last = cursor.at(-1) === 'A' ? 'B' : 'A';
-        const tampered = await h.request(
-          'GET',
-          `/api/workspaces/ws-cursor-a/service-accounts?cursor=${encodeURIComponent(cursor.slice(0, -1) + last)}`,
-        );
-        expect(tampered.status).toBe(400);
+        // Any other last character of the signature is refused, spare base64url bits included.
+        for (const last of ['A', 'B', 'C', 'D', 'w', 'x', '_']) {
+          if (last === cursor.at(-1)) continue;
+          const tampered = await h.request(
+            'GET',
+            `/api/workspaces/ws-cursor-a/service-accounts?cursor=${encodeURIComponent(cursor.slice(0, -1) + last)}`,
+          );
+          expect(tampered.status).toBe(400);
+        }
       }
     } while (cursor);
     expect(seen.sort()).toEqual(['one', 'three', 'two']);

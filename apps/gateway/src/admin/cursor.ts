@@ -45,9 +45,11 @@ export function createAdminCursors(key: Uint8Array): AdminCursors {
       const dot = cursor.indexOf('.');
       if (dot <= 0) throw invalidCursor();
       const payload = cursor.slice(0, dot);
-      const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-      const expected = mac(route, c.get('access').workspaceId, payload);
-      if (given.length !== MAC_BYTES || !timingSafeEqual(given, expected)) throw invalidCursor();
+      // Compared as text: base64url has spare bits in its last character, so decoding first would accept
+      // more than one spelling of the same tag.
+      const given = Buffer.from(cursor.slice(dot + 1));
+      const expected = Buffer.from(mac(route, c.get('access').workspaceId, payload).toString('base64url'));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
       let value: unknown;
       try {
         value = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
