@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDb, type DbHandle, schema } from '@flowgate/db';
+import { type DbHandle, schema } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
@@ -23,10 +23,10 @@ import {
   summaryOf,
 } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
+import { DEFAULT_PG_URL, postgresReachable } from './lib/postgres.js';
 import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
 
 const WS = 'ws-bench-run';
-const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const TARGET_P50_MS = 10;
 
 const FLOW = `{:slug :echo
@@ -187,25 +187,6 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
     rmSync(dataDir, { recursive: true, force: true });
     if (previous === undefined) delete process.env.DATABASE_URL;
     else process.env.DATABASE_URL = previous;
-  }
-}
-
-async function postgresReachable(): Promise<boolean> {
-  const url = process.env.DATABASE_URL ?? DEFAULT_PG_URL;
-  let h: DbHandle | undefined;
-  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref());
-  try {
-    // NOTIFY is a real round trip that needs no table: it fails fast when nothing listens on the port.
-    const probe = (async () => {
-      h = await createDb({ url, maxConnections: 1 });
-      await h.notify('flowgate_bench_probe', '');
-      return true;
-    })();
-    return await Promise.race([probe, timeout]);
-  } catch {
-    return false;
-  } finally {
-    await h?.close().catch(() => {});
   }
 }
 

@@ -13,12 +13,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createDb, type DbHandle, repos } from '@flowgate/db';
+import { type DbHandle, repos } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import { type FlowModel, validateFlow } from '@flowgate/flows';
 import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { mcpCall, mcpHeaders } from './lib/gateway.js';
+import { DEFAULT_PG_URL, postgresReachable } from './lib/postgres.js';
 import { type Check, fmt, heading, log } from './lib/report.js';
 
 const WS = 'ws-bench';
@@ -30,7 +31,6 @@ const INSTALLATIONS = 50;
 const QUERIES = 500;
 const PAGE = 20;
 const TARGET_P99_MS = 10;
-const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Deterministic, so every run searches the same data with the same queries. */
 function prng(seed: number) {
@@ -309,25 +309,6 @@ async function runDriver(
     await h?.close();
     if (previous === undefined) delete process.env.DATABASE_URL;
     else process.env.DATABASE_URL = previous;
-  }
-}
-
-async function postgresReachable(): Promise<boolean> {
-  const url = process.env.DATABASE_URL ?? DEFAULT_PG_URL;
-  let h: DbHandle | undefined;
-  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref());
-  try {
-    // NOTIFY is a real round trip that needs no table: it fails fast when nothing listens on the port.
-    const probe = (async () => {
-      h = await createDb({ url, maxConnections: 1 });
-      await h.notify('flowgate_bench_probe', '');
-      return true;
-    })();
-    return await Promise.race([probe, timeout]);
-  } catch {
-    return false;
-  } finally {
-    await h?.close().catch(() => {});
   }
 }
 

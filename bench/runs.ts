@@ -20,6 +20,7 @@ import { validateFlow } from '@flowgate/flows';
 import { createLogger, loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
 import { z } from 'zod';
 import type { Benchmark } from './lib/bench.js';
+import { DEFAULT_PG_URL, postgresReachable } from './lib/postgres.js';
 import { ROOT } from './lib/proc.js';
 import { type Check, fmt, heading, log } from './lib/report.js';
 
@@ -28,7 +29,6 @@ const SLUG = 'double';
 const FLOW = `{:slug :${SLUG}
  :invocations {:default {:inputs [{:name :n :type :integer :required true}]}}
  :flow (flow/step :function :double {:code (fn [x] {:doubled (* 2 (:n x))}) :input (flow/input)})}`;
-const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 /** The worker's NOTIFY channel for a run that ended (`ENDED_CHANNEL` in @flowgate/worker). */
 const ENDED_CHANNEL = 'flowgate_run_ended';
 const WORKER_CONCURRENCY = 8;
@@ -299,23 +299,6 @@ async function measure(
     return f;
   } finally {
     await workers.stop();
-  }
-}
-
-async function postgresReachable(url: string): Promise<boolean> {
-  let h: DbHandle | undefined;
-  const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref());
-  try {
-    const probe = (async () => {
-      h = await createDb({ url, maxConnections: 1 });
-      await h.notify('flowgate_bench_probe', '');
-      return true;
-    })();
-    return await Promise.race([probe, timeout]);
-  } catch {
-    return false;
-  } finally {
-    await h?.close().catch(() => {});
   }
 }
 
