@@ -1,20 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DbHandle } from '@flowgate/db';
-import { createTestDb } from '@flowgate/db/testing';
-import { loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminClient } from './admin-client.js';
-import { runWith } from './test-helpers.js';
+import type { AdminClient } from './admin-client.js';
+import { runWith, startTestGateway, type TestGateway } from './test-helpers.js';
 
 // The real gateway with its in-process worker (PGlite, or Postgres when DATABASE_URL is set); the CLI runs
 // in-process against it.
-const TOKEN = `op_${randomBytes(24).toString('hex')}`;
 const WS = 'ws-runs-cli';
-let db: DbHandle;
-let gateway: RunningGateway;
+let gateway: TestGateway;
 let client: AdminClient;
 let dir: string;
 let env: Record<string, string>;
@@ -35,17 +29,9 @@ const cli = (...argv: string[]) => runWith(argv, { env, cwd: dir });
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fg-runs-cli-'));
-  db = await createTestDb();
-  const config = loadConfig({
-    FLOWGATE_PORT: '0',
-    FLOWGATE_ADMIN_TOKEN: TOKEN,
-    FLOWGATE_DATA_DIR: dir,
-    FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    FLOWGATE_LOG_LEVEL: 'silent',
-  });
-  gateway = await startGateway({ config, db });
-  client = new AdminClient({ apiUrl: gateway.url, token: TOKEN });
-  env = { FLOWGATE_API_URL: gateway.url, FLOWGATE_ADMIN_TOKEN: TOKEN };
+  gateway = await startTestGateway();
+  client = gateway.client;
+  env = { FLOWGATE_API_URL: gateway.url, FLOWGATE_ADMIN_TOKEN: gateway.token };
   await client.createWorkspace({ id: WS, name: 'runs' });
   for (const [slug, edn] of [
     ['double', DOUBLE],
@@ -60,7 +46,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.close();
-  await db?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
