@@ -5,27 +5,8 @@ import { AUDIT_PREVIEW_LIMITS, auditPreview, auditText, OMITTED, storableText } 
 /** The longest text a redaction call was given (redaction is not linear on hostile text, so it must stay bounded). */
 const redaction = vi.hoisted(() => ({ longest: 0 }));
 vi.mock('@flowgate/secrets', async (importOriginal) => {
-  const real = await importOriginal<typeof import('@flowgate/secrets')>();
-  const longestString = (value: unknown): number =>
-    typeof value === 'string'
-      ? value.length
-      : value !== null && typeof value === 'object'
-        ? Object.values(value).reduce((max: number, v) => Math.max(max, longestString(v)), 0)
-        : 0;
-  const seen = (value: unknown) => {
-    redaction.longest = Math.max(redaction.longest, longestString(value));
-  };
-  return {
-    ...real,
-    redact: (...args: Parameters<typeof real.redact>) => {
-      seen(args[0]);
-      return real.redact(...args);
-    },
-    redactString: (...args: Parameters<typeof real.redactString>) => {
-      seen(args[0]);
-      return real.redactString(...args);
-    },
-  };
+  const { probeRedaction } = await import('./redaction-probe.js');
+  return probeRedaction(await importOriginal<typeof import('@flowgate/secrets')>(), redaction);
 });
 
 const size = (v: unknown) => JSON.stringify(v).length;

@@ -20,27 +20,8 @@ import { callTool, makeCtx, rpc, useTestDb } from './test-support.js';
 /** The longest text any redaction call was given: hostile input must reach redaction only as a bounded preview. */
 const redaction = vi.hoisted(() => ({ longest: 0 }));
 vi.mock('@flowgate/secrets', async (importOriginal) => {
-  const real = await importOriginal<typeof import('@flowgate/secrets')>();
-  const longestString = (value: unknown): number =>
-    typeof value === 'string'
-      ? value.length
-      : value !== null && typeof value === 'object'
-        ? Object.values(value).reduce((max: number, v) => Math.max(max, longestString(v)), 0)
-        : 0;
-  const seen = (value: unknown) => {
-    redaction.longest = Math.max(redaction.longest, longestString(value));
-  };
-  return {
-    ...real,
-    redact: (...args: Parameters<typeof real.redact>) => {
-      seen(args[0]);
-      return real.redact(...args);
-    },
-    redactString: (...args: Parameters<typeof real.redactString>) => {
-      seen(args[0]);
-      return real.redactString(...args);
-    },
-  };
+  const { probeRedaction } = await import('./redaction-probe.js');
+  return probeRedaction(await importOriginal<typeof import('@flowgate/secrets')>(), redaction);
 });
 
 const env = useTestDb();
