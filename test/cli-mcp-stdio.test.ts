@@ -15,7 +15,7 @@ import {
   bridgeCommand,
   launcherCommand,
   leakedSecrets,
-  MCP_REMOTE_PROXY,
+  mcpRemoteCommand,
   ROOT,
 } from './support/stdio-bridge.js';
 
@@ -197,25 +197,12 @@ describe('SDK v1 StdioClientTransport → flowgate mcp stdio with narrowing flag
 
 describe('mcp-remote (independent stdio↔HTTP client from npm) → gateway', () => {
   it('initialize, tools/list and tools/call with the bearer from an env-expanded header', async () => {
+    const remote = mcpRemoteCommand(gw.mcpUrl(WS), full.apiKey, configDir);
     const transport = new V2StdioTransport({
-      command: process.execPath,
-      args: [
-        MCP_REMOTE_PROXY,
-        gw.mcpUrl(WS),
-        '--header',
-        // mcp-remote expands ${AUTH_HEADER} itself, so the key stays out of the process arguments
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal placeholder for mcp-remote
-        'Authorization:${AUTH_HEADER}',
-        '--transport',
-        'http-only',
-        '--allow-http',
-      ],
+      command: remote.command,
+      args: remote.args,
       cwd: ROOT,
-      env: {
-        ...v2DefaultEnv(),
-        AUTH_HEADER: `Bearer ${full.apiKey}`,
-        MCP_REMOTE_CONFIG_DIR: configDir,
-      },
+      env: { ...v2DefaultEnv(), ...remote.env },
       stderr: 'pipe',
     });
     let stderr = '';

@@ -32,7 +32,7 @@ import {
 import { asRpc, mcpPost, rpc, toolNamesOf } from './support/mcp.js';
 import {
   bridgeCommand,
-  MCP_REMOTE_PROXY,
+  mcpRemoteCommand,
   ROOT,
   type ScriptedUpstream,
   startScriptedUpstream,
@@ -1027,20 +1027,12 @@ describe('through the stdio bridge', () => {
 describe('through mcp-remote (an independent stdio↔HTTP client from npm)', () => {
   it('call_flow_tool with wait_ms completes and the result resource reads back', async () => {
     const configDir = mkdtempSync(join(tmpdir(), 'fg-mcp-remote-runs-'));
+    const remote = mcpRemoteCommand(gw.mcpUrl(WS), runner.apiKey, configDir);
     const transport = new V2StdioTransport({
-      command: process.execPath,
-      args: [
-        MCP_REMOTE_PROXY,
-        gw.mcpUrl(WS),
-        '--header',
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal placeholder mcp-remote expands itself
-        'Authorization:${AUTH_HEADER}',
-        '--transport',
-        'http-only',
-        '--allow-http',
-      ],
+      command: remote.command,
+      args: remote.args,
       cwd: ROOT,
-      env: { ...v2DefaultEnv(), AUTH_HEADER: `Bearer ${runner.apiKey}`, MCP_REMOTE_CONFIG_DIR: configDir },
+      env: { ...v2DefaultEnv(), ...remote.env },
       stderr: 'pipe',
     });
     const client = new V2Client({ name: 'mcp-remote-runs', version: '1.0.0' }, { capabilities: {} });

@@ -9,6 +9,32 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI_MAIN = join(ROOT, 'apps', 'cli', 'src', 'main.ts');
 export const MCP_REMOTE_PROXY = join(ROOT, 'test', 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
 
+/**
+ * mcp-remote pointed at `mcpUrl`, as a stdio command. The bearer is read by mcp-remote from `AUTH_HEADER`
+ * (`Bearer …`), which it expands itself, so the key stays out of the process arguments; its state goes to
+ * `MCP_REMOTE_CONFIG_DIR`.
+ */
+export function mcpRemoteCommand(
+  mcpUrl: string,
+  apiKey: string,
+  configDir: string,
+): { command: string; args: string[]; env: Record<string, string> } {
+  return {
+    command: process.execPath,
+    args: [
+      MCP_REMOTE_PROXY,
+      mcpUrl,
+      '--header',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal placeholder for mcp-remote
+      'Authorization:${AUTH_HEADER}',
+      '--transport',
+      'http-only',
+      '--allow-http',
+    ],
+    env: { AUTH_HEADER: `Bearer ${apiKey}`, MCP_REMOTE_CONFIG_DIR: configDir },
+  };
+}
+
 /** `node --import tsx apps/cli/src/main.ts --api-url URL mcp stdio …`: one process, stdin/stdout straight through. */
 export function bridgeCommand(apiUrl: string, args: string[]): { command: string; args: string[] } {
   return {
