@@ -135,7 +135,8 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       }
       // The client named at initialize, echoed back in Mcp-Session-Id (client-token.ts); else the User-Agent.
       const principalTag = `${principal.kind}:${principal.id}`;
-      let clientInfo = clientFromHeaders(c);
+      const fromUserAgent = clientFromHeaders(c);
+      let clientInfo = fromUserAgent;
       let tokenProtocolVersion: string | null = null;
       const sessionToken = c.req.header('mcp-session-id');
       if (sessionToken !== undefined) {
@@ -203,7 +204,6 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       const answered = initialized as { clientInfo: ClientInfo | null; negotiatedVersion: string } | null;
       // Only a name the client gave at initialize is worth carrying; the User-Agent comes with every request anyway.
       const named = answered?.clientInfo;
-      const fromUserAgent = clientFromHeaders(c);
       if (
         answered &&
         named &&
