@@ -26,6 +26,7 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   FLOWGATE_DATA_DIR: z.string().min(1).default('./.flowgate'),
+  FLOWGATE_EMBEDDED_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(4096).default(16),
   FLOWGATE_ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   FLOWGATE_ENCRYPTION_KEY: z.string().min(1).optional(),
   FLOWGATE_ALLOWED_ORIGINS: list.default([]),
@@ -111,6 +112,8 @@ export interface GatewayConfig {
   publicUrlConfigured: boolean;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Shared buffers of the embedded database in MB: what bounds its memory. */
+  embeddedSharedBuffersMb: number;
   adminToken: string | undefined;
   encryptionKey: string | undefined;
   allowedOrigins: string[];
@@ -216,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     publicUrlConfigured: e.FLOWGATE_PUBLIC_URL !== undefined,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.FLOWGATE_DATA_DIR,
+    embeddedSharedBuffersMb: e.FLOWGATE_EMBEDDED_SHARED_BUFFERS_MB,
     adminToken: e.FLOWGATE_ADMIN_TOKEN,
     encryptionKey: e.FLOWGATE_ENCRYPTION_KEY,
     allowedOrigins: e.FLOWGATE_ALLOWED_ORIGINS,
