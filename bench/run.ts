@@ -35,6 +35,8 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     'profile-duration': { type: 'string', default: '8' },
     strict: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
     list: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -49,7 +51,18 @@ const options: BenchOptions = {
   rssRequests: num(1000, 10_000_000).int().parse(values['rss-requests']),
   profile: values.profile,
   profileDurationS: num(1, 120).parse(values['profile-duration']),
+  quick: values.quick,
+  verbose: values.verbose,
 };
+// --quick: one short round everywhere (each benchmark also shrinks its data set); explicit flags still win.
+if (options.quick) {
+  const given = (name: string) => process.argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (!given('rounds')) options.rounds = 1;
+  if (!given('duration')) options.durationS = 1;
+  if (!given('warmup')) options.warmupS = 0.5;
+  if (!given('rss-requests')) options.rssRequests = 2000;
+  if (!given('connections')) options.connections = 10;
+}
 
 if (values.list) {
   for (const b of BENCHMARKS) log(`${b.name.padEnd(16)} ${b.description}`);
