@@ -74,7 +74,7 @@ describe('mcp init', () => {
     expect(r).toEqual({ code: 0, stdout: `Wrote server ${NAME} to ${file}\n`, stderr: '' });
     expect(JSON.parse(read(file))).toEqual({
       mcpServers: {
-        [NAME]: { type: 'http', url: ENDPOINT, headers: { Authorization: 'Bearer ${FLOWGATE_TOKEN}' } },
+        [NAME]: { type: 'http', url: ENDPOINT, headers: { Authorization: `Bearer \${FLOWGATE_TOKEN}` } },
       },
     });
     expect(readdirSync(join(dir, 'sub'))).toEqual(['.mcp.json']);
@@ -101,7 +101,7 @@ describe('mcp init', () => {
     expect(parseJsonc(text)).toEqual({
       mcpServers: {
         github: { url: 'https://gh.example.com/mcp' },
-        [NAME]: { url: ENDPOINT, headers: { Authorization: 'Bearer ${env:FLOWGATE_TOKEN}' } },
+        [NAME]: { url: ENDPOINT, headers: { Authorization: `Bearer \${env:FLOWGATE_TOKEN}` } },
       },
       other: [1, 2],
     });
