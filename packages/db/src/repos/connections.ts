@@ -134,12 +134,27 @@ export async function connectionUsage(
 }
 
 /**
- * Deletes a connection with its secret. Flow bindings go with it (foreign key); installations bound to it lose
- * those slots and are disabled, as unbinding a required slot does. Returns false when it is not in this workspace.
+ * Deletes a connection with its secret, in one transaction with the look-up of what is bound to it. While bound and
+ * not `force`, nothing is deleted and the bindings are returned. With `force`, flow bindings go with the connection
+ * (foreign key) and installations bound to it lose those slots and are disabled, as unbinding a required slot does.
+ * Null when the connection is not in this workspace.
  */
-export async function deleteConnection(db: Database, workspaceId: string, id: string): Promise<boolean> {
+export async function deleteConnection(
+  db: Database,
+  workspaceId: string,
+  id: string,
+  options: { force: boolean },
+): Promise<{ deleted: boolean; usage: ConnectionUsage } | null> {
   return db.transaction(async (tx) => {
     const usage = await connectionUsage(tx, workspaceId, id);
+    const bound = usage.flowBindings.length + usage.installationBindings.length > 0;
+    if (bound && !options.force) {
+      const exists = await tx
+        .select({ id: connections.id })
+        .from(connections)
+        .where(and(eq(connections.workspaceId, workspaceId), eq(connections.id, id)));
+      return exists.length > 0 ? { deleted: false, usage } : null;
+    }
     const byInstallation = new Map<string, string[]>();
     for (const b of usage.installationBindings) {
       byInstallation.set(b.installationId, [...(byInstallation.get(b.installationId) ?? []), b.slot]);
@@ -156,7 +171,8 @@ export async function deleteConnection(db: Database, workspaceId: string, id: st
       .delete(connections)
       .where(and(eq(connections.workspaceId, workspaceId), eq(connections.id, id)))
       .returning({ id: connections.id });
-    return rows.length > 0;
+    // Usage is read in this workspace only, so an id that is not here unbound nothing above.
+    return rows.length > 0 ? { deleted: true, usage } : null;
   });
 }
 

@@ -233,19 +233,17 @@ export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
     async remove({ connectionId, force }) {
       const row = await repos.getConnection(db, ws, connectionId);
       if (!row) throw new AppError('not_found', 'connection not found');
-      const usage = await repos.connectionUsage(db, ws, connectionId);
-      const lines = usageLines(usage);
-      if (lines.length > 0 && !force) {
+      const outcome = await repos.deleteConnection(db, ws, connectionId, { force });
+      if (!outcome) throw new AppError('not_found', 'connection not found');
+      if (!outcome.deleted) {
+        const lines = usageLines(outcome.usage);
         throw new AppError(
           'conflict',
           `connection ${row.name} is bound to ${lines.join(', ')}; unbind it first or delete with force`,
           lines.map((message) => ({ path: 'bindings', message })),
         );
       }
-      if (!(await repos.deleteConnection(db, ws, connectionId))) {
-        throw new AppError('not_found', 'connection not found');
-      }
-      return { connectionId, name: row.name, unbound: usage };
+      return { connectionId, name: row.name, unbound: outcome.usage };
     },
     async check({ connectionIds, limit, after }) {
       if (connectionIds) {
