@@ -24,7 +24,7 @@ const ECHO = `{:slug :echo
 
 const PUBLIC = `{:slug :pub-call
  :discover {:public true}
- :requires [{:slot :api :type :http-api}]
+ :requires [{:slot :api :type :http-api} {:slot :aux :type :http-api}]
  :invocations {:default {:inputs []}}
  :flow (flow/step :http :call {:connection :api :path "/echo"})}`;
 
@@ -275,11 +275,20 @@ describe('delete', () => {
       versionPolicy: 'track-latest',
     });
     const installationId = (inst.json as { installationId: string }).installationId;
+    // Its other slot is bound to another connection, which stays bound.
+    const aux = (
+      await gw.createConnection(WS, {
+        name: 'aux',
+        type: 'http-api',
+        baseUrl: api.url,
+        auth: { type: 'none' },
+      })
+    ).connectionId;
     const bound = await gw.admin('PATCH', `/api/workspaces/${WS}/installations/${installationId}`, {
-      slotBindings: { api: connId },
+      slotBindings: { api: connId, aux },
       enabled: true,
     });
-    expect(bound.json).toMatchObject({ enabled: true, slotBindings: { api: connId } });
+    expect(bound.json).toMatchObject({ enabled: true, slotBindings: { api: connId, aux } });
 
     const refused = await gw.admin('DELETE', `${base(WS)}/${connId}`);
     expect(refused.status).toBe(409);
@@ -307,7 +316,7 @@ describe('delete', () => {
     expect((await gw.admin('GET', base(WS))).text).not.toContain(connId);
     const after = await gw.admin('GET', `/api/workspaces/${WS}/installations`);
     expect((after.json as { items: unknown[] }).items).toContainEqual(
-      expect.objectContaining({ installationId, enabled: false, slotBindings: {} }),
+      expect.objectContaining({ installationId, enabled: false, slotBindings: { aux } }),
     );
     const bindings = await gw.db.db.statements.rows<{ n: number }>(
       sql`select count(*)::int as n from bindings where connection_id = ${connId}`,
