@@ -1,6 +1,8 @@
+import { LATEST_PROTOCOL_VERSION } from '@flowgate/workspace-mcp';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditItem, startTestGateway, type TestGateway } from './support/gateway.js';
+import { asRpc, mcpPost, rpc } from './support/mcp.js';
 import { installFlow, type Loopback, startLoopback, startRun, waitForRun } from './support/runs.js';
 
 /**
@@ -54,6 +56,17 @@ async function ciphertextOf(id: string): Promise<string> {
     sql`select secret_ciphertext as c from connections where id = ${id}`,
   );
   return row?.c as string;
+}
+
+async function mcpTool(token: string, name: string, args: Record<string, unknown>) {
+  const answer = await mcpPost(gw.mcpUrl(WS), {
+    token,
+    protocolVersion: LATEST_PROTOCOL_VERSION,
+    body: rpc('tools/call', { name, arguments: args }),
+  });
+  const body = asRpc(answer);
+  expect(body.result?.isError).toBeUndefined();
+  return body.result?.structuredContent as Record<string, unknown>;
 }
 
 async function auditOf(action: string): Promise<AuditItem[]> {
@@ -199,6 +212,17 @@ describe('disable and enable', () => {
 
     const check = await gw.admin('POST', `${base(WS)}/${connId}/check`);
     expect(check.json).toMatchObject({ connectionId: connId, ok: false, status: 'disabled' });
+    expect(api.received.length).toBe(sent);
+    // Agents see it as disabled too.
+    const key = await gw.mintKey(WS, ['connections.read']);
+    const listed = await mcpTool(key.apiKey, 'list_connections', { limit: 50 });
+    expect(
+      (listed.connections as Array<{ id: string; status: string }>).find((c) => c.id === connId)?.status,
+    ).toBe('disabled');
+    const checked = await mcpTool(key.apiKey, 'check_connections', { connection_ids: [connId] });
+    expect(checked.checks).toEqual([
+      expect.objectContaining({ connectionId: connId, ok: false, status: 'disabled' }),
+    ]);
 
     const on = await gw.admin('POST', `${base(WS)}/${connId}/enable`);
     expect(on.json).toMatchObject({ status: 'active' });
