@@ -12,6 +12,7 @@ import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { runsBench } from './runs.js';
+import { soakBench } from './soak.js';
 import { tokensBench } from './tokens.js';
 import { toolsListBench } from './tools-list.js';
 
@@ -22,6 +23,7 @@ const BENCHMARKS: Benchmark[] = [
   callFlowToolBench,
   tokensBench,
   abuseBench,
+  soakBench,
 ];
 
 const { values } = parseArgs({
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     'profile-duration': { type: 'string', default: '8' },
     strict: { type: 'boolean', default: false },
+    'soak-minutes': { type: 'string', default: '10' },
     list: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -49,6 +52,7 @@ const options: BenchOptions = {
   rssRequests: num(1000, 10_000_000).int().parse(values['rss-requests']),
   profile: values.profile,
   profileDurationS: num(1, 120).parse(values['profile-duration']),
+  soakMinutes: num(0.5, 240).parse(values['soak-minutes']),
 };
 
 if (values.list) {

@@ -13,6 +13,8 @@ export interface BenchOptions {
   /** Also take a CPU profile of the candidate under load (load window only) and print its top frames. */
   profile: boolean;
   profileDurationS: number;
+  /** Minutes of the soak benchmark per driver. */
+  soakMinutes: number;
 }
 
 export interface Benchmark {
