@@ -429,9 +429,10 @@ function report(f: DriverFigures): Check[] {
   for (const r of rows)
     log(`  ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}`);
 
-  // Flatness after warm-up: the median RSS of the first 30 s after it against the last 30 s of the run (a third
-  // of what follows the warm-up each, in a short run, so the two never overlap).
-  const span = Math.min(30, (f.durationS - f.warmupS) / 3);
+  // Flatness after warm-up: the median RSS of the first minute after it against the last minute of the run (a
+  // third of what follows the warm-up each, in a short run, so the two never overlap). Medians over a minute keep
+  // one GC cycle's sawtooth from deciding the figure.
+  const span = Math.min(60, (f.durationS - f.warmupS) / 3);
   const rss = f.memory.filter((m) => m.heapUsed === undefined && m.t >= f.warmupS);
   const first = medianOf(rss.filter((m) => m.t < f.warmupS + span).map((m) => m.rssKb));
   const last = medianOf(rss.filter((m) => m.t >= f.durationS - span).map((m) => m.rssKb));

@@ -1,5 +1,5 @@
 /**
- * `pnpm fuzz [--runs n] [--seed n]`: the property-based fuzzer (./fuzz.ts) against a live gateway on loopback
+ * `pnpm fuzz [--runs n] [--seed=n]`: the property-based fuzzer (./fuzz.ts) against a live gateway on loopback
  * (embedded PGlite in a temp dir, seeded over the admin API with a workspace, two keys and a released flow).
  * Prints the seed (re-run a failure with `--seed`); fast-check shrinks a failing input to a small one. Afterwards
  * the gateway must still be healthy: GET /healthz answers 200 and a normal tools/list works.
