@@ -20,6 +20,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Also print query plans and other detail (e.g. `EXPLAIN` of each search query kind). */
   verbose: boolean;
+  /** Minutes of the soak benchmark per driver. */
+  soakMinutes: number;
 }
 
 export interface Benchmark {
