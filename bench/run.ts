@@ -98,7 +98,9 @@ for (const b of selected) {
   } catch (err) {
     broken = true;
     heading(`${b.name}: could not run`);
-    log(`  ${err instanceof Error ? err.message : String(err)}`);
+    // fetch's "fetch failed" says nothing without its cause (a refused or reset connection, a timeout).
+    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    log(`  ${err instanceof Error ? err.message : String(err)}${cause}`);
   }
 }
 printChecks(checks);
