@@ -10,6 +10,7 @@
  * Targets: start → completed p50 ≤ 10 ms; ≥ 500 runs/s with 2 workers on Postgres.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
