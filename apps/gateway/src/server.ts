@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createAuthenticator } from '@flowgate/auth';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
+import { startTelemetry } from '@flowgate/telemetry';
 import { type ServerType, serve } from '@hono/node-server';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
@@ -147,6 +148,8 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
  * database.
  */
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
+  // Only when an OTEL_* variable is set; null (nothing loaded) otherwise.
+  const telemetry = await startTelemetry({ serviceVersion: VERSION });
   const deps = await buildDeps(options);
   // The app is built once the port is known, so a `FLOWGATE_PORT=0` deployment links to its real address.
   let fetchHandler: ((request: Request, env: unknown) => Response | Promise<Response>) | null = null;
@@ -197,6 +200,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
           if ('closeIdleConnections' in server) server.closeIdleConnections();
         });
         await deps.close();
+        await telemetry?.shutdown().catch(() => {});
         deps.logger.info('flowgate gateway stopped');
       })();
       return closing;

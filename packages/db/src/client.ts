@@ -14,6 +14,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { backfillVersionSummaries } from './repos/flows.js';
 import * as schema from './schema.js';
+import { tracedStatements } from './telemetry.js';
 
 export type Schema = typeof schema;
 
@@ -155,7 +156,7 @@ async function createPglite(
   await client.waitReady;
   const logger = statementLogger(onStatement);
   const db = Object.assign(drizzlePglite(client, { schema, ...(logger ? { logger } : {}) }), {
-    statements: pgliteStatements(client, onStatement),
+    statements: tracedStatements(pgliteStatements(client, onStatement), 'pglite'),
   }) as unknown as Database;
   const handle: DbHandle = {
     db,
@@ -219,7 +220,7 @@ async function createPostgres(
   const logger = statementLogger(onStatement);
   const statements = postgresStatements(client, url, Math.max(1, Math.ceil(max / 4)), onStatement);
   const db = Object.assign(drizzlePostgres(client, { schema, ...(logger ? { logger } : {}) }), {
-    statements,
+    statements: tracedStatements(statements, 'postgres'),
   }) as unknown as Database;
   return {
     db,

@@ -82,6 +82,7 @@ import {
   taskV2,
   waitForEnd,
 } from './tasks.js';
+import { methodInfo, reportToolCall, traceMethod, traceToolExecution } from './telemetry.js';
 import { type AnyToolDefinition, InvalidArguments, ToolFailure, type ToolOutcome } from './tool.js';
 
 /** Batches larger than this are refused as a whole (bounded work per HTTP request). */
@@ -322,7 +323,9 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
       message: `Method not found: ${truncate(method, 100)}`,
     });
   try {
-    const result = await handler(params, makeScope(ctx, version));
+    const result = await traceMethod(methodInfo(method, params, surface, version, requestId), async () =>
+      handler(params, makeScope(ctx, version)),
+    );
     return {
       status: 200,
       json:
@@ -407,7 +410,10 @@ async function handleModern(
     };
   const clientInfo = envelope?.clientInfo ?? ctx.clientInfo ?? null;
   try {
-    const result = await handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope));
+    const result = await traceMethod(
+      methodInfo(method, params, surface, MODERN_PROTOCOL_VERSION, requestId),
+      async () => handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope)),
+    );
     return {
       status: 200,
       json:
@@ -689,7 +695,7 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
     // A tool without task support is answered as usual (it never advertised `execution.taskSupport`).
     asTask = task !== null && tool.task !== undefined;
     verdict = evaluation.visible
-      ? await runTool(tool, args, scope, asTask ? task : null)
+      ? await traceToolExecution(tool.name, () => runTool(tool, args, scope, asTask ? task : null))
       : {
           result: blockedResult(tool.name, evaluation.blockers),
           outcome: 'blocked',
@@ -700,6 +706,12 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
         };
     return verdict.result;
   } finally {
+    reportToolCall(
+      verdict ? name : null,
+      verdict?.outcome ?? 'error',
+      verdict ? verdict.errorCode : errorCode,
+      verdict?.blockers?.map((b) => b.reason) ?? [],
+    );
     audit(scope, {
       // A task-augmented call is the task's creation: its own kind, with the run it started.
       kind: asTask ? 'tasks/create' : 'tools/call',

@@ -1,5 +1,6 @@
 import type { Authenticator, Principal } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
+import { errorType, recordAuthFailure, withSpan } from '@flowgate/telemetry';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
 
@@ -55,9 +56,17 @@ export function readBearer(c: Context): string {
 }
 
 async function principalOf(c: Context, authenticator: Authenticator): Promise<Principal> {
-  const result = await authenticator.authenticate(readBearer(c));
-  if (!result.ok) throw unauthorized('invalid_token', result.message, true);
-  return result.principal;
+  return withSpan('authenticate', {}, async (span) => {
+    try {
+      const result = await authenticator.authenticate(readBearer(c));
+      if (!result.ok) throw unauthorized('invalid_token', result.message, true);
+      span?.setAttribute('flowgate.principal.kind', result.principal.kind);
+      return result.principal;
+    } catch (error) {
+      recordAuthFailure(errorType(error));
+      throw error;
+    }
+  });
 }
 
 /** Who is calling: the verified bearer token's principal, or a 401 with the Bearer challenge. */
