@@ -126,6 +126,16 @@ export async function withSpan<T>(
   fn: (span: Span | null) => Promise<T>,
 ): Promise<T> {
   if (!active) return fn(null);
+  const parent = options.parent ?? context.active();
+  // Under a local span that is not sampled, children would not be either (parent-based sampling): skip creating
+  // them, keeping the unsampled parent active. A remote parent (an incoming or stored traceparent) always gets one.
+  const above = trace.getSpan(parent);
+  if (above && !above.isRecording() && !above.spanContext().isRemote) {
+    if (!options.values?.length) return fn(null);
+    let ctx = parent;
+    for (const [key, value] of options.values) ctx = ctx.setValue(key, value);
+    return context.with(ctx, () => fn(null));
+  }
   const span = tracer().startSpan(
     name,
     {
@@ -133,9 +143,9 @@ export async function withSpan<T>(
       ...(options.attributes ? { attributes: options.attributes } : {}),
       ...(options.links ? { links: options.links } : {}),
     },
-    options.parent ?? context.active(),
+    parent,
   );
-  let ctx = trace.setSpan(options.parent ?? context.active(), span);
+  let ctx = trace.setSpan(parent, span);
   for (const [key, value] of options.values ?? []) ctx = ctx.setValue(key, value);
   try {
     return await context.with(ctx, () => fn(span));

@@ -63,8 +63,6 @@ export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): P
     'mcp.method.name': info.method,
     'mcp.protocol.version': info.protocolVersion,
     'jsonrpc.request.id': String(info.requestId).slice(0, 64),
-    'network.transport': 'tcp',
-    'network.protocol.name': 'http',
   };
   if (info.target !== null) {
     attributes['gen_ai.tool.name'] = info.target;
