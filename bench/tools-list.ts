@@ -27,6 +27,7 @@ import {
   summaryOf,
 } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
+import { type OtlpSink, otlpEnv, startOtlpSink } from './lib/otlp-sink.js';
 import { type ChildHandle, ROOT, readRssKb, spawnTsx } from './lib/proc.js';
 import { summariseProfile } from './lib/profile.js';
 import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
@@ -37,7 +38,7 @@ const JWT_ISSUER = 'https://idp.bench.invalid/';
 const JWT_AUDIENCE = 'flowgate-bench';
 const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
 
-const TARGETS = { apiKey: 0.5, jwt: 0.4, rssChangePct: 10 };
+const TARGETS = { apiKey: 0.5, jwt: 0.4, rssChangePct: 10, otel: 0.9 };
 
 interface Setup {
   gw: GatewayChild;
@@ -65,10 +66,16 @@ async function jwtSetup(): Promise<{ env: Record<string, string>; sign: () => Pr
   };
 }
 
-async function startSeededGateway(label: string): Promise<Setup> {
+async function startSeededGateway(label: string, env: Record<string, string> = {}): Promise<Setup> {
   const jwt = await jwtSetup();
   // --expose-gc only lets the memory check force a collection before reading heap figures.
-  const gw = await startGatewayChild({ label, env: jwt.env, nodeArgs: ['--expose-gc'] });
+  // Rate limits off: the load comes from one key and one address far above the default per-minute budgets.
+  const limits = { FLOWGATE_RATE_LIMIT_KEY_PER_MIN: '0', FLOWGATE_RATE_LIMIT_IP_PER_MIN: '0' };
+  const gw = await startGatewayChild({
+    label,
+    env: { ...limits, ...jwt.env, ...env },
+    nodeArgs: ['--expose-gc'],
+  });
   try {
     return { gw, apiKey: await seedWorkspace(gw, WORKSPACE, CAPABILITIES), jwt: await jwt.sign() };
   } catch (err) {
@@ -139,7 +146,14 @@ async function run(options: BenchOptions): Promise<Check[]> {
   const setup = await startSeededGateway('gateway');
   const tmp = mkdtempSync(join(tmpdir(), 'flowgate-bench-base-'));
   let baseline: ChildHandle | undefined;
+  // The same gateway with OpenTelemetry on, exporting every span and metric to a loopback OTLP sink.
+  let sink: OtlpSink | undefined;
+  let otel: Setup | undefined;
   try {
+    sink = await startOtlpSink();
+    otel = await startSeededGateway('gateway:otel', otlpEnv(sink));
+    const otelUrl = mcpUrl(otel.gw, WORKSPACE);
+    await probe(otelUrl, otel.apiKey, 'gateway (API key, OpenTelemetry on)');
     const url = mcpUrl(setup.gw, WORKSPACE);
     const keyText = await probe(url, setup.apiKey, 'gateway (API key)');
     const jwtText = await probe(url, setup.jwt, 'gateway (JWT)');
@@ -166,6 +180,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
       { name: 'bare Hono (baseline)', spec: spec(baseUrl, setup.apiKey, options), pid: baseline.pid },
       { name: 'gateway, API key', spec: spec(url, setup.apiKey, options), pid: setup.gw.child.pid },
       { name: 'gateway, JWT ES256', spec: spec(url, setup.jwt, options), pid: setup.gw.child.pid },
+      { name: 'gateway, API key, OTel', spec: spec(otelUrl, otel.apiKey, options), pid: otel.gw.child.pid },
     ];
     for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
     const contenders: Contender[] = targets.map((t) => ({ name: t.name, run: () => runLoad(t.spec, t.pid) }));
@@ -174,13 +189,23 @@ async function run(options: BenchOptions): Promise<Check[]> {
         `  round ${round}  ${name.padEnd(22)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.latencyMs.p50, 2)} ms  p99 ${fmt(s.latencyMs.p99, 2)} ms`,
       ),
     );
-    const [base, key, jwt] = contenders.map((c) => summaryOf(summaries, c.name)) as [
+    const [base, key, jwt, traced] = contenders.map((c) => summaryOf(summaries, c.name)) as [
+      Summary,
       Summary,
       Summary,
       Summary,
     ];
     log();
-    printSummaries([base, key, jwt], base.name);
+    printSummaries([base, key, jwt, traced], base.name);
+    const otelRatio = traced.rps / key.rps;
+    if (sink.exports === 0) throw new Error('the OpenTelemetry gateway exported nothing to the OTLP sink');
+    log(
+      `  OpenTelemetry on ÷ off (API key): ${fmt(otelRatio, 3)} (per round ${roundRatios(traced, key)
+        .map((r) => fmt(r, 3))
+        .join(', ')}); ${sink.exports} OTLP exports received`,
+    );
+    await otel.gw.stop();
+    otel = undefined;
     const keyRatio = key.rps / base.rps;
     const jwtRatio = jwt.rps / base.rps;
     const range = (xs: number[]) => `${fmt(Math.min(...xs), 3)}–${fmt(Math.max(...xs), 3)}`;
@@ -233,6 +258,13 @@ async function run(options: BenchOptions): Promise<Check[]> {
       },
       {
         benchmark: 'tools-list',
+        name: 'OpenTelemetry on ÷ off (API key)',
+        value: fmt(otelRatio, 3),
+        target: `≥ ${TARGETS.otel}`,
+        pass: otelRatio >= TARGETS.otel,
+      },
+      {
+        benchmark: 'tools-list',
         name: `RSS change over ${options.rssRequests / 1000}k requests`,
         value: `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`,
         target: `±${TARGETS.rssChangePct}%`,
@@ -252,6 +284,8 @@ async function run(options: BenchOptions): Promise<Check[]> {
     return checks;
   } finally {
     await baseline?.stop();
+    await otel?.gw.stop();
+    await sink?.close();
     await setup.gw.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
