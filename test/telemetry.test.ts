@@ -197,6 +197,11 @@ describe('OpenTelemetry', () => {
     // Database statements: text with placeholders, inside the trace of the run that issued them.
     const statements = traced.filter((s) => s.attributes['db.system.name'] === 'postgresql');
     expect(statements.length).toBeGreaterThan(0);
+    // The query builder's statements too: the run's insert (whose parameters hold the canary input) under the tool.
+    const insert = statements.filter((s) =>
+      /^insert into "runs"/.test(String(s.attributes['db.query.text'])),
+    );
+    expect(insert.map((s) => [s.name, parentOf(s)])).toEqual([['INSERT', tool.spanContext().spanId]]);
     for (const s of statements) {
       expect(s.kind).toBe(SpanKind.CLIENT);
       expect(typeof s.attributes['db.query.text']).toBe('string');

@@ -14,7 +14,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { backfillVersionSummaries } from './repos/flows.js';
 import * as schema from './schema.js';
-import { tracedStatements } from './telemetry.js';
+import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
 
 export type Schema = typeof schema;
 
@@ -64,6 +64,7 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../migrations', import.m
 const MIGRATION_LOCK_KEY = 727_001;
 
 export async function createDb(options: DbOptions = {}): Promise<DbHandle> {
+  instrumentQueryBuilder();
   return options.url
     ? createPostgres(options.url, options.maxConnections ?? 10, options.onStatement)
     : createPglite(options.dataDir, options.onStatement);
