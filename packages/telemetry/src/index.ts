@@ -46,8 +46,11 @@ export interface TelemetryHandle {
 }
 
 export interface StartTelemetryOptions {
+  /** Decides whether to start (any `OTEL_*`); the SDK itself reads its settings from `process.env`. */
   env?: Record<string, string | undefined>;
+  /** `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one. */
   serviceName?: string;
+  /** The instrumentation scope's version. */
   serviceVersion?: string;
   /** Tests: where spans go, in place of the exporters the `OTEL_*` variables name. */
   spanProcessors?: SpanProcessor[];
@@ -68,8 +71,12 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   if (active) return NOOP_HANDLE;
   // Loaded only here: without telemetry the SDK (and its exporters) never enter the process.
   const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const named =
+    Boolean(process.env.OTEL_SERVICE_NAME) ||
+    /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sdk = new NodeSDK({
-    serviceName: options.serviceName ?? 'flowgate',
+    // The operator's OTEL_SERVICE_NAME (or service.name resource attribute) wins over the default.
+    ...(named ? {} : { serviceName: options.serviceName ?? 'flowgate' }),
     instrumentations: [],
     ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
     ...(options.metricReaders ? { metricReaders: options.metricReaders } : {}),

@@ -46,6 +46,7 @@ describe('telemetry from OTEL_* variables', () => {
     recordAuthFailure('invalid_token');
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text).toMatch(/^flowgate_runs_started_total(\{[^}]*\})? 2$/m);
+    expect(text).toMatch(/^target_info\{[^}]*service_name="flowgate"/m);
     expect(text).toMatch(/^flowgate_auth_failures_total\{[^}]*error_type="invalid_token"[^}]*\} 1$/m);
   });
 });
