@@ -150,7 +150,11 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   // Only when an OTEL_* variable is set; null (nothing loaded) otherwise.
   const telemetry = await startTelemetry({ serviceVersion: VERSION });
-  const deps = await buildDeps(options);
+  const stopTelemetry = () => telemetry?.shutdown().catch(() => {});
+  const deps = await buildDeps(options).catch(async (err: unknown) => {
+    await stopTelemetry();
+    throw err;
+  });
   // The app is built once the port is known, so a `FLOWGATE_PORT=0` deployment links to its real address.
   let fetchHandler: ((request: Request, env: unknown) => Response | Promise<Response>) | null = null;
   let listening: { server: ServerType; port: number };
@@ -178,6 +182,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   } catch (err) {
     // e.g. EADDRINUSE: release what buildDeps opened before reporting.
     await deps.close().catch(() => {});
+    await stopTelemetry();
     throw err;
   }
   const { server, port } = listening;
@@ -200,7 +205,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
           if ('closeIdleConnections' in server) server.closeIdleConnections();
         });
         await deps.close();
-        await telemetry?.shutdown().catch(() => {});
+        await stopTelemetry();
         deps.logger.info('flowgate gateway stopped');
       })();
       return closing;
