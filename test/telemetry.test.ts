@@ -227,6 +227,26 @@ describe('OpenTelemetry', () => {
     expect(one(all, 'run traced').spanContext().traceId).toBe(http.spanContext().traceId);
   });
 
+  it('gives initialize its own MCP span under the request', async () => {
+    spans.reset();
+    const answer = await mcpPost(gw.mcpUrl(WS), {
+      token: full.apiKey,
+      protocolVersion: null,
+      body: rpc('initialize', {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'otel-test', version: '1.0.0' },
+      }),
+    });
+    expect(answer.status).toBe(200);
+    const all = await spansUntil((s) => s.some((x) => x.name === 'POST /api/workspaces/:ws/mcp'));
+    const http = one(all, 'POST /api/workspaces/:ws/mcp');
+    const init = one(all, 'initialize');
+    expect(parentOf(init)).toBe(http.spanContext().spanId);
+    expect(init.attributes).toMatchObject({ 'mcp.method.name': 'initialize', 'flowgate.outcome': 'ok' });
+    expect(JSON.stringify(init.attributes)).not.toContain('otel-test');
+  });
+
   it('counts requests by method, tool and outcome, auth failures, blocked calls and runs', async () => {
     const before = await collect();
     const base = {

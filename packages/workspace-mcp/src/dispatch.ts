@@ -294,7 +294,11 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
         code: JSONRPC_INVALID_REQUEST,
         message: 'initialize must not be part of a JSON-RPC batch',
       });
-    return { status: 200, json: serializeResult(id as JsonRpcId, initialize(params, ctx)) };
+    const result = await traceMethod(
+      { method, target: null, protocolVersion: null, requestId: id as JsonRpcId, resourceUri: null },
+      async () => initialize(params, ctx),
+    );
+    return { status: 200, json: serializeResult(id as JsonRpcId, result) };
   }
 
   let version: ProtocolVersion;

@@ -51,7 +51,8 @@ export interface MethodInfo {
   method: string;
   /** A tool (or prompt) name the surface serves; null for other methods or unknown names. */
   target: string | null;
-  protocolVersion: string;
+  /** Null for `initialize`, which negotiates it. */
+  protocolVersion: string | null;
   requestId: string | number;
   resourceUri: string | null;
 }
@@ -61,9 +62,9 @@ export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): P
   if (!telemetryActive()) return run();
   const attributes: Attributes = {
     'mcp.method.name': info.method,
-    'mcp.protocol.version': info.protocolVersion,
     'jsonrpc.request.id': String(info.requestId).slice(0, 64),
   };
+  if (info.protocolVersion !== null) attributes['mcp.protocol.version'] = info.protocolVersion;
   if (info.target !== null) {
     attributes['gen_ai.tool.name'] = info.target;
     if (info.method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
@@ -95,11 +96,8 @@ export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): P
       },
     );
   } finally {
-    const metric: Attributes = {
-      'mcp.method.name': info.method,
-      'mcp.protocol.version': info.protocolVersion,
-      'flowgate.outcome': report.outcome,
-    };
+    const metric: Attributes = { 'mcp.method.name': info.method, 'flowgate.outcome': report.outcome };
+    if (info.protocolVersion !== null) metric['mcp.protocol.version'] = info.protocolVersion;
     if (info.target !== null) metric['gen_ai.tool.name'] = info.target;
     if (report.errorType !== null) metric['error.type'] = report.errorType;
     recordMcpOperation(metric, (performance.now() - start) / 1000);
