@@ -112,11 +112,22 @@ function spec(url: string, token: string, options: BenchOptions, extra: Partial<
   };
 }
 
-async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt', dir: string): Promise<void> {
-  const setup = await startSeededGateway(`gateway:prof:${variant}`);
+async function profileVariant(
+  options: BenchOptions,
+  variant: 'api-key' | 'jwt' | 'api-key, OTel',
+  dir: string,
+): Promise<void> {
+  // The OpenTelemetry variant exports to its own loopback sink, as in the measured rounds.
+  const sink = variant === 'api-key, OTel' ? await startOtlpSink() : undefined;
+  const setup = await startSeededGateway(`gateway:prof:${variant}`, sink ? otlpEnv(sink) : {}).catch(
+    async (err: unknown) => {
+      await sink?.close();
+      throw err;
+    },
+  );
   try {
     const url = mcpUrl(setup.gw, WORKSPACE);
-    const token = variant === 'api-key' ? setup.apiKey : setup.jwt;
+    const token = variant === 'jwt' ? setup.jwt : setup.apiKey;
     await probe(url, token, `profile ${variant}`);
     await runLoad(spec(url, token, options, { durationS: options.warmupS }));
     await setup.gw.child.call('profile-start');
@@ -138,6 +149,7 @@ async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt',
     log(`  profile (open in Chrome DevTools or speedscope): ${file}`);
   } finally {
     await setup.gw.stop();
+    await sink?.close();
   }
 }
 
@@ -280,6 +292,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
       mkdirSync(dir, { recursive: true });
       await profileVariant(options, 'api-key', dir);
       await profileVariant(options, 'jwt', dir);
+      await profileVariant(options, 'api-key, OTel', dir);
     }
     return checks;
   } finally {
