@@ -247,6 +247,49 @@ describe('OpenTelemetry', () => {
     expect(JSON.stringify(init.attributes)).not.toContain('otel-test');
   });
 
+  it('describes a lone tools/list on the request span, and gives each method of a batch its own span', async () => {
+    spans.reset();
+    const list = await mcpPost(gw.mcpUrl(WS), {
+      token: full.apiKey,
+      protocolVersion: '2025-06-18',
+      body: rpc('tools/list', {}, 'list-1'),
+    });
+    expect(list.status).toBe(200);
+    const finished = await spansUntil((s) => s.some((x) => x.name === 'POST /api/workspaces/:ws/mcp'));
+    const http = one(finished, 'POST /api/workspaces/:ws/mcp');
+    // The request's trace holds its span and the authentication: no third span for a method that opens none.
+    // (Filtered by trace: the run worker's own polling statements may land in between.)
+    const lone = finished.filter((s) => s.spanContext().traceId === http.spanContext().traceId);
+    expect(lone.map((s) => s.name).sort()).toEqual(['POST /api/workspaces/:ws/mcp', 'authenticate']);
+    expect(http.attributes).toMatchObject({
+      'mcp.method.name': 'tools/list',
+      'mcp.protocol.version': '2025-06-18',
+      'jsonrpc.request.id': 'list-1',
+      'flowgate.outcome': 'ok',
+      'http.response.status_code': 200,
+    });
+    expect(parentOf(one(lone, 'authenticate'))).toBe(http.spanContext().spanId);
+
+    spans.reset();
+    const batch = await mcpPost(gw.mcpUrl(WS), {
+      token: full.apiKey,
+      protocolVersion: '2025-03-26',
+      body: [rpc('tools/list', {}, 'b-1'), rpc('ping', {}, 'b-2')],
+    });
+    expect(batch.status).toBe(200);
+    const all = await spansUntil((s) => s.some((x) => x.name === 'POST /api/workspaces/:ws/mcp'));
+    const request = one(all, 'POST /api/workspaces/:ws/mcp');
+    expect(request.attributes['mcp.method.name']).toBeUndefined();
+    for (const [name, id] of [
+      ['tools/list', 'b-1'],
+      ['ping', 'b-2'],
+    ] as const) {
+      const method = one(all, name);
+      expect(parentOf(method)).toBe(request.spanContext().spanId);
+      expect(method.attributes).toMatchObject({ 'mcp.method.name': name, 'jsonrpc.request.id': id });
+    }
+  });
+
   it('counts requests by method, tool and outcome, auth failures, blocked calls and runs', async () => {
     const before = await collect();
     const base = {

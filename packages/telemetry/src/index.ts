@@ -121,6 +121,11 @@ export interface SpanOptions {
   parent?: Context;
   /** Values the callee reads back from the active context (e.g. an outcome it reports to the span's owner). */
   values?: ReadonlyArray<readonly [symbol, unknown]>;
+  /**
+   * False for a leaf span (nothing under it opens spans): `fn` runs without making it the active context, which
+   * spares an AsyncLocalStorage entry per call. `values` need an active context and are ignored then.
+   */
+  activate?: boolean;
 }
 
 /**
@@ -152,9 +157,10 @@ export async function withSpan<T>(
     },
     parent,
   );
-  let ctx = trace.setSpan(parent, span);
-  for (const [key, value] of options.values ?? []) ctx = ctx.setValue(key, value);
   try {
+    if (options.activate === false) return await fn(span);
+    let ctx = trace.setSpan(parent, span);
+    for (const [key, value] of options.values ?? []) ctx = ctx.setValue(key, value);
     return await context.with(ctx, () => fn(span));
   } catch (error) {
     markError(span, errorType(error));
@@ -162,6 +168,13 @@ export async function withSpan<T>(
   } finally {
     span.end();
   }
+}
+
+/** The active span when it records (e.g. the HTTP request's span); null without telemetry or without one. */
+export function activeRecordingSpan(): Span | null {
+  if (!active) return null;
+  const span = trace.getActiveSpan();
+  return span?.isRecording() ? span : null;
 }
 
 /** A value `withSpan` put in the active context; undefined without telemetry. */

@@ -283,7 +283,7 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   });
   if (era.kind === 'reject') return fail(era.status, id, era.error);
   if (era.kind === 'modern')
-    return hasId ? handleModern(method, params, id as JsonRpcId, era.envelope, ctx) : null;
+    return hasId ? handleModern(method, params, id as JsonRpcId, era.envelope, ctx, inBatch) : null;
 
   if (method === 'server/discover') return fail(400, id, DISCOVER_ERROR);
 
@@ -295,7 +295,14 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
         message: 'initialize must not be part of a JSON-RPC batch',
       });
     const result = await traceMethod(
-      { method, target: null, protocolVersion: null, requestId: id as JsonRpcId, resourceUri: null },
+      {
+        method,
+        target: null,
+        protocolVersion: null,
+        requestId: id as JsonRpcId,
+        resourceUri: null,
+        single: true,
+      },
       async () => initialize(params, ctx),
     );
     return { status: 200, json: serializeResult(id as JsonRpcId, result) };
@@ -327,8 +334,9 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
       message: `Method not found: ${truncate(method, 100)}`,
     });
   try {
-    const result = await traceMethod(methodInfo(method, params, surface, version, requestId), async () =>
-      handler(params, makeScope(ctx, version)),
+    const result = await traceMethod(
+      methodInfo(method, params, surface, version, requestId, !inBatch),
+      async () => handler(params, makeScope(ctx, version)),
     );
     return {
       status: 200,
@@ -386,6 +394,7 @@ async function handleModern(
   requestId: JsonRpcId,
   envelope: ModernEnvelope | null,
   ctx: McpRequestContext,
+  inBatch: boolean,
 ): Promise<Outcome> {
   const server = serverIdentity(ctx);
   if (method === 'server/discover') {
@@ -415,7 +424,7 @@ async function handleModern(
   const clientInfo = envelope?.clientInfo ?? ctx.clientInfo ?? null;
   try {
     const result = await traceMethod(
-      methodInfo(method, params, surface, MODERN_PROTOCOL_VERSION, requestId),
+      methodInfo(method, params, surface, MODERN_PROTOCOL_VERSION, requestId, !inBatch),
       async () => handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope)),
     );
     return {

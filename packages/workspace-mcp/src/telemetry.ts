@@ -5,11 +5,13 @@
  */
 import {
   type Attributes,
+  activeRecordingSpan,
   contextValue,
   createContextKey,
   markError,
   recordBlockedCall,
   recordMcpOperation,
+  type Span,
   SpanKind,
   telemetryActive,
   withSpan,
@@ -27,6 +29,7 @@ export function methodInfo(
   surface: McpSurface,
   protocolVersion: string,
   requestId: string | number,
+  single: boolean,
 ): MethodInfo {
   const name = method === 'tools/call' && typeof params.name === 'string' ? params.name : null;
   const uri = method === 'resources/read' && typeof params.uri === 'string' ? params.uri : null;
@@ -36,6 +39,7 @@ export function methodInfo(
     protocolVersion,
     requestId,
     resourceUri: uri !== null && TRACEABLE_URI.test(uri) ? uri : null,
+    single,
   };
 }
 
@@ -55,11 +59,24 @@ export interface MethodInfo {
   protocolVersion: string | null;
   requestId: string | number;
   resourceUri: string | null;
+  /** The request's only message (not part of a JSON-RPC batch). */
+  single: boolean;
 }
 
-/** Runs one MCP method inside its span, and records `mcp.server.operation.duration` by method, tool and outcome. */
-export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): Promise<T> {
-  if (!telemetryActive()) return run();
+/**
+ * Methods that only read what the caller may see, opening no spans of their own: as a request's only message they are
+ * described on the request's span (`mcp.*` attributes), not a child span of their own, which halves the spans (and
+ * the export work) of the most frequent requests. In a batch each still gets its own span.
+ */
+const FOLDED_METHODS: ReadonlySet<string> = new Set([
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'prompts/list',
+  'ping',
+]);
+
+function methodAttributes(info: MethodInfo): Attributes {
   const attributes: Attributes = {
     'mcp.method.name': info.method,
     'jsonrpc.request.id': String(info.requestId).slice(0, 64),
@@ -70,12 +87,48 @@ export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): P
     if (info.method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
   }
   if (info.resourceUri !== null) attributes['mcp.resource.uri'] = info.resourceUri;
+  return attributes;
+}
+
+function recordOperation(info: MethodInfo, report: CallReport, start: number): void {
+  const metric: Attributes = { 'mcp.method.name': info.method, 'flowgate.outcome': report.outcome };
+  if (info.protocolVersion !== null) metric['mcp.protocol.version'] = info.protocolVersion;
+  if (info.target !== null) metric['gen_ai.tool.name'] = info.target;
+  if (report.errorType !== null) metric['error.type'] = report.errorType;
+  recordMcpOperation(metric, (performance.now() - start) / 1000);
+}
+
+/** A folded method: its attributes and outcome on the request's span, and its duration metric. */
+async function foldMethod<T>(info: MethodInfo, span: Span, run: () => Promise<T>): Promise<T> {
+  const report: CallReport = { outcome: 'ok', errorType: null };
+  const start = performance.now();
+  span.setAttributes(methodAttributes(info));
+  try {
+    return await run();
+  } catch (error) {
+    report.outcome = 'error';
+    report.errorType = error instanceof JsonRpcFailure ? String(error.code) : '_OTHER';
+    if (error instanceof JsonRpcFailure) span.setAttribute('rpc.response.status_code', report.errorType);
+    throw error;
+  } finally {
+    span.setAttribute('flowgate.outcome', report.outcome);
+    recordOperation(info, report, start);
+  }
+}
+
+/** Runs one MCP method inside its span, and records `mcp.server.operation.duration` by method, tool and outcome. */
+export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): Promise<T> {
+  if (!telemetryActive()) return run();
+  if (info.single && FOLDED_METHODS.has(info.method)) {
+    const request = activeRecordingSpan();
+    if (request) return foldMethod(info, request, run);
+  }
   const report: CallReport = { outcome: 'ok', errorType: null };
   const start = performance.now();
   try {
     return await withSpan(
       info.target === null ? info.method : `${info.method} ${info.target}`,
-      { kind: SpanKind.SERVER, attributes, values: [[REPORT, report]] },
+      { kind: SpanKind.SERVER, attributes: methodAttributes(info), values: [[REPORT, report]] },
       async (span) => {
         try {
           const result = await run();
@@ -96,11 +149,7 @@ export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): P
       },
     );
   } finally {
-    const metric: Attributes = { 'mcp.method.name': info.method, 'flowgate.outcome': report.outcome };
-    if (info.protocolVersion !== null) metric['mcp.protocol.version'] = info.protocolVersion;
-    if (info.target !== null) metric['gen_ai.tool.name'] = info.target;
-    if (report.errorType !== null) metric['error.type'] = report.errorType;
-    recordMcpOperation(metric, (performance.now() - start) / 1000);
+    recordOperation(info, report, start);
   }
 }
 
