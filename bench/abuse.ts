@@ -93,7 +93,15 @@ export const abuseBench: Benchmark = {
   description: 'normal client p50/p99 quiet vs under a blocked-call and unknown-key flood; audit growth',
   async run(options: BenchOptions): Promise<Check[]> {
     heading('abuse: a flood beside a normal client');
-    const gw = await startGatewayChild({ label: 'gateway:abuse', env: { FLOWGATE_TRUST_PROXY: '1' } });
+    // The deployment's default limits (the other benchmarks raise them): the flood must meet the real buckets.
+    const gw = await startGatewayChild({
+      label: 'gateway:abuse',
+      env: {
+        FLOWGATE_TRUST_PROXY: '1',
+        FLOWGATE_RATE_LIMIT_KEY_PER_MIN: '1200',
+        FLOWGATE_RATE_LIMIT_IP_PER_MIN: '6000',
+      },
+    });
     try {
       const normalKey = await seedWorkspace(gw, WORKSPACE, ['workspace.full']);
       const flooderKey = await mintKey(gw, ['feedback.send']);

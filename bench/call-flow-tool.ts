@@ -13,7 +13,7 @@ import { type DbHandle, schema } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
-import { mcpCall, mcpHeaders } from './lib/gateway.js';
+import { BENCH_RATE_LIMITS, mcpCall, mcpHeaders } from './lib/gateway.js';
 import {
   type Contender,
   interleave,
@@ -24,6 +24,7 @@ import {
 } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
 import { DEFAULT_PG_URL, postgresReachable } from './lib/postgres.js';
+import { printProfile, profileThisProcess } from './lib/profile.js';
 import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
 
 const WS = 'ws-bench-run';
@@ -89,6 +90,7 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
         FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
         FLOWGATE_LOG_LEVEL: 'silent',
         FLOWGATE_WORKER: 'true',
+        ...BENCH_RATE_LIMITS,
       }),
       db: h,
       logger: createLogger('silent'),
@@ -157,6 +159,12 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
         `  ${driver.padEnd(8)} round ${round}  ${name.padEnd(26)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.latencyMs.p50, 2)} ms  p99 ${fmt(s.latencyMs.p99, 2)} ms`,
       ),
     );
+    if (options.profile) {
+      const { file } = await profileThisProcess(`call-flow-tool-${driver}`, () =>
+        runLoad(spec(CALL_BODY, 1, options.profileDurationS)),
+      );
+      printProfile(`call-flow-tool: CPU profile of call_flow_tool at 1 connection, ${driver}`, file);
+    }
     // Every call must have finished its run inline: a run still queued or failed would mean the figures measured
     // something else (a timeout answer, an error result) than a completed call.
     // Runs of calls the load generator abandoned at the end of the last window may still be executing: let them end.

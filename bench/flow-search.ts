@@ -18,19 +18,36 @@ import { createTestDb } from '@flowgate/db/testing';
 import { type FlowModel, validateFlow } from '@flowgate/flows';
 import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
-import { mcpCall, mcpHeaders } from './lib/gateway.js';
+import { BENCH_RATE_LIMITS, mcpCall, mcpHeaders } from './lib/gateway.js';
+import { type Contender, interleave, type Summary, summaryOf } from './lib/interleave.js';
+import { type LoadSpec, runLoad } from './lib/load.js';
 import { DEFAULT_PG_URL, postgresReachable } from './lib/postgres.js';
-import { type Check, fmt, heading, log } from './lib/report.js';
+import { printProfile, profileThisProcess } from './lib/profile.js';
+import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
 
 const WS = 'ws-bench';
 const NEIGHBOUR = 'ws-neighbour';
-const FLOWS = 10_000;
 const TOOLS_PER_FLOW = 3;
-const NEIGHBOUR_FLOWS = 2_000;
 const INSTALLATIONS = 50;
-const QUERIES = 500;
+
+/** The data set: the issue's 10k flows, or a tenth of it under --quick (which only proves the benchmark runs). */
+interface Size {
+  flows: number;
+  neighbourFlows: number;
+  queries: number;
+}
+const FULL: Size = { flows: 10_000, neighbourFlows: 2_000, queries: 500 };
+const QUICK: Size = { flows: 1_000, neighbourFlows: 200, queries: 100 };
+/** The trigram index a text search should be answered from (migration 0002). */
+const TRIGRAM_INDEX = 'flow_tools_search_idx';
 const PAGE = 20;
-const TARGET_P99_MS = 10;
+const TARGETS = {
+  /** Repository search p99, ms, and as a multiple of the primary-key lookup's p99 in the same run. */
+  p99Ms: 5,
+  p99VsPk: 2,
+  /** search_flow_tools req/s at --connections ÷ tools/list req/s on the same gateway (Postgres). */
+  httpVsList: 0.25,
+};
 
 /** Deterministic, so every run searches the same data with the same queries. */
 function prng(seed: number) {
@@ -117,7 +134,7 @@ export interface BenchQuery {
   text: string;
 }
 
-export function makeQueries(data: Dataset, seed: number): BenchQuery[] {
+export function makeQueries(data: Dataset, seed: number, count = FULL.queries): BenchQuery[] {
   const rnd = prng(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)] as T;
   const mix: Array<[string, number, () => string]> = [
@@ -136,7 +153,7 @@ export function makeQueries(data: Dataset, seed: number): BenchQuery[] {
     const j = Math.floor(rnd() * (i + 1));
     [queries[i], queries[j]] = [queries[j] as BenchQuery, queries[i] as BenchQuery];
   }
-  return queries.slice(0, QUERIES);
+  return queries.slice(0, count);
 }
 
 function percentile(values: number[], p: number): number {
@@ -172,13 +189,22 @@ interface DriverFigures {
   hits: number;
   /** `tools/call search_flow_tools` over HTTP, end to end. */
   http: number[];
+  /** search_flow_tools and tools/list under load on the same gateway, interleaved. */
+  throughput: { search: Summary; list: Summary };
+  /** Indexes the plan of each query kind's first query reads, and the plan text. */
+  plans: Array<{ kind: string; query: string; indexes: string[]; plan: string }>;
 }
 
 /**
  * The same queries through the real gateway: auth, narrowing, dispatch, the tool, the workspace use case and the
  * statement, serialised and sent over loopback. One request at a time, so the figure is latency, not throughput.
  */
-async function measureHttp(h: DbHandle, queries: BenchQuery[], rounds: number): Promise<number[]> {
+async function measureHttp(
+  h: DbHandle,
+  queries: BenchQuery[],
+  options: BenchOptions,
+): Promise<{ latency: number[]; throughput: DriverFigures['throughput'] }> {
+  const rounds = Math.max(1, options.rounds);
   const dataDir = mkdtempSync(join(tmpdir(), 'flowgate-bench-search-'));
   const adminToken = `bench-${randomBytes(24).toString('hex')}`;
   const config = loadConfig({
@@ -188,6 +214,7 @@ async function measureHttp(h: DbHandle, queries: BenchQuery[], rounds: number): 
     FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     FLOWGATE_LOG_LEVEL: 'silent',
     FLOWGATE_WORKER: 'false',
+    ...BENCH_RATE_LIMITS,
   });
   const gw = await startGateway({ config, db: h, logger: createLogger('silent') });
   try {
@@ -236,7 +263,53 @@ async function measureHttp(h: DbHandle, queries: BenchQuery[], rounds: number): 
       for (let i = 0; i < queries.length; i++)
         out.push(await call((queries[(i + r * 37) % queries.length] as BenchQuery).text));
     }
-    return out;
+    // Throughput: the query mix against the cheapest authenticated call, in interleaved rounds. The gateway runs
+    // in this process, so its CPU per request is this process's.
+    const searchBodies = queries.slice(0, 100).map((q, i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: {
+          name: 'search_flow_tools',
+          arguments: q.text.trim() ? { query: q.text, limit: PAGE } : { limit: PAGE },
+        },
+      }),
+    );
+    const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const load = (extra: Partial<LoadSpec>, durationS: number): LoadSpec => ({
+      url,
+      method: 'POST',
+      headers,
+      connections: options.connections,
+      pipelining: 1,
+      durationS,
+      ...extra,
+    });
+    const targets = [
+      { name: 'tools/list', spec: { body: listBody } },
+      { name: 'search_flow_tools', spec: { bodies: searchBodies } },
+    ];
+    for (const t of targets) await runLoad(load(t.spec, options.warmupS));
+    const contenders: Contender[] = targets.map((t) => ({
+      name: t.name,
+      run: () => runLoad(load(t.spec, options.durationS), process.pid),
+    }));
+    const summaries = await interleave(contenders, rounds);
+    if (options.profile) {
+      const search = targets[1]!.spec;
+      const { file } = await profileThisProcess(`search-${h.driver}`, () =>
+        runLoad(load(search, options.profileDurationS)),
+      );
+      printProfile(`flow-search: CPU profile of search_flow_tools under load, ${h.driver}`, file);
+    }
+    return {
+      latency: out,
+      throughput: {
+        list: summaryOf(summaries, 'tools/list'),
+        search: summaryOf(summaries, 'search_flow_tools'),
+      },
+    };
   } finally {
     await gw.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -248,7 +321,7 @@ async function measure(
   main: Dataset,
   queries: BenchQuery[],
   rounds: number,
-): Promise<Omit<DriverFigures, 'driver' | 'seedMs' | 'http'>> {
+): Promise<Omit<DriverFigures, 'driver' | 'seedMs' | 'http' | 'throughput' | 'plans'>> {
   const rnd = prng(7);
   const search: number[] = [];
   const byKind = new Map<string, number[]>();
@@ -289,13 +362,37 @@ async function measure(
   return { search, byKind, secondPage, pk, hits };
 }
 
+/**
+ * The plan of the first query of each kind, as `searchFlowTools` sends it (same statement builder), run with
+ * EXPLAIN ANALYZE: which indexes answer it, so a change that drops the trigram index shows.
+ */
+async function explainKinds(h: DbHandle, queries: BenchQuery[]): Promise<DriverFigures['plans']> {
+  const out: DriverFigures['plans'] = [];
+  const seen = new Set<string>();
+  for (const q of queries) {
+    if (seen.has(q.kind)) continue;
+    seen.add(q.kind);
+    const plan = (await repos.explainFlowToolSearch(h.db, WS, { query: q.text, limit: PAGE })).join('\n');
+    const indexes = [
+      ...new Set(
+        [...plan.matchAll(/Index (?:Only )?Scan (?:Backward )?using (\w+)|Bitmap Index Scan on (\w+)/g)].map(
+          (m) => (m[1] ?? m[2]) as string,
+        ),
+      ),
+    ];
+    out.push({ kind: q.kind, query: q.text, indexes, plan });
+  }
+  return out;
+}
+
 async function runDriver(
   driver: 'pglite' | 'postgres',
   main: Dataset,
   neighbour: Dataset,
   queries: BenchQuery[],
-  rounds: number,
+  options: BenchOptions,
 ): Promise<DriverFigures> {
+  const rounds = Math.max(1, options.rounds);
   const previous = process.env.DATABASE_URL;
   if (driver === 'pglite') delete process.env.DATABASE_URL;
   else process.env.DATABASE_URL = previous ?? DEFAULT_PG_URL;
@@ -303,8 +400,10 @@ async function runDriver(
   try {
     h = await createTestDb();
     const seedMs = await seed(h, main, neighbour);
+    const plans = await explainKinds(h, queries);
     const figures = await measure(h, main, queries, rounds);
-    return { driver, seedMs, ...figures, http: await measureHttp(h, queries, rounds) };
+    const http = await measureHttp(h, queries, options);
+    return { driver, seedMs, ...figures, http: http.latency, throughput: http.throughput, plans };
   } finally {
     await h?.close();
     if (previous === undefined) delete process.env.DATABASE_URL;
@@ -312,60 +411,34 @@ async function runDriver(
   }
 }
 
-function report(f: DriverFigures): Check[] {
+function report(f: DriverFigures, size: Size, options: BenchOptions): Check[] {
   const s50 = percentile(f.search, 50);
   const s99 = percentile(f.search, 99);
   const k50 = percentile(f.pk, 50);
   const k99 = percentile(f.pk, 99);
+  const name = f.driver === 'pglite' ? 'PGlite' : 'Postgres';
   heading(`flow-search on ${f.driver}`);
   log(
-    `  seeded ${FLOWS.toLocaleString('en-US')} flows / ${(FLOWS * TOOLS_PER_FLOW).toLocaleString('en-US')} MCP interfaces (+${NEIGHBOUR_FLOWS} neighbour flows, ${INSTALLATIONS} installations) in ${fmt(f.seedMs / 1000, 1)} s`,
+    `  seeded ${size.flows.toLocaleString('en-US')} flows / ${(size.flows * TOOLS_PER_FLOW).toLocaleString('en-US')} MCP interfaces (+${size.neighbourFlows} neighbour flows, ${INSTALLATIONS} installations) in ${fmt(f.seedMs / 1000, 1)} s`,
   );
   log(
-    `  ${f.search.length} searches (${QUERIES} queries × rounds, page of ${PAGE}), ${fmt(f.hits / f.search.length, 1)} hits per page on average`,
+    `  ${f.search.length} searches (${size.queries} queries × rounds, page of ${PAGE}), ${fmt(f.hits / f.search.length, 1)} hits per page on average`,
   );
+  const stats = (label: string, v: number[]) => [
+    label,
+    String(v.length),
+    fmt(percentile(v, 50), 2),
+    fmt(percentile(v, 90), 2),
+    fmt(percentile(v, 99), 2),
+    fmt(Math.max(0, ...v), 2),
+  ];
   const rows = [
     ['operation', 'samples', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
-    [
-      'searchFlowTools',
-      String(f.search.length),
-      fmt(s50, 2),
-      fmt(percentile(f.search, 90), 2),
-      fmt(s99, 2),
-      fmt(Math.max(...f.search), 2),
-    ],
-    ...[...f.byKind].map(([kind, v]) => [
-      `  ${kind}`,
-      String(v.length),
-      fmt(percentile(v, 50), 2),
-      fmt(percentile(v, 90), 2),
-      fmt(percentile(v, 99), 2),
-      fmt(Math.max(...v), 2),
-    ]),
-    [
-      '  second pages',
-      String(f.secondPage.length),
-      fmt(percentile(f.secondPage, 50), 2),
-      fmt(percentile(f.secondPage, 90), 2),
-      fmt(percentile(f.secondPage, 99), 2),
-      fmt(Math.max(0, ...f.secondPage), 2),
-    ],
-    [
-      'search_flow_tools (HTTP)',
-      String(f.http.length),
-      fmt(percentile(f.http, 50), 2),
-      fmt(percentile(f.http, 90), 2),
-      fmt(percentile(f.http, 99), 2),
-      fmt(Math.max(...f.http), 2),
-    ],
-    [
-      'getFlow by slug (PK)',
-      String(f.pk.length),
-      fmt(k50, 2),
-      fmt(percentile(f.pk, 90), 2),
-      fmt(k99, 2),
-      fmt(Math.max(...f.pk), 2),
-    ],
+    stats('searchFlowTools', f.search),
+    ...[...f.byKind].map(([kind, v]) => stats(`  ${kind}`, v)),
+    stats('  second pages', f.secondPage),
+    stats('search_flow_tools (HTTP)', f.http),
+    stats('getFlow by slug (PK)', f.pk),
   ];
   const widths = (rows[0] as string[]).map((_, i) => Math.max(...rows.map((r) => (r[i] as string).length)));
   for (const r of rows)
@@ -376,25 +449,56 @@ function report(f: DriverFigures): Check[] {
   const h50 = percentile(f.http, 50);
   const h99 = percentile(f.http, 99);
   log(`  ratio HTTP tool call ÷ repository search: p50 ${fmt(h50 / s50, 1)}×, p99 ${fmt(h99 / s99, 1)}×`);
+  log(`  plans (first query of each kind):`);
+  for (const p of f.plans) log(`    ${p.kind.padEnd(16)} ${p.indexes.join(', ') || '(no index)'}`);
+  if (options.verbose) {
+    for (const p of f.plans) {
+      log(`\n  EXPLAIN ANALYZE — ${p.kind}: ${JSON.stringify(p.query)}`);
+      for (const line of p.plan.split('\n')) log(`    ${line}`);
+    }
+  }
+  log(`\n  over HTTP at ${options.connections} connections, interleaved:`);
+  printSummaries([f.throughput.list, f.throughput.search], 'tools/list');
+  const httpRatio = f.throughput.search.rps / f.throughput.list.rps;
+  // Text queries: every kind but browsing (no text) should read the trigram index.
+  const textKinds = f.plans.filter((p) => p.kind !== 'browse');
+  const withoutTrigram = textKinds.filter((p) => !p.indexes.includes(TRIGRAM_INDEX)).map((p) => p.kind);
   return [
     {
       benchmark: 'flow-search',
-      name: `${f.driver} search p99`,
+      name: `${name} searchFlowTools p99`,
       value: `${fmt(s99, 2)} ms`,
-      target: `≤ ${TARGET_P99_MS} ms`,
-      pass: s99 <= TARGET_P99_MS,
+      target: `≤ ${TARGETS.p99Ms} ms`,
+      pass: s99 <= TARGETS.p99Ms,
     },
     {
       benchmark: 'flow-search',
-      name: `${f.driver} search_flow_tools over HTTP p50 / p99`,
+      name: `${name} search p99 ÷ PK p99`,
+      value: fmt(s99 / k99, 2),
+      target: `≤ ${TARGETS.p99VsPk}`,
+      pass: s99 / k99 <= TARGETS.p99VsPk,
+    },
+    {
+      benchmark: 'flow-search',
+      name: `${name} trigram index in every text query's plan`,
+      value: withoutTrigram.length
+        ? `not: ${withoutTrigram.join(', ')}`
+        : `${textKinds.length}/${textKinds.length} kinds`,
+      target: 'all',
+      pass: withoutTrigram.length === 0,
+    },
+    {
+      benchmark: 'flow-search',
+      name: `${name} search_flow_tools ÷ tools/list req/s, c=${options.connections}`,
+      value: `${fmt(httpRatio, 3)} (${fmt(f.throughput.search.rps)} req/s)`,
+      // The issue's target is set on Postgres; PGlite's figure is reported.
+      target: f.driver === 'postgres' ? `≥ ${TARGETS.httpVsList}` : 'reported',
+      pass: f.driver === 'postgres' ? httpRatio >= TARGETS.httpVsList : true,
+    },
+    {
+      benchmark: 'flow-search',
+      name: `${name} search_flow_tools over HTTP p50 / p99 (1 conn)`,
       value: `${fmt(h50, 2)} / ${fmt(h99, 2)} ms`,
-      target: 'reported',
-      pass: true,
-    },
-    {
-      benchmark: 'flow-search',
-      name: `${f.driver} p99 ÷ PK p99`,
-      value: fmt(s99 / k99, 1),
       target: 'reported',
       pass: true,
     },
@@ -402,18 +506,18 @@ function report(f: DriverFigures): Check[] {
 }
 
 async function run(options: BenchOptions): Promise<Check[]> {
+  const size = options.quick ? QUICK : FULL;
   heading('flow-search: generating data');
   const t0 = performance.now();
-  const main = makeFlows(FLOWS, 1, 0.2);
-  const neighbour = makeFlows(NEIGHBOUR_FLOWS, 2, 0.5);
-  const queries = makeQueries(main, 3);
+  const main = makeFlows(size.flows, 1, 0.2);
+  const neighbour = makeFlows(size.neighbourFlows, 2, 0.5);
+  const queries = makeQueries(main, 3, size.queries);
   log(
-    `  ${FLOWS + NEIGHBOUR_FLOWS} definitions validated in ${fmt((performance.now() - t0) / 1000, 1)} s; ${queries.length} queries`,
+    `  ${size.flows + size.neighbourFlows} definitions validated in ${fmt((performance.now() - t0) / 1000, 1)} s; ${queries.length} queries`,
   );
-  const rounds = Math.max(1, options.rounds);
-  const checks = report(await runDriver('pglite', main, neighbour, queries, rounds));
+  const checks = report(await runDriver('pglite', main, neighbour, queries, options), size, options);
   if (await postgresReachable())
-    checks.push(...report(await runDriver('postgres', main, neighbour, queries, rounds)));
+    checks.push(...report(await runDriver('postgres', main, neighbour, queries, options), size, options));
   else log('\n  Postgres not reachable (DATABASE_URL or the local server): measured on PGlite only');
   return checks;
 }

@@ -12,6 +12,7 @@ import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { runsBench } from './runs.js';
+import { soakBench } from './soak.js';
 import { tokensBench } from './tokens.js';
 import { toolsListBench } from './tools-list.js';
 
@@ -22,6 +23,7 @@ const BENCHMARKS: Benchmark[] = [
   callFlowToolBench,
   tokensBench,
   abuseBench,
+  soakBench,
 ];
 
 const { values } = parseArgs({
@@ -35,6 +37,9 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     'profile-duration': { type: 'string', default: '8' },
     strict: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
+    'soak-minutes': { type: 'string', default: '10' },
     list: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -49,14 +54,30 @@ const options: BenchOptions = {
   rssRequests: num(1000, 10_000_000).int().parse(values['rss-requests']),
   profile: values.profile,
   profileDurationS: num(1, 120).parse(values['profile-duration']),
+  quick: values.quick,
+  verbose: values.verbose,
+  soakMinutes: num(0.5, 240).parse(values['soak-minutes']),
 };
+// --quick: one short round everywhere (each benchmark also shrinks its data set); explicit flags still win.
+if (options.quick) {
+  const given = (name: string) => process.argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (!given('rounds')) options.rounds = 1;
+  if (!given('duration')) options.durationS = 1;
+  if (!given('warmup')) options.warmupS = 0.5;
+  if (!given('rss-requests')) options.rssRequests = 2000;
+  if (!given('connections')) options.connections = 10;
+  if (!given('soak-minutes')) options.soakMinutes = 0.5;
+}
 
 if (values.list) {
   for (const b of BENCHMARKS) log(`${b.name.padEnd(16)} ${b.description}`);
   process.exit(0);
 }
 
-const selected = values.only ? BENCHMARKS.filter((b) => values.only!.includes(b.name)) : BENCHMARKS;
+// The soak takes 20 minutes: only on request (--only soak), or in its 30-second form under --quick.
+const selected = values.only
+  ? BENCHMARKS.filter((b) => values.only!.includes(b.name))
+  : BENCHMARKS.filter((b) => b.name !== 'soak' || options.quick);
 const unknown = (values.only ?? []).filter((n) => !BENCHMARKS.some((b) => b.name === n));
 if (unknown.length) {
   process.stderr.write(

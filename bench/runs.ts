@@ -20,7 +20,8 @@ import { validateFlow } from '@flowgate/flows';
 import { createLogger, loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
 import { z } from 'zod';
 import type { Benchmark } from './lib/bench.js';
-import { DEFAULT_PG_URL, postgresReachable } from './lib/postgres.js';
+import { BENCH_RATE_LIMITS } from './lib/gateway.js';
+import { DEFAULT_PG_URL, postgresReachable, throwawayDatabase } from './lib/postgres.js';
 import { ROOT } from './lib/proc.js';
 import { type Check, fmt, heading, log } from './lib/report.js';
 
@@ -32,10 +33,25 @@ const FLOW = `{:slug :${SLUG}
 /** The worker's NOTIFY channel for a run that ended (`ENDED_CHANNEL` in @flowgate/worker). */
 const ENDED_CHANNEL = 'flowgate_run_ended';
 const WORKER_CONCURRENCY = 8;
-const BACKLOG = { pglite: 600, postgres: 1500 } as const;
-const LATENCY_RUNS = 200;
-const LATENCY_WARMUP = 20;
-const BASELINE_PAIRS = 1000;
+interface Size {
+  backlog: { pglite: number; postgres: number };
+  latencyRuns: number;
+  latencyWarmup: number;
+  baselinePairs: number;
+}
+const FULL: Size = {
+  backlog: { pglite: 600, postgres: 1500 },
+  latencyRuns: 200,
+  latencyWarmup: 20,
+  baselinePairs: 1000,
+};
+/** --quick: proves the benchmark runs; its figures are too small a sample to compare. */
+const QUICK: Size = {
+  backlog: { pglite: 60, postgres: 150 },
+  latencyRuns: 20,
+  latencyWarmup: 5,
+  baselinePairs: 100,
+};
 /** Admin API starts in flight at once while queueing the backlog. */
 const START_PARALLELISM = 16;
 const TARGET_P50_MS = 10;
@@ -69,6 +85,7 @@ async function openRig(h: DbHandle, databaseUrl: string | undefined): Promise<Ri
       FLOWGATE_WORKER: 'false',
       FLOWGATE_WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
       FLOWGATE_RUN_MAX_LIVE_PER_WORKSPACE: '1000000',
+      ...BENCH_RATE_LIMITS,
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     }),
     db: h,
@@ -126,11 +143,11 @@ interface Baseline {
   p50: number;
 }
 
-async function baseline(h: DbHandle): Promise<Baseline> {
+async function baseline(h: DbHandle, pairs: number): Promise<Baseline> {
   await h.db.execute('truncate bench_bare');
   const times: number[] = [];
   const t0 = performance.now();
-  for (let i = 0; i < BASELINE_PAIRS; i++) {
+  for (let i = 0; i < pairs; i++) {
     const s = performance.now();
     await h.db.execute(`insert into bench_bare (id, status, n) values ('b${i}', 'queued', ${i})`);
     await h.db.execute(`update bench_bare set status = 'completed', n = n * 2 where id = 'b${i}'`);
@@ -138,7 +155,7 @@ async function baseline(h: DbHandle): Promise<Baseline> {
   }
   const elapsed = (performance.now() - t0) / 1000;
   times.sort((a, b) => a - b);
-  return { pairsPerS: BASELINE_PAIRS / elapsed, p50: pct(times, 50) };
+  return { pairsPerS: pairs / elapsed, p50: pct(times, 50) };
 }
 
 // ---- workers --------------------------------------------------------------------------------------------------------
@@ -259,9 +276,9 @@ async function drain(rig: Rig, ids: string[]): Promise<number> {
 }
 
 /** Runs started one at a time: start request sent → run-ended notification. */
-async function latency(rig: Rig): Promise<{ p50: number; p99: number }> {
+async function latency(rig: Rig, size: Size): Promise<{ p50: number; p99: number }> {
   const times: number[] = [];
-  for (let i = 0; i < LATENCY_WARMUP + LATENCY_RUNS; i++) {
+  for (let i = 0; i < size.latencyWarmup + size.latencyRuns; i++) {
     const t0 = performance.now();
     const runId = await startRun(rig, i);
     if (!rig.ended.has(runId)) {
@@ -274,7 +291,7 @@ async function latency(rig: Rig): Promise<{ p50: number; p99: number }> {
       });
       rig.waiters.delete(runId);
     }
-    if (i >= LATENCY_WARMUP) times.push(rig.ended.get(runId)! - t0);
+    if (i >= size.latencyWarmup) times.push(rig.ended.get(runId)! - t0);
   }
   times.sort((a, b) => a - b);
   return { p50: pct(times, 50), p99: pct(times, 99) };
@@ -284,14 +301,15 @@ async function measure(
   rig: Rig,
   label: string,
   backlog: number,
+  size: Size,
   startWorkers: () => Promise<Workers>,
 ): Promise<Figures> {
-  const base = await baseline(rig.h);
+  const base = await baseline(rig.h, size.baselinePairs);
   const { ids, startsPerS } = await queueBacklog(rig, backlog);
   const workers = await startWorkers();
   try {
     const runsPerS = await drain(rig, ids);
-    const { p50, p99 } = await latency(rig);
+    const { p50, p99 } = await latency(rig, size);
     const f = { label, startsPerS, runsPerS, p50, p99, baseline: base };
     log(
       `  ${label.padEnd(24)} ${fmt(runsPerS).padStart(7)} runs/s  p50 ${fmt(p50, 2).padStart(6)} ms  p99 ${fmt(p99, 2).padStart(6)} ms  | bare INSERT+UPDATE ${fmt(base.pairsPerS).padStart(6)} pairs/s, p50 ${fmt(base.p50, 2)} ms  | runs/s ÷ pairs/s ${fmt(runsPerS / base.pairsPerS, 3)}  | admin starts ${fmt(startsPerS)}/s`,
@@ -306,10 +324,11 @@ export const runsBench: Benchmark = {
   name: 'runs',
   description:
     'one-:function-step runs via the admin API: start→completed p50/p99, runs/s (PGlite in-process; Postgres 1 and 2 worker processes)',
-  async run() {
+  async run(options) {
+    const size = options.quick ? QUICK : FULL;
     heading('runs');
     log(
-      `  backlog drained by the workers (runs/s, database clock), then ${LATENCY_RUNS} runs one at a time (start → ended); worker concurrency ${WORKER_CONCURRENCY}`,
+      `  backlog drained by the workers (runs/s, database clock), then ${size.latencyRuns} runs one at a time (start → ended); worker concurrency ${WORKER_CONCURRENCY}`,
     );
     const figures: Figures[] = [];
 
@@ -318,7 +337,7 @@ export const runsBench: Benchmark = {
     const liteRig = await openRig(lite, undefined);
     try {
       figures.push(
-        await measure(liteRig, 'PGlite, in-process', BACKLOG.pglite, async () => {
+        await measure(liteRig, 'PGlite, in-process', size.backlog.pglite, size, async () => {
           const w = await liteRig.gw.deps.runWorkers.startLocal();
           return { stop: () => w.stop() };
         }),
@@ -332,20 +351,20 @@ export const runsBench: Benchmark = {
     if (!(await postgresReachable(baseUrl))) {
       log(`  Postgres not reachable at ${baseUrl}: Postgres figures skipped`);
     } else {
-      const name = `fg_bench_runs_${randomBytes(5).toString('hex')}`;
-      const admin = await createDb({ url: baseUrl, maxConnections: 1 });
-      await admin.db.execute(`create database ${name}`);
-      const url = new URL(baseUrl);
-      url.pathname = `/${name}`;
-      const pg = await createDb({ url: url.toString(), maxConnections: 8 });
+      const db = await throwawayDatabase(baseUrl, 'fg_bench_runs');
+      const pg = await createDb({ url: db.url, maxConnections: 8 });
       try {
         await pg.migrate();
-        const rig = await openRig(pg, url.toString());
+        const rig = await openRig(pg, db.url);
         try {
           for (const count of [1, 2]) {
             figures.push(
-              await measure(rig, `Postgres, ${count} worker${count > 1 ? 's' : ''}`, BACKLOG.postgres, () =>
-                workerProcesses(url.toString(), count),
+              await measure(
+                rig,
+                `Postgres, ${count} worker${count > 1 ? 's' : ''}`,
+                size.backlog.postgres,
+                size,
+                () => workerProcesses(db.url, count),
               ),
             );
           }
@@ -354,8 +373,7 @@ export const runsBench: Benchmark = {
         }
       } finally {
         await pg.close().catch(() => {});
-        await admin.db.execute(`drop database if exists ${name} with (force)`).catch(() => {});
-        await admin.close();
+        await db.drop();
       }
     }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * Authenticated `tools/list` through the real gateway (own process, embedded database) versus a bare Hono
  * route (own process) that parses the same body and answers with the same bytes; load from a third process.
@@ -28,8 +29,9 @@ import {
 } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
 import { type OtlpSink, otlpEnv, startOtlpSink } from './lib/otlp-sink.js';
+import { benchPostgresUrl, postgresReachable, throwawayDatabase } from './lib/postgres.js';
 import { type ChildHandle, ROOT, readRssKb, spawnTsx } from './lib/proc.js';
-import { summariseProfile } from './lib/profile.js';
+import { printProfile } from './lib/profile.js';
 import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
 
 const WORKSPACE = 'ws-bench';
@@ -38,7 +40,67 @@ const JWT_ISSUER = 'https://idp.bench.invalid/';
 const JWT_AUDIENCE = 'flowgate-bench';
 const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
 
-const TARGETS = { apiKey: 0.5, jwt: 0.4, rssChangePct: 10, otel: 0.9 };
+const TARGETS = {
+  apiKey: 0.8,
+  jwt: 0.7,
+  rssChangePct: 10,
+  otel: 0.9,
+  idleRssMb: { pglite: 250, postgres: 100 },
+};
+
+/**
+ * Resident memory of a gateway at idle: started on a new data directory (or a new Postgres database), seeded,
+ * 200 tools/list answered, then 3 s of quiet. What an operator sees in `ps` for a gateway nobody is calling.
+ */
+async function idleRss(driver: 'pglite' | 'postgres'): Promise<number | undefined> {
+  let db: { url: string; drop(): Promise<void> } | undefined;
+  if (driver === 'postgres') {
+    const base = benchPostgresUrl();
+    if (!(await postgresReachable(base))) return undefined;
+    db = await throwawayDatabase(base, 'fg_bench_idle');
+  }
+  try {
+    const gw = await startGatewayChild({
+      label: `gateway:idle:${driver}`,
+      ...(db
+        ? { env: { DATABASE_URL: db.url, FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('base64') } }
+        : {}),
+    });
+    try {
+      const key = await seedWorkspace(gw, WORKSPACE, CAPABILITIES);
+      const url = mcpUrl(gw, WORKSPACE);
+      for (let i = 0; i < 200; i++) await probe(url, key, `idle ${driver}`);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      return readRssKb(gw.child.pid) / 1024;
+    } finally {
+      await gw.stop();
+    }
+  } finally {
+    await db?.drop();
+  }
+}
+
+async function idleChecks(): Promise<Check[]> {
+  heading('tools-list: gateway RSS at idle');
+  const checks: Check[] = [];
+  for (const driver of ['pglite', 'postgres'] as const) {
+    const mb = await idleRss(driver);
+    const target = TARGETS.idleRssMb[driver];
+    if (mb === undefined) {
+      log(`  ${driver}: Postgres not reachable, skipped`);
+      continue;
+    }
+    log(`  ${driver.padEnd(8)} ${fmt(mb, 1)} MB`);
+    checks.push({
+      benchmark: 'tools-list',
+      name: `gateway RSS at idle, ${driver === 'pglite' ? 'PGlite' : 'Postgres'}`,
+      value: `${fmt(mb, 0)} MB`,
+      target: `≤ ${target} MB`,
+      pass: mb <= target,
+    });
+  }
+  return checks;
+}
 
 interface Setup {
   gw: GatewayChild;
@@ -69,13 +131,7 @@ async function jwtSetup(): Promise<{ env: Record<string, string>; sign: () => Pr
 async function startSeededGateway(label: string, env: Record<string, string> = {}): Promise<Setup> {
   const jwt = await jwtSetup();
   // --expose-gc only lets the memory check force a collection before reading heap figures.
-  // Rate limits off: the load comes from one key and one address far above the default per-minute budgets.
-  const limits = { FLOWGATE_RATE_LIMIT_KEY_PER_MIN: '0', FLOWGATE_RATE_LIMIT_IP_PER_MIN: '0' };
-  const gw = await startGatewayChild({
-    label,
-    env: { ...limits, ...jwt.env, ...env },
-    nodeArgs: ['--expose-gc'],
-  });
+  const gw = await startGatewayChild({ label, env: { ...jwt.env, ...env }, nodeArgs: ['--expose-gc'] });
   try {
     return { gw, apiKey: await seedWorkspace(gw, WORKSPACE, CAPABILITIES), jwt: await jwt.sign() };
   } catch (err) {
@@ -136,17 +192,7 @@ async function profileVariant(
       setup.gw.child.pid,
     );
     const { file } = await setup.gw.child.call<{ file: string }>('profile-stop', { dir });
-    const s = summariseProfile(file);
-    heading(
-      `tools-list: CPU profile, ${variant} (${fmt(r.rps)} req/s while profiling, ${fmt(s.totalMs)} ms sampled)`,
-    );
-    log('  self time by area:');
-    for (const a of s.areas) log(`    ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.frame}`);
-    log('  top frames by self time:');
-    for (const f of s.self) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
-    log('  top frames by inclusive time:');
-    for (const f of s.inclusive) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
-    log(`  profile (open in Chrome DevTools or speedscope): ${file}`);
+    printProfile(`tools-list: CPU profile, ${variant}, ${fmt(r.rps)} req/s while profiling`, file);
   } finally {
     await setup.gw.stop();
     await sink?.close();
@@ -286,6 +332,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
     await baseline.stop();
     baseline = undefined;
     await setup.gw.stop();
+    checks.push(...(await idleChecks()));
     if (options.profile) {
       // Kept for inspection; .tmp/ is git-ignored.
       const dir = join(ROOT, '.tmp', 'bench', 'profiles');

@@ -13,6 +13,15 @@ export interface BenchOptions {
   /** Also take a CPU profile of the candidate under load (load window only) and print its top frames. */
   profile: boolean;
   profileDurationS: number;
+  /**
+   * One short round of each benchmark on a small data set: proves every benchmark still runs (CI) while its
+   * figures stay informational.
+   */
+  quick: boolean;
+  /** Also print query plans and other detail (e.g. `EXPLAIN` of each search query kind). */
+  verbose: boolean;
+  /** Minutes of the soak benchmark per driver. */
+  soakMinutes: number;
 }
 
 export interface Benchmark {

@@ -11,6 +11,9 @@ const result = await autocannon({
   method: spec.method,
   headers: spec.headers,
   ...(spec.body !== undefined ? { body: spec.body } : {}),
+  ...(spec.bodies !== undefined
+    ? { requests: spec.bodies.map((body) => ({ method: spec.method, body })) }
+    : {}),
   connections: spec.connections,
   pipelining: spec.pipelining,
   ...(spec.overallRate !== undefined ? { overallRate: spec.overallRate } : {}),

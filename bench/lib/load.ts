@@ -8,6 +8,8 @@ export const loadSpecSchema = z.object({
   method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('POST'),
   headers: z.record(z.string(), z.string()).default({}),
   body: z.string().optional(),
+  /** Several bodies, sent in turn on each connection (a mix of queries); overrides `body`. */
+  bodies: z.array(z.string()).min(1).optional(),
   connections: z.number().int().positive().default(50),
   pipelining: z.number().int().positive().default(1),
   /** Fixed duration in seconds, unless `amount` is set. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createDb, type DbHandle } from '@flowgate/db';
 
 /** The local server the benchmarks use when `DATABASE_URL` is unset. */
@@ -25,4 +26,23 @@ export async function postgresReachable(url: string = benchPostgresUrl()): Promi
   } finally {
     await h?.close().catch(() => {});
   }
+}
+
+/** A fresh database on the server at `baseUrl`, for one benchmark; `drop()` removes it (and its connections). */
+export async function throwawayDatabase(
+  baseUrl: string,
+  prefix: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const admin = await createDb({ url: baseUrl, maxConnections: 1 });
+  await admin.db.execute(`create database ${name}`);
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.db.execute(`drop database if exists ${name} with (force)`).catch(() => {});
+      await admin.close();
+    },
+  };
 }

@@ -62,12 +62,21 @@ function installExitHooks(): void {
  * so `pid` is the process doing the work — what RSS and CPU sampling need. An IPC channel carries control
  * commands (memory figures, profiling); other stdout/stderr lines are forwarded to our stderr with the label.
  */
+/**
+ * The parent's environment with the child's own settings on top. `DATABASE_URL` is the child's only when it is
+ * given: a benchmark of the embedded database must not turn into one of Postgres because the shell exported it.
+ */
+function childEnv(own: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _inherited, ...rest } = process.env;
+  return { ...rest, ...own };
+}
+
 export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
   installExitHooks();
   const child = spawn(
     process.execPath,
     [...(options.nodeArgs ?? []), '--import', 'tsx', resolve(ROOT, options.script), ...(options.args ?? [])],
-    { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+    { cwd: ROOT, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
   );
   live.add(child);
   // The channel must not keep the benchmark alive on its own.

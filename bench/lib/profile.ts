@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { ROOT } from './proc.js';
+import { fmt, heading, log } from './report.js';
 
 const profileSchema = z.object({
   nodes: z.array(
@@ -93,4 +96,43 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     ),
     areas: rank(areas),
   };
+}
+
+/** Prints a profile's summary: self time by area, top frames by self and by inclusive time. */
+export function printProfile(title: string, file: string): void {
+  const s = summariseProfile(file);
+  heading(`${title} (${fmt(s.totalMs)} ms sampled)`);
+  log('  self time by area:');
+  for (const a of s.areas) log(`    ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.frame}`);
+  log('  top frames by self time:');
+  for (const f of s.self) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
+  log('  top frames by inclusive time:');
+  for (const f of s.inclusive) log(`    ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
+  log(`  profile (open in Chrome DevTools or speedscope): ${file}`);
+}
+
+/**
+ * A CPU profile of this process while `work` runs: for benchmarks whose gateway runs in the bench process (its
+ * load generator is another process, so the profile is the gateway's). Written under .tmp/bench/profiles.
+ */
+export async function profileThisProcess<T>(
+  label: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; file: string }> {
+  const dir = join(ROOT, '.tmp', 'bench', 'profiles');
+  mkdirSync(dir, { recursive: true });
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('Profiler.start');
+    const result = await work();
+    const { profile } = await session.post('Profiler.stop');
+    const file = join(dir, `${label}-${process.pid}-${Date.now()}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    return { result, file };
+  } finally {
+    session.disconnect();
+  }
 }

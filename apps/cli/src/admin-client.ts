@@ -73,6 +73,9 @@ export type Installation = InferResponseType<Ws['installations']['$post'], 201>;
 export type InstallationInput = InferRequestType<Ws['installations']['$post']>['json'];
 export type InstallationPatch = InferRequestType<Ws['installations'][':id']['$patch']>['json'];
 type ConnectionBody = InferRequestType<Ws['connections']['$post']>['json'];
+type ConnectionPatchBody = InferRequestType<Ws['connections'][':id']['$patch']>['json'];
+export type ConnectionCheck = InferResponseType<Ws['connections'][':id']['check']['$post'], 200>;
+export type DeletedConnection = InferResponseType<Ws['connections'][':id']['$delete'], 200>;
 export type RunPage = InferResponseType<Ws['runs']['$get'], 200>;
 export type RunSummary = RunPage['items'][number];
 export type RunDetail = InferResponseType<Ws['runs'][':runId']['$get'], 200>;
@@ -89,6 +92,15 @@ export interface ConnectionInput {
   baseUrl?: string;
   model?: string;
   auth: { type: string; secret?: string; headerName?: string };
+}
+
+/** What `connections update` sends; like ConnectionInput, the server names what is wrong. */
+export interface ConnectionPatchInput {
+  name?: string;
+  baseUrl?: string;
+  model?: string;
+  secret?: string;
+  auth?: { type: string; secret?: string; headerName?: string };
 }
 
 interface PageQuery {
@@ -175,15 +187,44 @@ export class AdminClient {
     );
   }
 
-  updateConnection(
-    ws: string,
-    id: string,
-    patch: { baseUrl?: string; secret?: string },
-  ): Promise<Connection> {
+  updateConnection(ws: string, id: string, patch: ConnectionPatchInput): Promise<Connection> {
     return this.#json((api) =>
       api.api.workspaces[':ws'].connections[':id'].$patch({
         param: { ws: seg(ws), id: seg(id) },
-        json: patch,
+        // The server validates the user's values (see ConnectionPatchInput).
+        json: patch as ConnectionPatchBody,
+      }),
+    );
+  }
+
+  rotateConnection(ws: string, id: string, secret: string): Promise<Connection> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].connections[':id'].rotate.$post({
+        param: { ws: seg(ws), id: seg(id) },
+        json: { secret },
+      }),
+    );
+  }
+
+  setConnectionEnabled(ws: string, id: string, enabled: boolean): Promise<Connection> {
+    return this.#json((api) => {
+      const route = api.api.workspaces[':ws'].connections[':id'];
+      const param = { param: { ws: seg(ws), id: seg(id) } };
+      return enabled ? route.enable.$post(param) : route.disable.$post(param);
+    });
+  }
+
+  checkConnection(ws: string, id: string): Promise<ConnectionCheck> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].connections[':id'].check.$post({ param: { ws: seg(ws), id: seg(id) } }),
+    );
+  }
+
+  deleteConnection(ws: string, id: string, force: boolean): Promise<DeletedConnection> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].connections[':id'].$delete({
+        param: { ws: seg(ws), id: seg(id) },
+        query: force ? { force: 'true' } : {},
       }),
     );
   }

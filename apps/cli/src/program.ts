@@ -5,6 +5,7 @@ import {
   AdminApiError,
   AdminClient,
   type ConnectionInput,
+  type ConnectionPatchInput,
   type McpPolicyInput,
   type ServiceAccountPatch,
 } from './admin-client.js';
@@ -324,32 +325,129 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     );
   connections
     .command('update <connectionId>')
-    .description('move a connection to another base URL and/or rotate its secret')
+    .description(
+      'rename, move, change the auth type or default model of a connection; only the given fields change',
+    )
     .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--name <name>', 'new name')
     .option('--base-url <url>', 'new base URL', parseUrl)
+    .option('--model <name>', 'new default model of an llm-provider')
+    .option('--auth-type <type>', 'new auth kind (none, bearer, api-key, basic); needs a secret unless none')
+    .option('--header-name <name>', 'header that carries the key for --auth-type api-key')
     .option('--secret-env <VAR>', 'read the new secret from this environment variable')
     .option('--secret-stdin', 'read the new secret from standard input')
     .action(
       async (
         connectionId: string,
-        opts: { workspace: string; baseUrl?: string; secretEnv?: string; secretStdin?: boolean },
+        opts: {
+          workspace: string;
+          name?: string;
+          baseUrl?: string;
+          model?: string;
+          authType?: string;
+          headerName?: string;
+          secretEnv?: string;
+          secretStdin?: boolean;
+        },
         cmd: Command,
       ) => {
         const secret = await readSecret(io, opts.secretEnv, opts.secretStdin === true);
         if (secret !== undefined) secrets.add(secret);
-        if (secret === undefined && opts.baseUrl === undefined) {
+        if (opts.headerName !== undefined && opts.authType === undefined) {
+          throw new CliError('invalid_request', '--header-name goes with --auth-type api-key');
+        }
+        const patch: ConnectionPatchInput = {};
+        if (opts.name !== undefined) patch.name = opts.name;
+        if (opts.baseUrl !== undefined) patch.baseUrl = opts.baseUrl;
+        if (opts.model !== undefined) patch.model = opts.model;
+        if (opts.authType !== undefined) {
+          patch.auth = { type: opts.authType };
+          if (secret !== undefined) patch.auth.secret = secret;
+          if (opts.headerName !== undefined) patch.auth.headerName = opts.headerName;
+        } else if (secret !== undefined) {
+          patch.secret = secret;
+        }
+        if (Object.keys(patch).length === 0) {
           throw new CliError(
             'invalid_request',
-            'give --base-url, a new secret (--secret-env / --secret-stdin), or both',
+            'nothing to change: give --name, --base-url, --model, --auth-type or a new secret',
           );
         }
-        const updated = await client(cmd).updateConnection(opts.workspace, connectionId, {
-          ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
-          ...(secret !== undefined ? { secret } : {}),
-        });
+        const updated = await client(cmd).updateConnection(opts.workspace, connectionId, patch);
         out(cmd, updated, () => `Updated connection ${updated.connectionId}\n${renderSummary(updated)}`);
       },
     );
+  connections
+    .command('rotate <connectionId>')
+    .description('replace the secret; the next step that uses the connection sends the new one')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--secret-env <VAR>', 'read the new secret from this environment variable')
+    .option('--secret-stdin', 'read the new secret from standard input')
+    .action(
+      async (
+        connectionId: string,
+        opts: { workspace: string; secretEnv?: string; secretStdin?: boolean },
+        cmd: Command,
+      ) => {
+        const secret = await readSecret(io, opts.secretEnv, opts.secretStdin === true);
+        if (secret === undefined) {
+          throw new CliError(
+            'invalid_request',
+            'give the new secret with --secret-env VAR or --secret-stdin',
+          );
+        }
+        secrets.add(secret);
+        const rotated = await client(cmd).rotateConnection(opts.workspace, connectionId, secret);
+        out(cmd, rotated, () => `Rotated the secret of connection ${rotated.connectionId}\n`);
+      },
+    );
+  for (const [verb, enabled] of [
+    ['disable', false],
+    ['enable', true],
+  ] as const) {
+    connections
+      .command(`${verb} <connectionId>`)
+      .description(
+        enabled
+          ? 'enable a disabled connection again'
+          : 'disable a connection: steps that use it fail with connection_disabled until enabled',
+      )
+      .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+      .action(async (connectionId: string, opts: { workspace: string }, cmd: Command) => {
+        const row = await client(cmd).setConnectionEnabled(opts.workspace, connectionId, enabled);
+        out(cmd, row, () => `Connection ${row.connectionId} is ${row.status}\n`);
+      });
+  }
+  connections
+    .command('delete <connectionId>')
+    .description('delete a connection and its secret; refused while flows or installations are bound to it')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--force', 'unbind it from every flow and installation (installations are disabled), then delete')
+    .action(async (connectionId: string, opts: { workspace: string; force?: boolean }, cmd: Command) => {
+      const removed = await client(cmd).deleteConnection(opts.workspace, connectionId, opts.force === true);
+      const unbound = [
+        ...removed.unbound.flowBindings.map((b) => `  flow ${b.flowSlug} (${b.target}) slot :${b.slot}`),
+        ...removed.unbound.installationBindings.map(
+          (b) => `  installation ${b.installationId} (${b.flowSlug}) slot :${b.slot}`,
+        ),
+      ];
+      out(
+        cmd,
+        removed,
+        () =>
+          `Deleted connection ${removed.connectionId} (${removed.name})\n` +
+          (unbound.length > 0 ? `Unbound:\n${unbound.join('\n')}\n` : ''),
+      );
+    });
+  connections
+    .command('check <connectionId>')
+    .description('health-check a connection now (one bounded request to it)')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .action(async (connectionId: string, opts: { workspace: string }, cmd: Command) => {
+      const check = await client(cmd).checkConnection(opts.workspace, connectionId);
+      out(cmd, check, () => renderSummary(check));
+      if (!check.ok) throw new CliExit(1);
+    });
 
   const policy = program.command('mcp-policy').description('workspace MCP policy');
   policy

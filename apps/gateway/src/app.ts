@@ -11,6 +11,7 @@ import type { KeyUsageTracker } from './audit/key-usage.js';
 import type { AuditSink } from './audit/queue.js';
 import type { GatewayConfig } from './config.js';
 import type { AppEnv } from './context.js';
+import { protectedResourcesOf } from './discovery/protected-resource.js';
 import { installDiscovery } from './discovery/routes.js';
 import { authenticate } from './middleware/authenticate.js';
 import { mcpCors } from './middleware/cors.js';
@@ -116,7 +117,7 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   // sets one), Origin (403), IP allowlist (403).
   app.use(
     '/api/workspaces/:ws/*',
-    authenticate(deps.authenticator),
+    authenticate(deps.authenticator, { resources: protectedResourcesOf(deps.config) }),
     workspaceAccess({ authenticator: deps.authenticator, workspaces: deps.workspaces }),
     keyLimit,
     originCheck({ publicUrl: deps.config.publicUrl, allowedOrigins: deps.config.allowedOrigins }),

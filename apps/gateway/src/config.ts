@@ -26,6 +26,7 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   FLOWGATE_DATA_DIR: z.string().min(1).default('./.flowgate'),
+  FLOWGATE_EMBEDDED_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(4096).default(16),
   FLOWGATE_ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   FLOWGATE_ENCRYPTION_KEY: z.string().min(1).optional(),
   FLOWGATE_ALLOWED_ORIGINS: list.default([]),
@@ -62,6 +63,7 @@ const envSchema = z.object({
   FLOWGATE_JWT_PUBLIC_KEY: z.string().min(1).optional(),
   FLOWGATE_JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   FLOWGATE_JWT_ALGORITHMS: list.optional(),
+  FLOWGATE_OAUTH_AUTHORIZATION_SERVERS: list.pipe(z.array(z.url({ protocol: /^https?$/ }))).default([]),
   FLOWGATE_WORKER: bool.default(true),
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   FLOWGATE_CONNECTION_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
@@ -111,6 +113,8 @@ export interface GatewayConfig {
   publicUrlConfigured: boolean;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Shared buffers of the embedded database in MB: what bounds its memory. */
+  embeddedSharedBuffersMb: number;
   adminToken: string | undefined;
   encryptionKey: string | undefined;
   allowedOrigins: string[];
@@ -124,6 +128,8 @@ export interface GatewayConfig {
   authCacheTtlMs: number;
   logLevel: string;
   jwt: JwtSettings | undefined;
+  /** Issuer URLs the protected-resource metadata names; empty = the JWT issuer. */
+  oauthAuthorizationServers: string[];
   worker: boolean;
   /** Let outbound calls (health checks, HTTP steps) reach loopback and private addresses: dev and tests only. */
   allowPrivateNetwork: boolean;
@@ -216,6 +222,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     publicUrlConfigured: e.FLOWGATE_PUBLIC_URL !== undefined,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.FLOWGATE_DATA_DIR,
+    embeddedSharedBuffersMb: e.FLOWGATE_EMBEDDED_SHARED_BUFFERS_MB,
     adminToken: e.FLOWGATE_ADMIN_TOKEN,
     encryptionKey: e.FLOWGATE_ENCRYPTION_KEY,
     allowedOrigins: e.FLOWGATE_ALLOWED_ORIGINS,
@@ -226,6 +233,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     jwt,
+    oauthAuthorizationServers: e.FLOWGATE_OAUTH_AUTHORIZATION_SERVERS,
     worker: e.FLOWGATE_WORKER,
     allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
     connectionCheckTimeoutMs: e.FLOWGATE_CONNECTION_CHECK_TIMEOUT_MS,

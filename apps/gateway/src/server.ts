@@ -75,7 +75,12 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
   const db =
     options.db ??
     (await createDb(
-      config.databaseUrl ? { url: config.databaseUrl } : { dataDir: join(config.dataDir, 'pgdata') },
+      config.databaseUrl
+        ? { url: config.databaseUrl }
+        : {
+            dataDir: join(config.dataDir, 'pgdata'),
+            embeddedSharedBuffersMb: config.embeddedSharedBuffersMb,
+          },
     ));
   if (ownsDb) await db.migrate();
   const encryptionKey = resolveEncryptionKey(config);

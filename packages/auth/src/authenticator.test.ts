@@ -405,6 +405,25 @@ describe('JWTs through the authenticator', () => {
     expect(h.auth.cacheSize()).toBe(0);
   });
 
+  it('checks a cached JWT against the endpoint of each use (no token passthrough)', async () => {
+    const h = harness({ jwt: { issuer: ISS, audience: AUD, publicKeyPem: pem }, now: Date.now });
+    const acme = 'https://gw.test/api/workspaces/ws-acme/mcp';
+    const t = await new SignJWT({ sub: 'carol', workspaces: [{ id: 'ws-acme', role: 'viewer' }] })
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(ISS)
+      .setAudience(acme)
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
+      .sign(keys.privateKey);
+    expectOk(await h.auth.authenticate(t, { resource: acme }));
+    expect(h.auth.cacheSize()).toBe(1);
+    const refused = { ok: false, code: 'invalid_token', message: 'token audience is not accepted' };
+    expect(await h.auth.authenticate(t, { resource: 'https://gw.test/api/workspaces/ws-beta/mcp' })).toEqual(
+      refused,
+    );
+    expect(await h.auth.authenticate(t)).toEqual(refused);
+    expectOk(await h.auth.authenticate(t, { resource: acme }));
+  });
+
   it('refuses a token naming an unknown capability and caches nothing', async () => {
     const h = harness({ jwt: { issuer: ISS, audience: AUD, publicKeyPem: pem }, now: Date.now });
     const t = await token(

@@ -3,7 +3,13 @@ import { WORKSPACE_ID_PATTERN } from '@flowgate/core';
 import { z } from 'zod';
 import { API_KEY_PREFIX, parseApiKey, verifySecret } from './api-keys.js';
 import { type Capability, capabilitySchema, effectiveCapabilities, GRANTED_BY_FULL } from './capabilities.js';
-import { createJwtVerifier, type JwtConfig, type JwtVerifier, looksLikeJwt } from './jwt.js';
+import {
+  AUDIENCE_REFUSED,
+  createJwtVerifier,
+  type JwtConfig,
+  type JwtVerifier,
+  looksLikeJwt,
+} from './jwt.js';
 import type { Principal, ServiceAccountPrincipal, WorkspaceAccess } from './principal.js';
 import { TokenCache } from './token-cache.js';
 
@@ -46,6 +52,10 @@ export interface AuthenticatorOptions {
   now?: () => number;
 }
 
+export interface AuthenticateOptions {
+  resource?: string | undefined;
+}
+
 export type AuthResult =
   | { ok: true; principal: Principal }
   | { ok: false; code: 'invalid_token'; message: string };
@@ -57,8 +67,10 @@ export interface Authenticator {
   /**
    * Resolves `ok: false` for every token that must get a 401. Throws only for infrastructure failures:
    * `lookupApiKey` errors as they are, and `AppError('unavailable')` when the JWKS cannot be fetched.
+   * `resource` is the absolute URL of the endpoint the token is presented to: a JWT must name it, or a configured
+   * audience, in `aud`.
    */
-  authenticate(token: string): Promise<AuthResult>;
+  authenticate(token: string, options?: AuthenticateOptions): Promise<AuthResult>;
   /** Drops cached entries of a key at once (revoke, capability change in this process). */
   invalidateKey(keyId: string): void;
   /** Drops cached entries of every key of a service account (disable, delete, capability change). */
@@ -186,7 +198,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   async function authenticateJwt(token: string, startedEpoch: number): Promise<AuthResult> {
     if (!jwt) return invalid('JWT bearer tokens are not accepted by this gateway');
-    const result = await jwt.verify(token);
+    // Cached without the audience binding, which `authenticate` checks at every use against that use's endpoint.
+    const result = await jwt.verifyUnbound(token);
     if (!result.ok) return invalid(result.message);
     cacheUntil(token, result.principal, result.principal.expiresAt, startedEpoch);
     return { ok: true, principal: result.principal };
@@ -204,35 +217,44 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     cache.deleteWhere(predicate);
   }
 
+  function boundToResource(result: AuthResult, resource: string | undefined): AuthResult {
+    if (!result.ok || result.principal.kind !== 'user' || !jwt) return result;
+    return jwt.acceptsAudience(result.principal, resource) ? result : invalid(AUDIENCE_REFUSED);
+  }
+
+  async function authenticateAnywhere(token: string): Promise<AuthResult> {
+    if (typeof token !== 'string' || token.length === 0) return invalid('bearer token is missing');
+    if (token.length > MAX_TOKEN_LENGTH) return invalid('bearer token is too long');
+
+    if (operatorDigest && timingSafeEqual(digest(token), operatorDigest)) {
+      return { ok: true, principal: { kind: 'operator', id: 'operator' } };
+    }
+
+    const cached = cache.get(token);
+    if (cached) {
+      if (cached.kind === 'service_account') keyUsed(cached.keyId);
+      return { ok: true, principal: cached };
+    }
+
+    const flightKey = TokenCache.keyOf(token);
+    const pending = inFlight.get(flightKey);
+    if (pending) {
+      const shared = await pending;
+      if (shared.ok && shared.principal.kind === 'service_account') keyUsed(shared.principal.keyId);
+      return shared;
+    }
+    const started = verifyUncached(token);
+    inFlight.set(flightKey, started);
+    try {
+      return await started;
+    } finally {
+      inFlight.delete(flightKey);
+    }
+  }
+
   return {
-    async authenticate(token: string): Promise<AuthResult> {
-      if (typeof token !== 'string' || token.length === 0) return invalid('bearer token is missing');
-      if (token.length > MAX_TOKEN_LENGTH) return invalid('bearer token is too long');
-
-      if (operatorDigest && timingSafeEqual(digest(token), operatorDigest)) {
-        return { ok: true, principal: { kind: 'operator', id: 'operator' } };
-      }
-
-      const cached = cache.get(token);
-      if (cached) {
-        if (cached.kind === 'service_account') keyUsed(cached.keyId);
-        return { ok: true, principal: cached };
-      }
-
-      const flightKey = TokenCache.keyOf(token);
-      const pending = inFlight.get(flightKey);
-      if (pending) {
-        const shared = await pending;
-        if (shared.ok && shared.principal.kind === 'service_account') keyUsed(shared.principal.keyId);
-        return shared;
-      }
-      const started = verifyUncached(token);
-      inFlight.set(flightKey, started);
-      try {
-        return await started;
-      } finally {
-        inFlight.delete(flightKey);
-      }
+    async authenticate(token: string, options: AuthenticateOptions = {}): Promise<AuthResult> {
+      return boundToResource(await authenticateAnywhere(token), options.resource);
     },
 
     invalidateKey(keyId: string): void {

@@ -3,7 +3,7 @@
  * verification, and the authenticator (with its bounded cache) that turns a bearer token into workspace access.
  */
 export { generateApiKey, parseApiKey } from './api-keys.js';
-export type { Authenticator, AuthResult } from './authenticator.js';
+export type { AuthenticateOptions, Authenticator, AuthResult } from './authenticator.js';
 export { createAuthenticator } from './authenticator.js';
 export type { Capability } from './capabilities.js';
 export { CAPABILITIES, capabilitySchema, ROLE_CAPABILITIES } from './capabilities.js';

@@ -106,6 +106,38 @@ describe('ES256 with a configured public key', () => {
     );
   });
 
+  it('binds the audience to the endpoint: a configured audience anywhere, a resource URL only on itself', async () => {
+    const v = createJwtVerifier({ issuer: ISS, audience: AUD, publicKeyPem: esPem });
+    const mine = 'https://gw.test/api/workspaces/ws-acme/mcp';
+    const forMine = await sign(es.privateKey, 'ES256', member, { aud: mine });
+    expect((await v.verify(forMine, mine)).ok).toBe(true);
+    const refused = { ok: false, message: 'token audience is not accepted' };
+    expect(await v.verify(forMine, 'https://gw.test/api/workspaces/ws-beta/mcp')).toEqual(refused);
+    expect(await v.verify(forMine, `${mine}/`)).toEqual(refused);
+    expect(await v.verify(forMine)).toEqual(refused);
+    const general = await sign(es.privateKey, 'ES256', member);
+    expect((await v.verify(general, mine)).ok).toBe(true);
+    expect((await v.verify(general)).ok).toBe(true);
+    const unbound = await v.verifyUnbound(forMine);
+    if (!unbound.ok) throw new Error('expected a verified token');
+    expect(unbound.principal.audiences).toEqual([mine]);
+    expect(v.acceptsAudience(unbound.principal, mine)).toBe(true);
+    expect(v.acceptsAudience(unbound.principal, 'https://gw.test/other')).toBe(false);
+  });
+
+  it('refuses a token without aud', async () => {
+    const v = createJwtVerifier({ issuer: ISS, audience: AUD, publicKeyPem: esPem });
+    const t = await new SignJWT(member)
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(ISS)
+      .setExpirationTime(nowSec() + 600)
+      .sign(es.privateKey);
+    expect(await v.verify(t, 'https://gw.test/api/workspaces/ws-acme/mcp')).toEqual({
+      ok: false,
+      message: 'token audience is not accepted',
+    });
+  });
+
   it('requires exp', async () => {
     const v = createJwtVerifier({ issuer: ISS, audience: AUD, publicKeyPem: esPem });
     const r = await v.verify(await sign(es.privateKey, 'ES256', member, { exp: null }));

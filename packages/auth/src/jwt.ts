@@ -171,10 +171,25 @@ export function looksLikeJwt(token: string): boolean {
 export type JwtVerification = { ok: true; principal: UserPrincipal } | { ok: false; message: string };
 
 export interface JwtVerifier {
-  /** Resolves `ok: false` for any bad token; throws `AppError('unavailable')` only when the JWKS cannot be fetched. */
-  verify(token: string): Promise<JwtVerification>;
+  /**
+   * Resolves `ok: false` for any bad token; throws `AppError('unavailable')` only when the JWKS cannot be fetched.
+   * `resource` is the URL of the endpoint the token is presented to (see `acceptsAudience`).
+   */
+  verify(token: string, resource?: string): Promise<JwtVerification>;
+  /**
+   * Everything but the audience binding, for callers that cache one verification across endpoints and check
+   * `acceptsAudience` at each use.
+   */
+  verifyUnbound(token: string): Promise<JwtVerification>;
+  /**
+   * A token is accepted where its `aud` names a configured audience (valid on every endpoint) or exactly the
+   * resource it is presented to (RFC 8707 / MCP authorization: a token for one MCP URL is refused on any other).
+   */
+  acceptsAudience(principal: UserPrincipal, resource?: string): boolean;
   readonly algorithms: readonly JwtAlgorithm[];
 }
+
+export const AUDIENCE_REFUSED = 'token audience is not accepted';
 
 /** Marks failures of the key source itself, which are not the caller's fault. */
 class KeySourceUnavailable extends Error {}
@@ -216,13 +231,23 @@ export function createJwtVerifier(input: JwtConfig, now: () => number = Date.now
     algorithms = config.algorithms ?? DEFAULT_ASYMMETRIC_ALGORITHMS;
   }
 
+  // The audience is checked after verification (acceptsAudience), because which values are accepted depends on
+  // the endpoint the token is presented to.
   const baseOptions = {
     issuer: config.issuer,
-    audience: config.audience,
     algorithms: [...algorithms],
     clockTolerance: config.clockToleranceSeconds,
-    requiredClaims: ['exp', 'sub'],
+    requiredClaims: ['exp', 'sub', 'aud'],
   } satisfies JWTVerifyOptions;
+  const configuredAudiences = new Set(
+    typeof config.audience === 'string' ? [config.audience] : config.audience,
+  );
+
+  function acceptsAudience(principal: UserPrincipal, resource?: string): boolean {
+    return (principal.audiences ?? []).some(
+      (a) => configuredAudiences.has(a) || (resource !== undefined && a === resource),
+    );
+  }
 
   async function verifyWith(token: string): Promise<JWTPayload> {
     const options: JWTVerifyOptions = { ...baseOptions, currentDate: new Date(now()) };
@@ -245,22 +270,34 @@ export function createJwtVerifier(input: JwtConfig, now: () => number = Date.now
     }
   }
 
+  async function verifyUnbound(token: string): Promise<JwtVerification> {
+    let payload: JWTPayload;
+    try {
+      payload = await verifyWith(token);
+    } catch (err) {
+      if (err instanceof KeySourceUnavailable) {
+        throw new AppError(
+          'unavailable',
+          'the identity provider keys could not be fetched; try again shortly',
+        );
+      }
+      return { ok: false, message: describeJoseError(err) };
+    }
+    const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
+    if (!audiences.every((a) => typeof a === 'string')) return { ok: false, message: AUDIENCE_REFUSED };
+    const mapped = principalFromClaims(payload);
+    return mapped.ok ? { ok: true, principal: { ...mapped.principal, audiences } } : mapped;
+  }
+
   return {
     algorithms,
-    async verify(token: string): Promise<JwtVerification> {
-      let payload: JWTPayload;
-      try {
-        payload = await verifyWith(token);
-      } catch (err) {
-        if (err instanceof KeySourceUnavailable) {
-          throw new AppError(
-            'unavailable',
-            'the identity provider keys could not be fetched; try again shortly',
-          );
-        }
-        return { ok: false, message: describeJoseError(err) };
-      }
-      return principalFromClaims(payload);
+    verifyUnbound,
+    acceptsAudience,
+    async verify(token: string, resource?: string): Promise<JwtVerification> {
+      const result = await verifyUnbound(token);
+      if (result.ok && !acceptsAudience(result.principal, resource))
+        return { ok: false, message: AUDIENCE_REFUSED };
+      return result;
     },
   };
 }
@@ -304,7 +341,7 @@ function describeJoseError(err: unknown): string {
       case 'iss':
         return 'token issuer is not accepted';
       case 'aud':
-        return 'token audience is not accepted';
+        return AUDIENCE_REFUSED;
       case 'exp':
         return 'token must carry a valid exp claim';
       case 'sub':

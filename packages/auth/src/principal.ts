@@ -22,6 +22,8 @@ export type Principal =
       /** Memberships carried by the JWT: workspace id → role or explicit capabilities. */
       workspaces: ReadonlyMap<string, { role: Role | null; capabilities: ReadonlySet<Capability> }>;
       expiresAt: Date | null;
+      /** The token's `aud` values; which endpoints accept them is checked at each use, cached or not. */
+      audiences?: readonly string[];
     }
   | { kind: 'operator'; id: 'operator' };
 

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PGlite, parse, protocol } from '@electric-sql/pglite';
-import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -12,6 +9,12 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import {
+  DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
+  EMBEDDED_EXTENSIONS,
+  embeddedSettings,
+  initEmbeddedDataDir,
+} from './embedded.js';
 import { backfillVersionSummaries } from './repos/flows.js';
 import * as schema from './schema.js';
 import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
@@ -54,6 +57,8 @@ export interface DbOptions {
   url?: string | undefined;
   /** PGlite data directory; absent means in-memory (tests). */
   dataDir?: string | undefined;
+  /** Shared buffers of the embedded database in MB (its memory bound; see embedded.ts). */
+  embeddedSharedBuffersMb?: number | undefined;
   /** postgres.js pool size. */
   maxConnections?: number;
   /** Sees the text of every statement sent (tests count statements with it). */
@@ -67,7 +72,11 @@ export async function createDb(options: DbOptions = {}): Promise<DbHandle> {
   instrumentQueryBuilder();
   return options.url
     ? createPostgres(options.url, options.maxConnections ?? 10, options.onStatement)
-    : createPglite(options.dataDir, options.onStatement);
+    : createPglite(
+        options.dataDir,
+        options.embeddedSharedBuffersMb ?? DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
+        options.onStatement,
+      );
 }
 
 const dialect = new PgDialect();
@@ -148,12 +157,12 @@ function pgliteStatements(client: PGlite, onStatement: ((text: string) => void) 
 
 async function createPglite(
   dataDir: string | undefined,
+  sharedBuffersMb: number,
   onStatement: ((text: string) => void) | undefined,
 ): Promise<DbHandle> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  // The flow-search migration creates these extensions; PGlite can only create the ones it was started with.
-  const extensions = { pg_trgm, btree_gin };
-  const client = dataDir ? new PGlite(dataDir, { extensions }) : new PGlite({ extensions });
+  if (dataDir) await initEmbeddedDataDir(dataDir);
+  const options = { extensions: EMBEDDED_EXTENSIONS, postgresqlconf: embeddedSettings(sharedBuffersMb) };
+  const client = dataDir ? new PGlite(dataDir, options) : new PGlite(options);
   await client.waitReady;
   const logger = statementLogger(onStatement);
   const db = Object.assign(drizzlePglite(client, { schema, ...(logger ? { logger } : {}) }), {

@@ -34,6 +34,7 @@ export const RUN_ERROR_CODES = [
   'replay_mismatch',
   'step_failed',
   'connection_unavailable',
+  'connection_disabled',
   'network_address_refused',
   'http_request_failed',
   'http_timeout',

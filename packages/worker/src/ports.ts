@@ -4,7 +4,13 @@
  * here and nowhere else, and the workspace's key-value store.
  */
 import { type Database, repos } from '@flowgate/db';
-import type { ConnectionResolver, JsonValue, KvStore, ResolvedConnection } from '@flowgate/run-engine';
+import type {
+  ConnectionResolver,
+  JsonValue,
+  KvStore,
+  ResolvedConnection,
+  RunErrorCode,
+} from '@flowgate/run-engine';
 import { RunError } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
 
@@ -41,6 +47,8 @@ export async function runConnections(db: Database, box: SecretBox, run: RunRow):
   const bindings = await slotBindingsOf(db, run);
   const resolved = new Map<string, ResolvedConnection>();
   const problems = new Map<string, string>();
+  // A slot whose connection an admin disabled fails with its own code, so the cause is plain from the run.
+  const disabled = new Set<string>();
   const knownSecrets: string[] = [];
   for (const [slot, connectionId] of Object.entries(bindings)) {
     const row = await repos.getConnection(db, run.workspaceId, connectionId);
@@ -50,6 +58,7 @@ export async function runConnections(db: Database, box: SecretBox, run: RunRow):
     }
     if (row.status === 'disabled') {
       problems.set(slot, `the connection bound to :${slot} is disabled`);
+      disabled.add(slot);
       continue;
     }
     const secret = row.secretCiphertext ? box.decrypt(row.secretCiphertext, run.workspaceId) : null;
@@ -77,10 +86,8 @@ export async function runConnections(db: Database, box: SecretBox, run: RunRow):
       async resolve(slot) {
         const connection = resolved.get(slot);
         if (connection) return connection;
-        throw new RunError(
-          'connection_unavailable',
-          problems.get(slot) ?? `no connection is bound to :${slot} for this run`,
-        );
+        const code: RunErrorCode = disabled.has(slot) ? 'connection_disabled' : 'connection_unavailable';
+        throw new RunError(code, problems.get(slot) ?? `no connection is bound to :${slot} for this run`);
       },
     },
   };

@@ -6,6 +6,7 @@
 export type {
   ConnectionCheck,
   ConnectionChecks,
+  ConnectionRemoval,
   ConnectionSummary,
   ConnectionType,
   ConnectionUseCases,

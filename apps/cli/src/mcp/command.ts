@@ -125,7 +125,10 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
   addNarrowingOptions(
     mcp
       .command('config')
-      .description("print a paste-ready server entry for an MCP client, in that client's own format")
+      .alias('init')
+      .description(
+        "print a paste-ready server entry for an MCP client, in that client's own format; --write merges it into the client's config file",
+      )
       .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
       .addOption(new Option('--provider <client>', 'the MCP client').choices(PROVIDERS).makeOptionMandatory())
       .addOption(
@@ -138,7 +141,10 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
         'server name in the client (default flowgate-<workspace>; reduced to [A-Za-z0-9_-])',
       )
       .option('--token-env-var <VAR>', 'environment variable the client reads the key from', 'FLOWGATE_TOKEN')
-      .option('--command <path>', 'executable that stdio entries start', 'flowgate'),
+      .option('--command <path>', 'executable that stdio entries start', 'flowgate')
+      .option('--write', "merge the entry into the client's config file (JSON clients; a .bak copy is kept)")
+      .option('--file <path>', 'with --write: the config file to edit instead of the default location')
+      .option('--force', 'with --write: replace an existing entry of the same name'),
   ).action(
     async (
       opts: NarrowingOptions & {
@@ -148,9 +154,15 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
         name?: string;
         tokenEnvVar: string;
         command: string;
+        write?: boolean;
+        file?: string;
+        force?: boolean;
       },
       cmd: Command,
     ) => {
+      if (opts.write !== true && (opts.file !== undefined || opts.force === true)) {
+        throw new CliError('invalid_request', '--file and --force go with --write');
+      }
       const apiUrl = resolveApiUrl(cmd, io);
       const [{ renderConfig }, { checkNarrowing }, { isEnvVarName }] = await Promise.all([
         import('./config.js'),
@@ -179,7 +191,33 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
         narrowing: narrowing.flags,
         command: opts.command,
       });
-      if (cmd.optsWithGlobals<{ json?: boolean }>().json) {
+      const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
+      if (opts.write === true) {
+        const { writeClientConfig } = await import('./write-config.js');
+        const written = await writeClientConfig(rendered, {
+          file: opts.file,
+          env: io.env,
+          cwd: io.cwd,
+          force: opts.force === true,
+        });
+        if (json) {
+          io.stdout(renderJson(written));
+          return;
+        }
+        io.stdout(
+          written.changed
+            ? `Wrote server ${written.serverName} to ${written.file}` +
+                (written.replaced.length ? `, replacing ${written.replaced.join(', ')}` : '') +
+                (written.backup ? ` (previous file kept as ${written.backup})` : '') +
+                '\n'
+            : `${written.file} already has server ${written.serverName}; nothing changed\n`,
+        );
+        // The merge note is what --write just did; the others (placeholders, PATH) still apply.
+        const notes = rendered.notes.filter((n) => !n.startsWith('Merge this entry'));
+        io.stderr(notes.map((n) => `# ${n}\n`).join(''));
+        return;
+      }
+      if (json) {
         io.stdout(renderJson(rendered));
         return;
       }

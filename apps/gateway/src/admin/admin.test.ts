@@ -386,7 +386,7 @@ describe('connections', () => {
     const row = (await h.db.db.select().from(schema.connections)).find((r) => r.id === connectionId);
     expect(h.deps.secretBox.decrypt(row?.secretCiphertext as string, 'ws-admin')).toBe(second);
 
-    for (const body of [{}, { baseUrl: 'ftp://x.test' }, { name: 'renamed' }]) {
+    for (const body of [{}, { baseUrl: 'ftp://x.test' }, { type: 'secret' }]) {
       expect((await h.request('PATCH', path, { body })).status).toBe(400);
     }
     const missing = await h.request('PATCH', '/api/workspaces/ws-admin/connections/conn_missing0000000000', {

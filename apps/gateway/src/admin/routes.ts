@@ -2,7 +2,7 @@ import { type Authenticator, generateApiKey, type WorkspaceAccess } from '@flowg
 import { AppError, newId } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import { displayUrl, type SecretBox } from '@flowgate/secrets';
-import type { WorkspaceDeps } from '@flowgate/workspace';
+import { openWorkspace, type WorkspaceDeps } from '@flowgate/workspace';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { AuditSink } from '../audit/queue.js';
@@ -19,11 +19,13 @@ import {
   createKeyBody,
   createServiceAccountBody,
   createWorkspaceBody,
+  deleteConnectionQuery,
   mcpPolicyBody,
+  rotateConnectionBody,
   updateConnectionBody,
   updateServiceAccountBody,
 } from './schemas.js';
-import { jsonBody, pageParams } from './validation.js';
+import { jsonBody, pageParams, query } from './validation.js';
 
 export interface AdminDeps {
   db: Database;
@@ -78,6 +80,77 @@ export function connectionView(row: repos.ConnectionRow) {
     health: view.health ?? null,
     createdAt: view.createdAt.toISOString(),
   };
+}
+
+/** The caller's workspace use cases (connection checks and deletion go through the ones MCP tools use). */
+function workspaceOf(c: Context<AppEnv>, deps: WorkspaceDeps) {
+  const access = c.get('access');
+  return openWorkspace(deps, {
+    workspaceId: access.workspaceId,
+    actor: { kind: access.principal.kind, id: access.principal.id },
+  });
+}
+
+type ConnectionUpdate = z.infer<typeof updateConnectionBody>;
+
+/** What an update changed, for the audit log: never the secret, only whether it was replaced (`rotated`). */
+function connectionAuditArgs(connectionId: string, body: ConnectionUpdate) {
+  return {
+    connectionId,
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.baseUrl !== undefined ? { baseUrl: displayUrl(body.baseUrl) } : {}),
+    ...(body.model !== undefined ? { model: body.model } : {}),
+    ...(body.auth !== undefined ? { authType: body.auth.type } : {}),
+    ...(body.auth?.type === 'api-key' ? { headerName: body.auth.headerName } : {}),
+    rotated: body.secret !== undefined || (body.auth !== undefined && 'secret' in body.auth),
+  };
+}
+
+/**
+ * Checks an update against the connection as it is and turns it into a row patch: the secret encrypted (the old
+ * ciphertext is overwritten), config rebuilt so a header name never outlives its api-key auth.
+ */
+async function connectionPatch(
+  db: Database,
+  box: SecretBox,
+  current: repos.ConnectionRow,
+  body: ConnectionUpdate,
+): Promise<repos.ConnectionPatch> {
+  const ws = current.workspaceId;
+  if (body.secret !== undefined && current.authType === 'none') {
+    throw new AppError(
+      'invalid_request',
+      'this connection has no authentication; set auth with a type and secret to add one',
+    );
+  }
+  if (body.secret !== undefined && current.authType === 'basic' && !/^[^:]*:/s.test(body.secret)) {
+    throw new AppError('invalid_request', 'basic auth secret is "user:password"');
+  }
+  if (body.model !== undefined && current.type !== 'llm-provider') {
+    throw new AppError('invalid_request', 'only an llm-provider has a model');
+  }
+  if (body.auth?.type === 'none' && current.type === 'secret') {
+    throw new AppError('invalid_request', 'a secret connection needs a secret');
+  }
+  if (body.name !== undefined && body.name !== current.name) {
+    if (await repos.getConnectionByName(db, ws, body.name)) {
+      throw new AppError('conflict', `a connection named ${body.name} already exists`);
+    }
+  }
+  const patch: repos.ConnectionPatch = {};
+  if (body.name !== undefined) patch.name = body.name;
+  if (body.baseUrl !== undefined) patch.baseUrl = body.baseUrl;
+  if (body.secret !== undefined) patch.secretCiphertext = box.encrypt(body.secret, ws);
+  const config = { ...current.config };
+  if (body.model !== undefined) config.model = body.model;
+  if (body.auth !== undefined) {
+    patch.authType = body.auth.type;
+    patch.secretCiphertext = 'secret' in body.auth ? box.encrypt(body.auth.secret, ws) : null;
+    delete config.headerName;
+    if (body.auth.type === 'api-key') config.headerName = body.auth.headerName;
+  }
+  if (body.model !== undefined || body.auth !== undefined) patch.config = config;
+  return patch;
 }
 
 function policyView(p: repos.WorkspacePolicy) {
@@ -236,25 +309,70 @@ export function adminRoutes(deps: AdminDeps) {
       const id = c.req.param('id');
       const current = await repos.getConnection(db, workspaceId, id);
       if (!current) throw new AppError('not_found', 'connection not found');
-      if (body.secret !== undefined && current.authType === 'none') {
-        throw new AppError(
-          'invalid_request',
-          'this connection has no authentication; create a new one instead',
-        );
-      }
-      if (body.secret !== undefined && current.authType === 'basic' && !/^[^:]*:/s.test(body.secret)) {
-        throw new AppError('invalid_request', 'basic auth secret is "user:password"');
-      }
-      const row = await repos.updateConnection(db, workspaceId, id, {
-        ...(body.baseUrl !== undefined ? { baseUrl: body.baseUrl } : {}),
-        ...(body.secret !== undefined
-          ? { secretCiphertext: deps.secretBox.encrypt(body.secret, workspaceId) }
-          : {}),
-      });
+      const patch = await connectionPatch(db, deps.secretBox, current, body);
+      const row = await repos.updateConnection(db, workspaceId, id, patch);
       if (!row) throw new AppError('not_found', 'connection not found');
-      audit(c, 'connections.update', 'ok', { connectionId: id, ...body }, started);
+      audit(c, 'connections.update', 'ok', connectionAuditArgs(id, body), started);
       return c.json(connectionView(row));
     })
+    .post('/connections/:id/rotate', admin, jsonBody(rotateConnectionBody), async (c) => {
+      const started = performance.now();
+      const { secret } = c.req.valid('json');
+      const workspaceId = c.get('access').workspaceId;
+      const id = c.req.param('id');
+      const current = await repos.getConnection(db, workspaceId, id);
+      if (!current) throw new AppError('not_found', 'connection not found');
+      const patch = await connectionPatch(db, deps.secretBox, current, { secret });
+      const row = await repos.updateConnection(db, workspaceId, id, patch);
+      if (!row) throw new AppError('not_found', 'connection not found');
+      audit(c, 'connections.rotate', 'ok', { connectionId: id, name: row.name }, started);
+      return c.json(connectionView(row));
+    })
+    .post('/connections/:id/disable', admin, async (c) => {
+      const started = performance.now();
+      const id = c.req.param('id');
+      const row = await repos.updateConnection(db, c.get('access').workspaceId, id, { status: 'disabled' });
+      if (!row) throw new AppError('not_found', 'connection not found');
+      audit(c, 'connections.disable', 'ok', { connectionId: id, name: row.name }, started);
+      return c.json(connectionView(row));
+    })
+    .post('/connections/:id/enable', admin, async (c) => {
+      const started = performance.now();
+      const id = c.req.param('id');
+      const row = await repos.updateConnection(db, c.get('access').workspaceId, id, { status: 'active' });
+      if (!row) throw new AppError('not_found', 'connection not found');
+      audit(c, 'connections.enable', 'ok', { connectionId: id, name: row.name }, started);
+      return c.json(connectionView(row));
+    })
+    .post('/connections/:id/check', admin, async (c) => {
+      const started = performance.now();
+      const id = c.req.param('id');
+      const checks = await workspaceOf(c, deps.workspaceDeps).connections.check({
+        connectionIds: [id],
+        limit: 1,
+        after: null,
+      });
+      const check = checks.items[0];
+      if (!check) throw new AppError('not_found', 'connection not found');
+      audit(c, 'connections.check', 'ok', { connectionId: id, status: check.status }, started);
+      return c.json(check);
+    })
+    .delete(
+      '/connections/:id',
+      admin,
+      query(deleteConnectionQuery, () => new AppError('invalid_request', 'force must be true or false')),
+      async (c) => {
+        const started = performance.now();
+        const id = c.req.param('id');
+        const force = c.req.valid('query').force === 'true';
+        const removed = await workspaceOf(c, deps.workspaceDeps).connections.remove({
+          connectionId: id,
+          force,
+        });
+        audit(c, 'connections.delete', 'ok', { ...removed, force }, started);
+        return c.json({ ...removed, deleted: true as const });
+      },
+    )
     .get('/connections', admin, pageParams, async (c) => {
       const q = c.req.valid('query');
       const after = cursors.open(c, 'connections', q.cursor, idPosition);

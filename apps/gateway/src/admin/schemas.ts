@@ -57,35 +57,40 @@ const baseUrl = z
           'connection of type "secret" with the whole URL as its secret.',
       });
   });
+const connectionName = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/, 'letters, digits, space, _ . - (max 100)');
+
+/** An llm-provider's default model, used by :llm steps that name none. */
+const modelName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'a model name: letters, digits, . _ : / -');
+
+const connectionAuth = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  z.strictObject({ type: z.literal('bearer'), secret }),
+  z.strictObject({
+    type: z.literal('api-key'),
+    secret,
+    headerName: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/)
+      .default('X-API-Key'),
+  }),
+  z.strictObject({
+    type: z.literal('basic'),
+    secret: secret.regex(/^[^:]*:.*$/s, 'basic auth secret is "user:password"'),
+  }),
+]);
+
 export const createConnectionBody = z
   .strictObject({
-    name: z
-      .string()
-      .trim()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$/, 'letters, digits, space, _ . - (max 100)'),
+    name: connectionName,
     type: z.enum(['http-api', 'llm-provider', 'secret']),
     baseUrl: baseUrl.optional(),
-    /** An llm-provider's default model, used by :llm steps that name none. */
-    model: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'a model name: letters, digits, . _ : / -')
-      .optional(),
-    auth: z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('none') }),
-      z.strictObject({ type: z.literal('bearer'), secret }),
-      z.strictObject({
-        type: z.literal('api-key'),
-        secret,
-        headerName: z
-          .string()
-          .regex(/^[A-Za-z0-9-]{1,64}$/)
-          .default('X-API-Key'),
-      }),
-      z.strictObject({
-        type: z.literal('basic'),
-        secret: secret.regex(/^[^:]*:.*$/s, 'basic auth secret is "user:password"'),
-      }),
-    ]),
+    model: modelName.optional(),
+    auth: connectionAuth,
   })
   .superRefine((b, ctx) => {
     if (b.type !== 'secret' && !b.baseUrl)
@@ -96,13 +101,29 @@ export const createConnectionBody = z
       ctx.addIssue({ code: 'custom', path: ['auth'], message: 'a secret connection needs a secret' });
   });
 
-/** Moves a connection or rotates its secret; the auth type and header name stay as created. */
+/**
+ * Renames, moves, re-authenticates or rotates a connection; only the given fields change. `auth` replaces the auth
+ * type with its secret (a new type needs a new secret); `secret` alone rotates it under the current type.
+ */
 export const updateConnectionBody = z
   .strictObject({
+    name: connectionName.optional(),
     baseUrl: baseUrl.optional(),
+    model: modelName.optional(),
     secret: secret.optional(),
+    auth: connectionAuth.optional(),
   })
-  .refine((b) => b.baseUrl !== undefined || b.secret !== undefined, 'provide baseUrl, secret or both');
+  .refine((b) => Object.keys(b).length > 0, 'provide at least one of name, baseUrl, model, secret, auth')
+  .refine((b) => b.secret === undefined || b.auth === undefined, {
+    message: 'give the new secret inside auth when changing the auth type, not both',
+    path: ['secret'],
+  });
+
+/** Rotates the secret under the connection's current auth type. */
+export const rotateConnectionBody = z.strictObject({ secret });
+
+/** `?force=true` unbinds and deletes a connection still in use. */
+export const deleteConnectionQuery = z.strictObject({ force: z.enum(['true', 'false']).optional() });
 
 const origin = z
   .string()

@@ -5,6 +5,7 @@ import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import { etag, RETAINED_304_HEADERS } from 'hono/etag';
 import type { RouteInstaller } from '../app.js';
+import { installProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN } from './protected-resource.js';
 
 const CARD_FILE = new URL('./server-card.json', import.meta.url);
 
@@ -18,13 +19,14 @@ export const installDiscovery: RouteInstaller = (app, deps) => {
     .join(deps.config.publicUrl);
   // Computed once: the etag middleware uses a response's own ETag instead of hashing the body per request.
   const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const publicCors = cors({
+    origin: '*',
+    allowMethods: ['GET', 'HEAD', 'OPTIONS'],
+    allowHeaders: ['If-None-Match'],
+    maxAge: 86400,
+  });
   const documents = [
-    cors({
-      origin: '*',
-      allowMethods: ['GET', 'HEAD', 'OPTIONS'],
-      allowHeaders: ['If-None-Match'],
-      maxAge: 86400,
-    }),
+    publicCors,
     // A 304 keeps the CORS and request-id headers, so browsers can read it and logs can match it.
     etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'access-control-allow-origin', 'x-request-id'] }),
   ];
@@ -41,4 +43,8 @@ export const installDiscovery: RouteInstaller = (app, deps) => {
   // The location the current server-card draft reserves; the same public document for every workspace id.
   app.use('/api/workspaces/:ws/mcp/server-card', ...documents);
   app.get('/api/workspaces/:ws/mcp/server-card', serve('application/mcp-server-card+json'));
+  // OAuth discovery for browser-based clients too; the routes themselves exist only with an identity provider.
+  app.use(PROTECTED_RESOURCE_WELL_KNOWN, publicCors);
+  app.use(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, publicCors);
+  installProtectedResourceMetadata(app, deps);
 };

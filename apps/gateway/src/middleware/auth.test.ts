@@ -130,10 +130,12 @@ describe('tenancy', () => {
 describe('key lifecycle', () => {
   it('create → 200 → revoke → 401 at once on this replica, and within the cache TTL on another', async () => {
     let elapsed = 0;
+    // A clock that moves only when the test says so: on a loaded machine real time would expire the 1 s TTL early.
+    const start = Date.now();
     const replica = await createHarness({
       db: h.db,
       env: { FLOWGATE_AUTH_CACHE_TTL_SECONDS: '1' },
-      now: () => Date.now() + elapsed,
+      now: () => start + elapsed,
     });
     try {
       const k = await h.createServiceAccount('ws-a', ['runs.read']);

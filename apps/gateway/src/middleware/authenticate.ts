@@ -3,6 +3,7 @@ import { AppError } from '@flowgate/core';
 import { errorType, recordAuthFailure, withSpan } from '@flowgate/telemetry';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
+import type { ProtectedResources } from '../discovery/protected-resource.js';
 
 const TOKEN_QUERY_PARAMS = [
   'access_token',
@@ -17,23 +18,23 @@ const TOKEN_QUERY_PARAMS = [
 // Up to the authenticator's own cap, so large multi-workspace JWTs are not mistaken for malformed headers.
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,16384})$/i;
 
-/** A 401 with the Bearer challenge; `error="invalid_token"` only when a token was sent. */
+/**
+ * A 401 with the Bearer challenge; `error="invalid_token"` only when a token was sent, and `resource_metadata`
+ * (RFC 9728) on an OAuth protected resource, so clients can discover where to get a token.
+ */
 function unauthorized(
   code: 'unauthorized' | 'invalid_token' | 'token_in_query',
   message: string,
   tokenSent: boolean,
+  metadataUrl?: string,
 ): AppError {
-  return new AppError(code, message, undefined, {
-    headers: {
-      'WWW-Authenticate': tokenSent
-        ? 'Bearer realm="flowgate", error="invalid_token"'
-        : 'Bearer realm="flowgate"',
-    },
-  });
+  let challenge = tokenSent ? 'Bearer realm="flowgate", error="invalid_token"' : 'Bearer realm="flowgate"';
+  if (metadataUrl) challenge += `, resource_metadata="${metadataUrl}"`;
+  return new AppError(code, message, undefined, { headers: { 'WWW-Authenticate': challenge } });
 }
 
 /** The bearer token, or a 401. A token in the query string is refused, whatever the header says. */
-export function readBearer(c: Context): string {
+export function readBearer(c: Context, metadataUrl?: string): string {
   // Most requests have no query string: skip building a URL for them.
   const q = c.req.url.indexOf('?');
   if (q >= 0) {
@@ -43,25 +44,40 @@ export function readBearer(c: Context): string {
         'token_in_query',
         'tokens are not accepted in the query string; send Authorization: Bearer <token>',
         true,
+        metadataUrl,
       );
     }
   }
   const header = c.req.header('authorization');
-  if (!header) throw unauthorized('unauthorized', 'missing Authorization: Bearer <token> header', false);
+  if (!header)
+    throw unauthorized('unauthorized', 'missing Authorization: Bearer <token> header', false, metadataUrl);
   const match = BEARER.exec(header.trim());
   if (!match) {
-    throw unauthorized('unauthorized', 'malformed Authorization header; expected "Bearer <token>"', true);
+    throw unauthorized(
+      'unauthorized',
+      'malformed Authorization header; expected "Bearer <token>"',
+      true,
+      metadataUrl,
+    );
   }
   return match[1] as string;
 }
 
-async function principalOf(c: Context, authenticator: Authenticator): Promise<Principal> {
+async function principalOf(
+  c: Context,
+  authenticator: Authenticator,
+  resources?: ProtectedResources,
+): Promise<Principal> {
   // Not made the active context (one AsyncLocalStorage entry less per request): a cache miss's key lookup
   // statement is parented to the request span instead.
   return withSpan('authenticate', { activate: false }, async (span) => {
     try {
-      const result = await authenticator.authenticate(readBearer(c));
-      if (!result.ok) throw unauthorized('invalid_token', result.message, true);
+      // On an MCP endpoint a JWT must be minted for that endpoint (its URL in `aud`) or for the configured audience.
+      const target = resources?.forPath(c.req.path);
+      const result = await authenticator.authenticate(readBearer(c, target?.metadataUrl), {
+        resource: target?.resource,
+      });
+      if (!result.ok) throw unauthorized('invalid_token', result.message, true, target?.metadataUrl);
       span?.setAttribute('flowgate.principal.kind', result.principal.kind);
       return result.principal;
     } catch (error) {
@@ -71,10 +87,18 @@ async function principalOf(c: Context, authenticator: Authenticator): Promise<Pr
   });
 }
 
+export interface AuthenticateOptions {
+  /** The OAuth protected resources (MCP endpoints) when an identity provider is configured. */
+  resources?: ProtectedResources | undefined;
+}
+
 /** Who is calling: the verified bearer token's principal, or a 401 with the Bearer challenge. */
-export function authenticate(authenticator: Authenticator): MiddlewareHandler<AppEnv> {
+export function authenticate(
+  authenticator: Authenticator,
+  options: AuthenticateOptions = {},
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    c.set('principal', await principalOf(c, authenticator));
+    c.set('principal', await principalOf(c, authenticator, options.resources));
     await next();
   };
 }

@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, inArray } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { connections } from '../schema.js';
+import { bindings, connections, flows, installations } from '../schema.js';
 
 export type ConnectionRow = typeof connections.$inferSelect;
 /** Everything about a connection except its ciphertext: the only shape read paths hand out. */
@@ -61,21 +61,131 @@ export async function getConnection(
   return rows[0] ?? null;
 }
 
+export interface ConnectionPatch {
+  name?: string;
+  baseUrl?: string;
+  authType?: string;
+  /** Null removes the stored secret (auth type none). The old ciphertext is overwritten, not kept. */
+  secretCiphertext?: string | null;
+  config?: Record<string, string>;
+  status?: ConnectionRow['status'];
+}
+
 /**
- * Moves a connection (base URL) or rotates its secret. The last health check described the old target or
- * credential, so it is cleared. Null when the connection is not in this workspace.
+ * Renames, moves, re-authenticates, rotates or disables a connection. A change of target or credential clears the
+ * last health check, which described the old one. Null when the connection is not in this workspace.
  */
 export async function updateConnection(
   db: Database,
   workspaceId: string,
   id: string,
-  patch: { baseUrl?: string; secretCiphertext?: string },
+  patch: ConnectionPatch,
 ): Promise<ConnectionRow | null> {
+  const staleHealth =
+    patch.baseUrl !== undefined || patch.secretCiphertext !== undefined || patch.authType !== undefined;
   const rows = await db
     .update(connections)
-    .set({ ...patch, health: null })
+    .set({ ...patch, ...(staleHealth ? { health: null } : {}), updatedAt: new Date() })
     .where(and(eq(connections.workspaceId, workspaceId), eq(connections.id, id)))
     .returning();
+  return rows[0] ?? null;
+}
+
+/** What uses a connection: flow slot bindings (own flows) and installation slot bindings. */
+export interface ConnectionUsage {
+  flowBindings: Array<{ flowSlug: string; target: 'live' | 'draft'; slot: string }>;
+  installationBindings: Array<{ installationId: string; flowSlug: string; slot: string }>;
+}
+
+type Executor = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
+
+export async function connectionUsage(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+): Promise<ConnectionUsage> {
+  const flowBindings = await db
+    .select({ flowSlug: flows.slug, target: bindings.target, slot: bindings.slot })
+    .from(bindings)
+    .innerJoin(flows, and(eq(flows.id, bindings.flowId), eq(flows.workspaceId, bindings.workspaceId)))
+    .where(and(eq(bindings.workspaceId, workspaceId), eq(bindings.connectionId, id)))
+    .orderBy(asc(flows.slug), asc(bindings.target), asc(bindings.slot));
+  const rows = await db
+    .select({
+      id: installations.id,
+      flowSlug: installations.sourceFlowSlug,
+      slotBindings: installations.slotBindings,
+    })
+    .from(installations)
+    .where(
+      and(
+        eq(installations.workspaceId, workspaceId),
+        sql`exists (select 1 from jsonb_each_text(${installations.slotBindings}) b where b.value = ${id})`,
+      ),
+    )
+    .orderBy(asc(installations.id));
+  const installationBindings = rows.flatMap((r) =>
+    Object.entries(r.slotBindings)
+      .filter(([, connectionId]) => connectionId === id)
+      .map(([slot]) => ({ installationId: r.id, flowSlug: r.flowSlug, slot }))
+      .sort((a, b) => a.slot.localeCompare(b.slot)),
+  );
+  return { flowBindings, installationBindings };
+}
+
+/**
+ * Deletes a connection with its secret, in one transaction with the look-up of what is bound to it. While bound and
+ * not `force`, nothing is deleted and the bindings are returned. With `force`, flow bindings go with the connection
+ * (foreign key) and installations bound to it lose those slots and are disabled, as unbinding a required slot does.
+ * Null when the connection is not in this workspace.
+ */
+export async function deleteConnection(
+  db: Database,
+  workspaceId: string,
+  id: string,
+  options: { force: boolean },
+): Promise<{ deleted: boolean; usage: ConnectionUsage } | null> {
+  return db.transaction(async (tx) => {
+    const usage = await connectionUsage(tx, workspaceId, id);
+    const bound = usage.flowBindings.length + usage.installationBindings.length > 0;
+    if (bound && !options.force) {
+      const exists = await tx
+        .select({ id: connections.id })
+        .from(connections)
+        .where(and(eq(connections.workspaceId, workspaceId), eq(connections.id, id)));
+      return exists.length > 0 ? { deleted: false, usage } : null;
+    }
+    const byInstallation = new Map<string, string[]>();
+    for (const b of usage.installationBindings) {
+      byInstallation.set(b.installationId, [...(byInstallation.get(b.installationId) ?? []), b.slot]);
+    }
+    for (const [installationId, slots] of byInstallation) {
+      let remove = sql`${installations.slotBindings}`;
+      for (const slot of slots) remove = sql`(${remove} - ${slot}::text)`;
+      await tx
+        .update(installations)
+        .set({ slotBindings: remove, enabled: false, updatedAt: new Date() })
+        .where(and(eq(installations.workspaceId, workspaceId), eq(installations.id, installationId)));
+    }
+    const rows = await tx
+      .delete(connections)
+      .where(and(eq(connections.workspaceId, workspaceId), eq(connections.id, id)))
+      .returning({ id: connections.id });
+    // Usage is read in this workspace only, so an id that is not here unbound nothing above.
+    return rows.length > 0 ? { deleted: true, usage } : null;
+  });
+}
+
+export async function getConnectionByName(
+  db: Database,
+  workspaceId: string,
+  name: string,
+): Promise<ConnectionRow | null> {
+  const rows = await db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.workspaceId, workspaceId), eq(connections.name, name)))
+    .limit(1);
   return rows[0] ?? null;
 }
 

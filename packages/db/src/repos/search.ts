@@ -449,11 +449,11 @@ interface ToolRow extends MergedRow {
 }
 
 /** Callable flow MCP interfaces of a workspace: its own flows' and its installations' (enabled or not). */
-export async function searchFlowTools(
-  db: Database,
-  workspaceId: string,
-  options: ToolSearchOptions,
-): Promise<SearchPage<FlowToolHit, ToolSearchPosition>> {
+/**
+ * The one statement of a search page (own tools and installed ones, ranked, trust facts joined). Exported so the
+ * benchmark can `EXPLAIN` exactly what runs.
+ */
+export function flowToolSearchStatement(workspaceId: string, options: ToolSearchOptions): SQL {
   const limit = clampLimit(options.limit);
   const n = limit + 1;
   const q = normaliseQuery(options.query);
@@ -505,7 +505,30 @@ export async function searchFlowTools(
     where i.workspace_id = ${workspaceId} and ${options.includeInstallations !== false}`;
 
   const resume = after ? { ...after, name: after.toolName } : undefined;
-  const rows = await db.statements.prepared<ToolRow>(mergedPage(ownRows, installedRows, resume, n));
+  return mergedPage(ownRows, installedRows, resume, n);
+}
+
+/** EXPLAIN ANALYZE of a search page's statement, one plan line per element (benchmarks and diagnostics). */
+export async function explainFlowToolSearch(
+  db: Database,
+  workspaceId: string,
+  options: ToolSearchOptions,
+): Promise<string[]> {
+  const statement = flowToolSearchStatement(workspaceId, options);
+  const result = await db.execute(sql`explain (analyze, costs off, timing off, summary off) ${statement}`);
+  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<
+    Record<string, unknown>
+  >;
+  return rows.map((r) => String(Object.values(r)[0] ?? ''));
+}
+
+export async function searchFlowTools(
+  db: Database,
+  workspaceId: string,
+  options: ToolSearchOptions,
+): Promise<SearchPage<FlowToolHit, ToolSearchPosition>> {
+  const limit = clampLimit(options.limit);
+  const rows = await db.statements.prepared<ToolRow>(flowToolSearchStatement(workspaceId, options));
   const next = nextPosition(rows, limit);
   return {
     items: rows.slice(0, limit).map((r) => ({

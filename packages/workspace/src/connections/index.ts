@@ -48,6 +48,13 @@ export interface ConnectionChecks {
   nextAfter: string | null;
 }
 
+/** What deleting a connection unbound (empty unless forced). */
+export interface ConnectionRemoval {
+  connectionId: string;
+  name: string;
+  unbound: repos.ConnectionUsage;
+}
+
 export interface ConnectionUseCases {
   /** In id order, so a cursor resumes exactly. */
   list(input: { limit: number; after: string | null }): Promise<Page<ConnectionSummary>>;
@@ -57,6 +64,20 @@ export interface ConnectionUseCases {
     limit: number;
     after: string | null;
   }): Promise<ConnectionChecks>;
+  /**
+   * Deletes a connection and its secret. Refused (conflict, every binding named) while flows or installations are
+   * bound to it, unless `force`: then those bindings are removed first and the installations disabled.
+   */
+  remove(input: { connectionId: string; force: boolean }): Promise<ConnectionRemoval>;
+}
+
+function usageLines(usage: repos.ConnectionUsage): string[] {
+  return [
+    ...usage.flowBindings.map((b) => `flow ${b.flowSlug} (${b.target}) slot :${b.slot}`),
+    ...usage.installationBindings.map(
+      (b) => `installation ${b.installationId} (${b.flowSlug}) slot :${b.slot}`,
+    ),
+  ];
 }
 
 function summary(
@@ -208,6 +229,21 @@ export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
         ),
         nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
       };
+    },
+    async remove({ connectionId, force }) {
+      const row = await repos.getConnection(db, ws, connectionId);
+      if (!row) throw new AppError('not_found', 'connection not found');
+      const outcome = await repos.deleteConnection(db, ws, connectionId, { force });
+      if (!outcome) throw new AppError('not_found', 'connection not found');
+      if (!outcome.deleted) {
+        const lines = usageLines(outcome.usage);
+        throw new AppError(
+          'conflict',
+          `connection ${row.name} is bound to ${lines.join(', ')}; unbind it first or delete with force`,
+          lines.map((message) => ({ path: 'bindings', message })),
+        );
+      }
+      return { connectionId, name: row.name, unbound: outcome.usage };
     },
     async check({ connectionIds, limit, after }) {
       if (connectionIds) {
