@@ -28,6 +28,7 @@ import {
   summaryOf,
 } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
+import { type OtlpSink, otlpEnv, startOtlpSink } from './lib/otlp-sink.js';
 import { benchPostgresUrl, postgresReachable, throwawayDatabase } from './lib/postgres.js';
 import { type ChildHandle, ROOT, readRssKb, spawnTsx } from './lib/proc.js';
 import { printProfile } from './lib/profile.js';
@@ -39,7 +40,13 @@ const JWT_ISSUER = 'https://idp.bench.invalid/';
 const JWT_AUDIENCE = 'flowgate-bench';
 const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
 
-const TARGETS = { apiKey: 0.8, jwt: 0.7, rssChangePct: 10, idleRssMb: { pglite: 250, postgres: 100 } };
+const TARGETS = {
+  apiKey: 0.8,
+  jwt: 0.7,
+  rssChangePct: 10,
+  otel: 0.9,
+  idleRssMb: { pglite: 250, postgres: 100 },
+};
 
 /**
  * Resident memory of a gateway at idle: started on a new data directory (or a new Postgres database), seeded,
@@ -121,10 +128,10 @@ async function jwtSetup(): Promise<{ env: Record<string, string>; sign: () => Pr
   };
 }
 
-async function startSeededGateway(label: string): Promise<Setup> {
+async function startSeededGateway(label: string, env: Record<string, string> = {}): Promise<Setup> {
   const jwt = await jwtSetup();
   // --expose-gc only lets the memory check force a collection before reading heap figures.
-  const gw = await startGatewayChild({ label, env: jwt.env, nodeArgs: ['--expose-gc'] });
+  const gw = await startGatewayChild({ label, env: { ...jwt.env, ...env }, nodeArgs: ['--expose-gc'] });
   try {
     return { gw, apiKey: await seedWorkspace(gw, WORKSPACE, CAPABILITIES), jwt: await jwt.sign() };
   } catch (err) {
@@ -161,11 +168,22 @@ function spec(url: string, token: string, options: BenchOptions, extra: Partial<
   };
 }
 
-async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt', dir: string): Promise<void> {
-  const setup = await startSeededGateway(`gateway:prof:${variant}`);
+async function profileVariant(
+  options: BenchOptions,
+  variant: 'api-key' | 'jwt' | 'api-key, OTel',
+  dir: string,
+): Promise<void> {
+  // The OpenTelemetry variant exports to its own loopback sink, as in the measured rounds.
+  const sink = variant === 'api-key, OTel' ? await startOtlpSink() : undefined;
+  const setup = await startSeededGateway(`gateway:prof:${variant}`, sink ? otlpEnv(sink) : {}).catch(
+    async (err: unknown) => {
+      await sink?.close();
+      throw err;
+    },
+  );
   try {
     const url = mcpUrl(setup.gw, WORKSPACE);
-    const token = variant === 'api-key' ? setup.apiKey : setup.jwt;
+    const token = variant === 'jwt' ? setup.jwt : setup.apiKey;
     await probe(url, token, `profile ${variant}`);
     await runLoad(spec(url, token, options, { durationS: options.warmupS }));
     await setup.gw.child.call('profile-start');
@@ -177,6 +195,7 @@ async function profileVariant(options: BenchOptions, variant: 'api-key' | 'jwt',
     printProfile(`tools-list: CPU profile, ${variant}, ${fmt(r.rps)} req/s while profiling`, file);
   } finally {
     await setup.gw.stop();
+    await sink?.close();
   }
 }
 
@@ -185,7 +204,14 @@ async function run(options: BenchOptions): Promise<Check[]> {
   const setup = await startSeededGateway('gateway');
   const tmp = mkdtempSync(join(tmpdir(), 'flowgate-bench-base-'));
   let baseline: ChildHandle | undefined;
+  // The same gateway with OpenTelemetry on, exporting every span and metric to a loopback OTLP sink.
+  let sink: OtlpSink | undefined;
+  let otel: Setup | undefined;
   try {
+    sink = await startOtlpSink();
+    otel = await startSeededGateway('gateway:otel', otlpEnv(sink));
+    const otelUrl = mcpUrl(otel.gw, WORKSPACE);
+    await probe(otelUrl, otel.apiKey, 'gateway (API key, OpenTelemetry on)');
     const url = mcpUrl(setup.gw, WORKSPACE);
     const keyText = await probe(url, setup.apiKey, 'gateway (API key)');
     const jwtText = await probe(url, setup.jwt, 'gateway (JWT)');
@@ -212,6 +238,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
       { name: 'bare Hono (baseline)', spec: spec(baseUrl, setup.apiKey, options), pid: baseline.pid },
       { name: 'gateway, API key', spec: spec(url, setup.apiKey, options), pid: setup.gw.child.pid },
       { name: 'gateway, JWT ES256', spec: spec(url, setup.jwt, options), pid: setup.gw.child.pid },
+      { name: 'gateway, API key, OTel', spec: spec(otelUrl, otel.apiKey, options), pid: otel.gw.child.pid },
     ];
     for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
     const contenders: Contender[] = targets.map((t) => ({ name: t.name, run: () => runLoad(t.spec, t.pid) }));
@@ -220,13 +247,23 @@ async function run(options: BenchOptions): Promise<Check[]> {
         `  round ${round}  ${name.padEnd(22)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.latencyMs.p50, 2)} ms  p99 ${fmt(s.latencyMs.p99, 2)} ms`,
       ),
     );
-    const [base, key, jwt] = contenders.map((c) => summaryOf(summaries, c.name)) as [
+    const [base, key, jwt, traced] = contenders.map((c) => summaryOf(summaries, c.name)) as [
+      Summary,
       Summary,
       Summary,
       Summary,
     ];
     log();
-    printSummaries([base, key, jwt], base.name);
+    printSummaries([base, key, jwt, traced], base.name);
+    const otelRatio = traced.rps / key.rps;
+    if (sink.exports === 0) throw new Error('the OpenTelemetry gateway exported nothing to the OTLP sink');
+    log(
+      `  OpenTelemetry on ÷ off (API key): ${fmt(otelRatio, 3)} (per round ${roundRatios(traced, key)
+        .map((r) => fmt(r, 3))
+        .join(', ')}); ${sink.exports} OTLP exports received`,
+    );
+    await otel.gw.stop();
+    otel = undefined;
     const keyRatio = key.rps / base.rps;
     const jwtRatio = jwt.rps / base.rps;
     const range = (xs: number[]) => `${fmt(Math.min(...xs), 3)}–${fmt(Math.max(...xs), 3)}`;
@@ -279,6 +316,13 @@ async function run(options: BenchOptions): Promise<Check[]> {
       },
       {
         benchmark: 'tools-list',
+        name: 'OpenTelemetry on ÷ off (API key)',
+        value: fmt(otelRatio, 3),
+        target: `≥ ${TARGETS.otel}`,
+        pass: otelRatio >= TARGETS.otel,
+      },
+      {
+        benchmark: 'tools-list',
         name: `RSS change over ${options.rssRequests / 1000}k requests`,
         value: `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`,
         target: `±${TARGETS.rssChangePct}%`,
@@ -295,10 +339,13 @@ async function run(options: BenchOptions): Promise<Check[]> {
       mkdirSync(dir, { recursive: true });
       await profileVariant(options, 'api-key', dir);
       await profileVariant(options, 'jwt', dir);
+      await profileVariant(options, 'api-key, OTel', dir);
     }
     return checks;
   } finally {
     await baseline?.stop();
+    await otel?.gw.stop();
+    await sink?.close();
     await setup.gw.stop();
     rmSync(tmp, { recursive: true, force: true });
   }

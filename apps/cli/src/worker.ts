@@ -2,6 +2,7 @@ import { AppError } from '@flowgate/core';
 import { createDb } from '@flowgate/db';
 import { createLogger, loadConfig } from '@flowgate/gateway';
 import { createSecretBox, parseEncryptionKey } from '@flowgate/secrets';
+import { startTelemetry } from '@flowgate/telemetry';
 import { createWorker } from '@flowgate/worker';
 import type { CliIo } from './cli-io.js';
 import { waitForShutdownSignal } from './lifecycle.js';
@@ -23,6 +24,8 @@ export async function runWorker(options: { concurrency?: number | undefined }, i
   if (!config.encryptionKey) throw new AppError('invalid_request', 'FLOWGATE_ENCRYPTION_KEY is required');
   const logger = createLogger(config.logLevel);
   const shutdown = waitForShutdownSignal();
+  // Only when an OTEL_* variable is set: run spans continue the traces of the requests that started them.
+  const telemetry = await startTelemetry({ env: io.env, serviceName: 'flowgate-worker' });
   const db = await createDb({
     url: config.databaseUrl,
     maxConnections: Math.max(4, (options.concurrency ?? config.workerConcurrency) + 2),
@@ -49,5 +52,6 @@ export async function runWorker(options: { concurrency?: number | undefined }, i
     await worker.stop();
   } finally {
     await db.close();
+    await telemetry?.shutdown().catch(() => {});
   }
 }

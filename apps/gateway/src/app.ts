@@ -21,6 +21,7 @@ import { originCheck } from './middleware/origin.js';
 import { ipRateLimit, principalRateLimit } from './middleware/rate-limit.js';
 import { requestIds } from './middleware/request-id.js';
 import { requestLog } from './middleware/request-log.js';
+import { requestTelemetry } from './middleware/telemetry.js';
 import { workspaceAccess } from './middleware/workspace-access.js';
 import type { RateLimiter } from './rate-limit/bucket.js';
 import type { RunWorkers } from './run-worker.js';
@@ -59,7 +60,7 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   const app = new Hono<AppEnv>();
   app.onError(createErrorHandler(deps.logger));
   app.notFound((c) => errorResponse(c, new AppError('not_found', 'no such route')));
-  app.use('*', requestIds(), requestLog(deps.logger));
+  app.use('*', requestTelemetry(), requestIds(), requestLog(deps.logger));
 
   app.get('/healthz', (c) => c.json({ status: 'ok', version: deps.version }));
   app.get('/readyz', async (c) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createAuthenticator } from '@flowgate/auth';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
+import { startTelemetry } from '@flowgate/telemetry';
 import { type ServerType, serve } from '@hono/node-server';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
@@ -152,7 +153,13 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
  * database.
  */
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
-  const deps = await buildDeps(options);
+  // Only when an OTEL_* variable is set; null (nothing loaded) otherwise.
+  const telemetry = await startTelemetry({ serviceVersion: VERSION });
+  const stopTelemetry = () => telemetry?.shutdown().catch(() => {});
+  const deps = await buildDeps(options).catch(async (err: unknown) => {
+    await stopTelemetry();
+    throw err;
+  });
   // The app is built once the port is known, so a `FLOWGATE_PORT=0` deployment links to its real address.
   let fetchHandler: ((request: Request, env: unknown) => Response | Promise<Response>) | null = null;
   let listening: { server: ServerType; port: number };
@@ -180,6 +187,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   } catch (err) {
     // e.g. EADDRINUSE: release what buildDeps opened before reporting.
     await deps.close().catch(() => {});
+    await stopTelemetry();
     throw err;
   }
   const { server, port } = listening;
@@ -202,6 +210,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
           if ('closeIdleConnections' in server) server.closeIdleConnections();
         });
         await deps.close();
+        await stopTelemetry();
         deps.logger.info('flowgate gateway stopped');
       })();
       return closing;

@@ -17,6 +17,7 @@ import {
 } from './embedded.js';
 import { backfillVersionSummaries } from './repos/flows.js';
 import * as schema from './schema.js';
+import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
 
 export type Schema = typeof schema;
 
@@ -68,6 +69,7 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../migrations', import.m
 const MIGRATION_LOCK_KEY = 727_001;
 
 export async function createDb(options: DbOptions = {}): Promise<DbHandle> {
+  instrumentQueryBuilder();
   return options.url
     ? createPostgres(options.url, options.maxConnections ?? 10, options.onStatement)
     : createPglite(
@@ -164,7 +166,7 @@ async function createPglite(
   await client.waitReady;
   const logger = statementLogger(onStatement);
   const db = Object.assign(drizzlePglite(client, { schema, ...(logger ? { logger } : {}) }), {
-    statements: pgliteStatements(client, onStatement),
+    statements: tracedStatements(pgliteStatements(client, onStatement), 'pglite'),
   }) as unknown as Database;
   const handle: DbHandle = {
     db,
@@ -228,7 +230,7 @@ async function createPostgres(
   const logger = statementLogger(onStatement);
   const statements = postgresStatements(client, url, Math.max(1, Math.ceil(max / 4)), onStatement);
   const db = Object.assign(drizzlePostgres(client, { schema, ...(logger ? { logger } : {}) }), {
-    statements,
+    statements: tracedStatements(statements, 'postgres'),
   }) as unknown as Database;
   return {
     db,

@@ -334,6 +334,8 @@ export const runs = pgTable(
     /** Usage counters carried across attempts (steps, HTTP calls, LLM tokens). */
     usage: jsonb('usage').$type<Record<string, number>>().notNull().default({}),
     attempts: integer('attempts').notNull().default(0),
+    /** W3C `traceparent` of the request that started the run: its execution continues that trace. */
+    traceContext: text('trace_context'),
     createdAt: createdAt(),
     startedAt: ts('started_at'),
     finishedAt: ts('finished_at'),

@@ -18,7 +18,9 @@ import {
   type StepEvent,
 } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
+import { traceHeaders } from '@flowgate/telemetry';
 import { runConnections, workspaceKv } from './ports.js';
+import { tracedSteps } from './telemetry.js';
 
 export interface ExecuteDeps {
   db: Database;
@@ -204,11 +206,14 @@ export async function executeAttempt(
   let outcome: RunOutcome;
   try {
     outcome = await runBody(model, run.input, {
-      steps: createStepRunner({
-        connections: connections.resolver,
-        kv: workspaceKv(db, run.workspaceId),
-        allowPrivateNetwork: deps.allowPrivateNetwork,
-      }),
+      steps: tracedSteps(
+        createStepRunner({
+          connections: connections.resolver,
+          kv: workspaceKv(db, run.workspaceId),
+          allowPrivateNetwork: deps.allowPrivateNetwork,
+          outboundHeaders: traceHeaders,
+        }),
+      ),
       journal,
       record,
       onEvent,

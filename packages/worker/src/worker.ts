@@ -9,7 +9,9 @@ import { hostname } from 'node:os';
 import { type DbHandle, repos } from '@flowgate/db';
 import type { RunLimits } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
+import { observeQueueDepth } from '@flowgate/telemetry';
 import { AttemptAbandoned, type AttemptResult, executeAttempt } from './execute.js';
+import { tracedAttempt } from './telemetry.js';
 
 /** NOTIFY channel: a run became claimable (queued, or a concurrency slot was freed). */
 export const RUNS_CHANNEL = 'flowgate_runs';
@@ -110,7 +112,7 @@ export function createWorker(options: WorkerOptions): Worker {
     const controller = new AbortController();
     const done = (async () => {
       try {
-        const result = await executeAttempt(deps, run, id, controller.signal);
+        const result = await tracedAttempt(run, () => executeAttempt(deps, run, id, controller.signal));
         options.onAttempt?.(run.id, result);
         if (result.kind === 'abandoned' && result.why === 'shutdown') await repos.releaseLease(db, lease);
         if (result.kind === 'finished') {
@@ -215,6 +217,8 @@ export function createWorker(options: WorkerOptions): Worker {
           if (inFlight.has(runId)) void renewAll(runId);
         }),
       );
+      const unobserve = observeQueueDepth(() => repos.countClaimable(db));
+      unlisten.push(async () => unobserve());
       renewTimer = setInterval(() => void renewAll(), Math.max(50, Math.floor(leaseMs / 3)));
       renewTimer.unref?.();
       log.info({ workerId: id, concurrency: options.concurrency }, 'worker started');

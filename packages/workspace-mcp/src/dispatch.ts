@@ -82,6 +82,7 @@ import {
   taskV2,
   waitForEnd,
 } from './tasks.js';
+import { methodInfo, reportToolCall, traceMethod, traceToolExecution } from './telemetry.js';
 import { type AnyToolDefinition, InvalidArguments, ToolFailure, type ToolOutcome } from './tool.js';
 
 /** Batches larger than this are refused as a whole (bounded work per HTTP request). */
@@ -282,7 +283,7 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   });
   if (era.kind === 'reject') return fail(era.status, id, era.error);
   if (era.kind === 'modern')
-    return hasId ? handleModern(method, params, id as JsonRpcId, era.envelope, ctx) : null;
+    return hasId ? handleModern(method, params, id as JsonRpcId, era.envelope, ctx, inBatch) : null;
 
   if (method === 'server/discover') return fail(400, id, DISCOVER_ERROR);
 
@@ -293,7 +294,18 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
         code: JSONRPC_INVALID_REQUEST,
         message: 'initialize must not be part of a JSON-RPC batch',
       });
-    return { status: 200, json: serializeResult(id as JsonRpcId, initialize(params, ctx)) };
+    const result = await traceMethod(
+      {
+        method,
+        target: null,
+        protocolVersion: null,
+        requestId: id as JsonRpcId,
+        resourceUri: null,
+        single: true,
+      },
+      async () => initialize(params, ctx),
+    );
+    return { status: 200, json: serializeResult(id as JsonRpcId, result) };
   }
 
   let version: ProtocolVersion;
@@ -322,7 +334,10 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
       message: `Method not found: ${truncate(method, 100)}`,
     });
   try {
-    const result = await handler(params, makeScope(ctx, version));
+    const result = await traceMethod(
+      methodInfo(method, params, surface, version, requestId, !inBatch),
+      async () => handler(params, makeScope(ctx, version)),
+    );
     return {
       status: 200,
       json:
@@ -379,6 +394,7 @@ async function handleModern(
   requestId: JsonRpcId,
   envelope: ModernEnvelope | null,
   ctx: McpRequestContext,
+  inBatch: boolean,
 ): Promise<Outcome> {
   const server = serverIdentity(ctx);
   if (method === 'server/discover') {
@@ -407,7 +423,10 @@ async function handleModern(
     };
   const clientInfo = envelope?.clientInfo ?? ctx.clientInfo ?? null;
   try {
-    const result = await handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope));
+    const result = await traceMethod(
+      methodInfo(method, params, surface, MODERN_PROTOCOL_VERSION, requestId, !inBatch),
+      async () => handler(params, makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope)),
+    );
     return {
       status: 200,
       json:
@@ -689,7 +708,7 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
     // A tool without task support is answered as usual (it never advertised `execution.taskSupport`).
     asTask = task !== null && tool.task !== undefined;
     verdict = evaluation.visible
-      ? await runTool(tool, args, scope, asTask ? task : null)
+      ? await traceToolExecution(tool.name, () => runTool(tool, args, scope, asTask ? task : null))
       : {
           result: blockedResult(tool.name, evaluation.blockers),
           outcome: 'blocked',
@@ -700,6 +719,12 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
         };
     return verdict.result;
   } finally {
+    reportToolCall(
+      verdict ? name : null,
+      verdict?.outcome ?? 'error',
+      verdict ? verdict.errorCode : errorCode,
+      verdict?.blockers?.map((b) => b.reason) ?? [],
+    );
     audit(scope, {
       // A task-augmented call is the task's creation: its own kind, with the run it started.
       kind: asTask ? 'tasks/create' : 'tools/call',

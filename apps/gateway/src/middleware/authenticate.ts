@@ -1,5 +1,6 @@
 import type { Authenticator, Principal } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
+import { errorType, recordAuthFailure, withSpan } from '@flowgate/telemetry';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
 import type { ProtectedResources } from '../discovery/protected-resource.js';
@@ -67,13 +68,23 @@ async function principalOf(
   authenticator: Authenticator,
   resources?: ProtectedResources,
 ): Promise<Principal> {
-  // On an MCP endpoint a JWT must be minted for that endpoint (its URL in `aud`) or for the configured audience.
-  const target = resources?.forPath(c.req.path);
-  const result = await authenticator.authenticate(readBearer(c, target?.metadataUrl), {
-    resource: target?.resource,
+  // Not made the active context (one AsyncLocalStorage entry less per request): a cache miss's key lookup
+  // statement is parented to the request span instead.
+  return withSpan('authenticate', { activate: false }, async (span) => {
+    try {
+      // On an MCP endpoint a JWT must be minted for that endpoint (its URL in `aud`) or for the configured audience.
+      const target = resources?.forPath(c.req.path);
+      const result = await authenticator.authenticate(readBearer(c, target?.metadataUrl), {
+        resource: target?.resource,
+      });
+      if (!result.ok) throw unauthorized('invalid_token', result.message, true, target?.metadataUrl);
+      span?.setAttribute('flowgate.principal.kind', result.principal.kind);
+      return result.principal;
+    } catch (error) {
+      recordAuthFailure(errorType(error));
+      throw error;
+    }
   });
-  if (!result.ok) throw unauthorized('invalid_token', result.message, true, target?.metadataUrl);
-  return result.principal;
 }
 
 export interface AuthenticateOptions {

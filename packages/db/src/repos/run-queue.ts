@@ -1,3 +1,4 @@
+import { recordLeaseTakeovers } from '@flowgate/telemetry';
 import { and, asc, eq, inArray, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { type RunStatus, runEvents, runSlots, runSteps, runs } from '../schema.js';
@@ -35,6 +36,12 @@ const CLAIMABLE = or(
   and(eq(runs.status, 'running'), lt(runs.leaseExpiresAt, sql`now()`)),
 );
 
+/** Runs waiting for a worker: queued, due to wake, or held under an expired lease (the queue-depth metric). */
+export async function countClaimable(db: Database): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(runs).where(CLAIMABLE);
+  return Number(row?.n ?? 0);
+}
+
 /** Claims up to `limit` runs for `owner`, oldest first, each leased for `leaseMs`. */
 export async function claimRuns(
   db: Database,
@@ -43,6 +50,7 @@ export async function claimRuns(
   return db.transaction(async (tx) => {
     const claimed: string[] = [];
     const seen: string[] = [];
+    let takeovers = 0;
     // Candidates are locked only as many at a time as are still wanted: a claim that locked spare rows would make a
     // concurrent claim skip them and come back empty while runs wait. Runs whose key is busy are passed over (and
     // stay locked until commit, unclaimable anyway), so the next batch looks further; bounded like one 4× read.
@@ -72,9 +80,12 @@ export async function claimRuns(
           if (slot.length === 0) continue;
         }
         claimed.push(c.id);
+        // A running run is claimable only once its holder's lease expired: another worker takes it over.
+        if (c.status === 'running') takeovers++;
       }
     }
     if (claimed.length === 0) return [];
+    recordLeaseTakeovers(takeovers);
     return tx
       .update(runs)
       .set({

@@ -1,3 +1,4 @@
+import { currentTraceparent, recordRunStarted } from '@flowgate/telemetry';
 import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { type RunStatus, runEvents, runSlots, runSteps, runs } from '../schema.js';
@@ -33,6 +34,8 @@ export interface NewRun {
   principalId: string | null;
   idempotencyKey: string | null;
   deadlineAt: Date | null;
+  /** The starting request's `traceparent`; the active span's when absent. */
+  traceContext?: string | null;
 }
 
 /**
@@ -46,10 +49,13 @@ export async function createRun(
 ): Promise<{ run: RunRow; created: boolean }> {
   const inserted = await db
     .insert(runs)
-    .values({ ...run, workspaceId, status: 'queued' })
+    .values({ ...run, traceContext: run.traceContext ?? currentTraceparent(), workspaceId, status: 'queued' })
     .onConflictDoNothing()
     .returning();
-  if (inserted[0]) return { run: inserted[0], created: true };
+  if (inserted[0]) {
+    recordRunStarted();
+    return { run: inserted[0], created: true };
+  }
   if (run.idempotencyKey === null) throw new Error('run id collision');
   const [existing] = await db
     .select()

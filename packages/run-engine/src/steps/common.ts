@@ -37,6 +37,8 @@ export interface StepPorts {
   kv: KvStore;
   transport: TransportOptions;
   llm: { maxAttempts: number; backoffMs: number };
+  /** Added to outbound :http requests under any header the flow or connection sets. */
+  outboundHeaders?: () => Record<string, string>;
 }
 
 /** Validates a step config at the edge; the first problem becomes a `step_config_invalid` error. */

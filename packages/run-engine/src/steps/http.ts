@@ -173,7 +173,7 @@ export async function runHttpStep(rawConfig: unknown, ctx: StepContext, ports: S
     ? await connectionFor(ports, config.connection, 'http', ctx)
     : undefined;
   const url = buildUrl(config, connection);
-  const headers = requestHeaders(config, connection);
+  const headers = { ...ports.outboundHeaders?.(), ...requestHeaders(config, connection) };
   let body: Buffer | undefined;
   if (config.json !== undefined) {
     body = Buffer.from(JSON.stringify(config.json), 'utf8');

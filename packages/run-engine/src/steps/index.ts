@@ -15,6 +15,8 @@ export interface StepRunnerOptions {
   resolve?: Resolver;
   /** Retries of :llm calls on network errors, 429 and 5xx (attempts in total; default 2, backoff 1000 ms). */
   llm?: { maxAttempts?: number; backoffMs?: number };
+  /** Headers added to every outbound :http request unless the flow sets them (trace context propagation). */
+  outboundHeaders?: () => Record<string, string>;
 }
 
 /** The executors of :http, :llm, :kv and :sleep behind the `StepRunner` port. */
@@ -27,6 +29,7 @@ export function createStepRunner(options: StepRunnerOptions): StepRunner {
       resolve: options.resolve ?? systemResolver,
     },
     llm: { maxAttempts: options.llm?.maxAttempts ?? 2, backoffMs: options.llm?.backoffMs ?? 1000 },
+    ...(options.outboundHeaders ? { outboundHeaders: options.outboundHeaders } : {}),
   };
   return async (request, ctx) => {
     switch (request.type) {

@@ -1,0 +1,69 @@
+import { SpanKind, telemetryActive, withSpan } from '@flowgate/telemetry';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { PglitePreparedQuery } from 'drizzle-orm/pglite';
+import { PostgresJsPreparedQuery } from 'drizzle-orm/postgres-js';
+import type { Statements } from './client.js';
+
+const dialect = new PgDialect();
+
+function statementSpan<T>(text: string, driver: 'pglite' | 'postgres', run: () => Promise<T>): Promise<T> {
+  const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
+  return withSpan(
+    operation,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'db.system.name': 'postgresql',
+        'db.operation.name': operation,
+        'db.query.text': text.slice(0, 2000),
+        'flowgate.db.driver': driver,
+      },
+    },
+    run,
+  );
+}
+
+type Executes = { queryString: string } & Record<'execute' | 'all', (...args: unknown[]) => Promise<unknown>>;
+let instrumented = false;
+
+/**
+ * Spans around the query builder's statements: its prepared queries' `execute` and `all`, on both drivers, with the
+ * statement text only (drizzle's own tracing hook would add the parameter values, so it is not used). Wrapped once per
+ * process; without telemetry each call costs one check.
+ */
+export function instrumentQueryBuilder(): void {
+  if (instrumented) return;
+  instrumented = true;
+  const targets: Array<[unknown, 'pglite' | 'postgres']> = [
+    [PglitePreparedQuery.prototype, 'pglite'],
+    [PostgresJsPreparedQuery.prototype, 'postgres'],
+  ];
+  for (const [proto, driver] of targets) {
+    const target = proto as Executes;
+    for (const method of ['execute', 'all'] as const) {
+      const inner = target[method];
+      target[method] = function (this: Executes, ...args: unknown[]) {
+        if (!telemetryActive()) return inner.apply(this, args);
+        return statementSpan(this.queryString, driver, () => inner.apply(this, args));
+      };
+    }
+  }
+}
+
+/**
+ * A span around each raw statement (claims, ranked search, the run queue): the statement's text with its `$n`
+ * placeholders, never the parameter values.
+ */
+export function tracedStatements(inner: Statements, driver: 'pglite' | 'postgres'): Statements {
+  const traced =
+    <T>(run: (statement: SQL) => Promise<T[]>) =>
+    (statement: SQL): Promise<T[]> => {
+      if (!telemetryActive()) return run(statement);
+      return statementSpan(dialect.sqlToQuery(statement).sql, driver, () => run(statement));
+    };
+  return {
+    rows: <T>(statement: SQL) => traced<T>((s) => inner.rows<T>(s))(statement),
+    prepared: <T>(statement: SQL) => traced<T>((s) => inner.prepared<T>(s))(statement),
+  };
+}

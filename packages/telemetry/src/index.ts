@@ -1,0 +1,278 @@
+/**
+ * Traces and metrics through `@opentelemetry/api`. The Node SDK is loaded and started only when an `OTEL_*` variable
+ * is set (or a test hands in its own processors/readers); otherwise every helper here returns at its first check, so
+ * a gateway without telemetry pays a boolean test per call site and never loads the SDK.
+ */
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Link,
+  metrics,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+import type { MetricReader } from '@opentelemetry/sdk-metrics';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { createInstruments, type Instruments } from './instruments.js';
+
+export type { Attributes, Span } from '@opentelemetry/api';
+export { SpanKind } from '@opentelemetry/api';
+
+const SCOPE = 'flowgate';
+
+let active = false;
+let instruments: Instruments | null = null;
+
+/** Whether an SDK was started in this process (spans and metrics are recorded). */
+export function telemetryActive(): boolean {
+  return active;
+}
+
+/** True when the environment names any `OTEL_*` setting, and the SDK is not disabled by `OTEL_SDK_DISABLED`. */
+export function otelConfigured(env: Record<string, string | undefined> = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  return Object.entries(env).some(
+    ([name, value]) => name.startsWith('OTEL_') && value !== undefined && value !== '',
+  );
+}
+
+export interface TelemetryHandle {
+  /** Flushes what is pending and stops the SDK. */
+  shutdown(): Promise<void>;
+}
+
+export interface StartTelemetryOptions {
+  /** Decides whether to start (any `OTEL_*`); the SDK itself reads its settings from `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one. */
+  serviceName?: string;
+  /** The instrumentation scope's version. */
+  serviceVersion?: string;
+  /** Tests: where spans go, in place of the exporters the `OTEL_*` variables name. */
+  spanProcessors?: SpanProcessor[];
+  /** Tests: how metrics are read, in place of the exporters the `OTEL_*` variables name. */
+  metricReaders?: MetricReader[];
+}
+
+const NOOP_HANDLE: TelemetryHandle = { shutdown: async () => {} };
+
+/**
+ * Starts the Node SDK from the standard `OTEL_*` variables (exporters, endpoints, protocol, sampler, resource,
+ * `OTEL_METRICS_EXPORTER=prometheus` for a scrape endpoint). Null when none is set. A second call while one SDK runs
+ * returns a handle that does nothing: whoever started it stops it.
+ */
+export async function startTelemetry(options: StartTelemetryOptions = {}): Promise<TelemetryHandle | null> {
+  const explicit = options.spanProcessors !== undefined || options.metricReaders !== undefined;
+  if (!explicit && !otelConfigured(options.env ?? process.env)) return null;
+  if (active) return NOOP_HANDLE;
+  // Loaded only here: without telemetry the SDK (and its exporters) never enter the process.
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const named =
+    Boolean(process.env.OTEL_SERVICE_NAME) ||
+    /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const sdk = new NodeSDK({
+    // The operator's OTEL_SERVICE_NAME (or service.name resource attribute) wins over the default.
+    ...(named ? {} : { serviceName: options.serviceName ?? 'flowgate' }),
+    instrumentations: [],
+    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
+    ...(options.metricReaders ? { metricReaders: options.metricReaders } : {}),
+  });
+  sdk.start();
+  active = true;
+  // Instruments come from the meter provider the SDK just registered (the metrics API has no proxy meter).
+  instruments = createInstruments(metrics.getMeter(SCOPE, options.serviceVersion));
+  return {
+    async shutdown() {
+      active = false;
+      instruments = null;
+      await sdk.shutdown();
+      trace.disable();
+      metrics.disable();
+      propagation.disable();
+      context.disable();
+    },
+  };
+}
+
+function tracer() {
+  return trace.getTracer(SCOPE);
+}
+
+/** `error.type` for a thrown value: its stable code when it has one, else its class name. */
+export function errorType(error: unknown): string {
+  if (error && typeof error === 'object') {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.length > 0 && code.length <= 64) return code;
+    const name = (error as { name?: unknown }).name;
+    if (typeof name === 'string' && name.length > 0) return name.slice(0, 64);
+  }
+  return '_OTHER';
+}
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  attributes?: Attributes;
+  links?: Link[];
+  /** Parent context; the active one by default. */
+  parent?: Context;
+  /** Values the callee reads back from the active context (e.g. an outcome it reports to the span's owner). */
+  values?: ReadonlyArray<readonly [symbol, unknown]>;
+  /**
+   * False for a leaf span (nothing under it opens spans): `fn` runs without making it the active context, which
+   * spares an AsyncLocalStorage entry per call. `values` need an active context and are ignored then.
+   */
+  activate?: boolean;
+}
+
+/**
+ * Runs `fn` inside a span (active for everything it awaits). A throw marks the span with `error.type` and rethrows;
+ * without telemetry `fn` runs alone.
+ */
+export async function withSpan<T>(
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span | null) => Promise<T>,
+): Promise<T> {
+  if (!active) return fn(null);
+  const parent = options.parent ?? context.active();
+  // Under a local span that is not sampled, children would not be either (parent-based sampling): skip creating
+  // them, keeping the unsampled parent active. A remote parent (an incoming or stored traceparent) always gets one.
+  const above = trace.getSpan(parent);
+  if (above && !above.isRecording() && !above.spanContext().isRemote) {
+    if (!options.values?.length) return fn(null);
+    let ctx = parent;
+    for (const [key, value] of options.values) ctx = ctx.setValue(key, value);
+    return context.with(ctx, () => fn(null));
+  }
+  const span = tracer().startSpan(
+    name,
+    {
+      kind: options.kind ?? SpanKind.INTERNAL,
+      ...(options.attributes ? { attributes: options.attributes } : {}),
+      ...(options.links ? { links: options.links } : {}),
+    },
+    parent,
+  );
+  try {
+    if (options.activate === false) return await fn(span);
+    let ctx = trace.setSpan(parent, span);
+    for (const [key, value] of options.values ?? []) ctx = ctx.setValue(key, value);
+    return await context.with(ctx, () => fn(span));
+  } catch (error) {
+    markError(span, errorType(error));
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** The active span when it records (e.g. the HTTP request's span); null without telemetry or without one. */
+export function activeRecordingSpan(): Span | null {
+  if (!active) return null;
+  const span = trace.getActiveSpan();
+  return span?.isRecording() ? span : null;
+}
+
+/** A value `withSpan` put in the active context; undefined without telemetry. */
+export function contextValue<T>(key: symbol): T | undefined {
+  return active ? (context.active().getValue(key) as T | undefined) : undefined;
+}
+
+export { createContextKey } from '@opentelemetry/api';
+
+/** Marks a span failed with a stable `error.type` (never the message: it may quote input). */
+export function markError(span: Span | null, type: string): void {
+  if (!span) return;
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** The context named by incoming `traceparent`/`tracestate` headers (the active one when there are none). */
+export function extractContext(header: (name: string) => string | undefined): Context {
+  return propagation.extract(context.active(), undefined, {
+    get: (_carrier, key) => header(key),
+    keys: () => ['traceparent', 'tracestate'],
+  });
+}
+
+/** W3C trace context headers for the active span, to send on an outbound request; empty without telemetry. */
+export function traceHeaders(): Record<string, string> {
+  if (!active) return {};
+  const headers: Record<string, string> = {};
+  propagation.inject(context.active(), headers);
+  return headers;
+}
+
+/** The active span's `traceparent`, to store with work that continues elsewhere (a run); null without one. */
+export function currentTraceparent(): string | null {
+  if (!active) return null;
+  if (!trace.getActiveSpan()) return null;
+  return traceHeaders().traceparent ?? null;
+}
+
+/** The span context a stored `traceparent` names, as a parent and a link; null when absent or malformed. */
+export function storedTraceContext(traceparent: string | null): { parent: Context; links: Link[] } | null {
+  if (!active || !traceparent) return null;
+  const parent = propagation.extract(context.active(), { traceparent });
+  const spanContext = trace.getSpanContext(parent);
+  if (!spanContext) return null;
+  return { parent, links: [{ context: spanContext }] };
+}
+
+// ---- metrics ------------------------------------------------------------------------------------------------
+
+/** One HTTP request served (rate and duration by route and status). */
+export function recordHttpRequest(attributes: Attributes, seconds: number): void {
+  instruments?.httpDuration.record(seconds, attributes);
+}
+
+/** One MCP method served (rate and duration by method, tool and outcome). */
+export function recordMcpOperation(attributes: Attributes, seconds: number): void {
+  instruments?.mcpDuration.record(seconds, attributes);
+}
+
+/** A bearer token refused, by the code answered (`unauthorized`, `invalid_token`, `token_in_query`). */
+export function recordAuthFailure(reason: string): void {
+  instruments?.authFailures.add(1, { 'error.type': reason });
+}
+
+/** A tool call refused by policy or narrowing, once per blocker code. */
+export function recordBlockedCall(tool: string, reason: string): void {
+  instruments?.blockedCalls.add(1, { 'gen_ai.tool.name': tool, 'flowgate.block.reason': reason });
+}
+
+export function recordRunStarted(): void {
+  instruments?.runsStarted.add(1);
+}
+
+/** A run ended (`completed`, `failed`, `timed-out`, `cancelled`). */
+export function recordRunEnded(status: string): void {
+  instruments?.runsEnded.add(1, { 'flowgate.run.status': status });
+}
+
+/** Runs a worker claimed whose previous holder's lease had expired. */
+export function recordLeaseTakeovers(count: number): void {
+  if (count > 0) instruments?.leaseTakeovers.add(count);
+}
+
+/**
+ * Reports the run queue's depth through `read` whenever metrics are collected; returns the unsubscribe. Nothing is
+ * registered (or read) without telemetry.
+ */
+export function observeQueueDepth(read: () => Promise<number>): () => void {
+  if (!instruments) return () => {};
+  const gauge = instruments.queueDepth;
+  const callback = async (result: { observe(value: number): void }) => {
+    try {
+      result.observe(await read());
+    } catch {
+      // A failed read skips one observation; the next collection tries again.
+    }
+  };
+  gauge.addCallback(callback);
+  return () => gauge.removeCallback(callback);
+}

@@ -1,0 +1,179 @@
+/**
+ * Spans and metrics of MCP methods and tool calls, named after OpenTelemetry's MCP and GenAI conventions. Only names
+ * the server knows (method, catalog tool, protocol version, outcome codes) become attributes: never arguments, URIs
+ * of other people's data beyond the one read, or anything a client could use to smuggle text into a trace.
+ */
+import {
+  type Attributes,
+  activeRecordingSpan,
+  contextValue,
+  createContextKey,
+  markError,
+  recordBlockedCall,
+  recordMcpOperation,
+  type Span,
+  SpanKind,
+  telemetryActive,
+  withSpan,
+} from '@flowgate/telemetry';
+import { JsonRpcFailure } from './protocol.js';
+import type { McpSurface } from './surface.js';
+
+/** Resource URIs of this server's own scheme, bounded: anything else a client sends stays out of the trace. */
+const TRACEABLE_URI = /^flowgate:\/\/[A-Za-z0-9._~/-]{1,200}$/;
+
+/** The span's identity for one method: the target only when the surface serves a tool of that name. */
+export function methodInfo(
+  method: string,
+  params: Record<string, unknown>,
+  surface: McpSurface,
+  protocolVersion: string,
+  requestId: string | number,
+  single: boolean,
+): MethodInfo {
+  const name = method === 'tools/call' && typeof params.name === 'string' ? params.name : null;
+  const uri = method === 'resources/read' && typeof params.uri === 'string' ? params.uri : null;
+  return {
+    method,
+    target: name !== null && surface.find(name) ? name : null,
+    protocolVersion,
+    requestId,
+    resourceUri: uri !== null && TRACEABLE_URI.test(uri) ? uri : null,
+    single,
+  };
+}
+
+/** What a tool call tells the method span around it. */
+interface CallReport {
+  outcome: 'ok' | 'error' | 'blocked';
+  errorType: string | null;
+}
+
+const REPORT = createContextKey('flowgate.mcp.call_report');
+
+export interface MethodInfo {
+  method: string;
+  /** A tool (or prompt) name the surface serves; null for other methods or unknown names. */
+  target: string | null;
+  /** Null for `initialize`, which negotiates it. */
+  protocolVersion: string | null;
+  requestId: string | number;
+  resourceUri: string | null;
+  /** The request's only message (not part of a JSON-RPC batch). */
+  single: boolean;
+}
+
+/**
+ * Methods that only read what the caller may see, opening no spans of their own: as a request's only message they are
+ * described on the request's span (`mcp.*` attributes), not a child span of their own, which halves the spans (and
+ * the export work) of the most frequent requests. In a batch each still gets its own span.
+ */
+const FOLDED_METHODS: ReadonlySet<string> = new Set([
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'prompts/list',
+  'ping',
+]);
+
+function methodAttributes(info: MethodInfo): Attributes {
+  const attributes: Attributes = {
+    'mcp.method.name': info.method,
+    'jsonrpc.request.id': String(info.requestId).slice(0, 64),
+  };
+  if (info.protocolVersion !== null) attributes['mcp.protocol.version'] = info.protocolVersion;
+  if (info.target !== null) {
+    attributes['gen_ai.tool.name'] = info.target;
+    if (info.method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
+  }
+  if (info.resourceUri !== null) attributes['mcp.resource.uri'] = info.resourceUri;
+  return attributes;
+}
+
+function recordOperation(info: MethodInfo, report: CallReport, start: number): void {
+  const metric: Attributes = { 'mcp.method.name': info.method, 'flowgate.outcome': report.outcome };
+  if (info.protocolVersion !== null) metric['mcp.protocol.version'] = info.protocolVersion;
+  if (info.target !== null) metric['gen_ai.tool.name'] = info.target;
+  if (report.errorType !== null) metric['error.type'] = report.errorType;
+  recordMcpOperation(metric, (performance.now() - start) / 1000);
+}
+
+/** A folded method: its attributes and outcome on the request's span, and its duration metric. */
+async function foldMethod<T>(info: MethodInfo, span: Span, run: () => Promise<T>): Promise<T> {
+  const report: CallReport = { outcome: 'ok', errorType: null };
+  const start = performance.now();
+  span.setAttributes(methodAttributes(info));
+  try {
+    return await run();
+  } catch (error) {
+    report.outcome = 'error';
+    report.errorType = error instanceof JsonRpcFailure ? String(error.code) : '_OTHER';
+    if (error instanceof JsonRpcFailure) span.setAttribute('rpc.response.status_code', report.errorType);
+    throw error;
+  } finally {
+    span.setAttribute('flowgate.outcome', report.outcome);
+    recordOperation(info, report, start);
+  }
+}
+
+/** Runs one MCP method inside its span, and records `mcp.server.operation.duration` by method, tool and outcome. */
+export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): Promise<T> {
+  if (!telemetryActive()) return run();
+  if (info.single && FOLDED_METHODS.has(info.method)) {
+    const request = activeRecordingSpan();
+    if (request) return foldMethod(info, request, run);
+  }
+  const report: CallReport = { outcome: 'ok', errorType: null };
+  const start = performance.now();
+  try {
+    return await withSpan(
+      info.target === null ? info.method : `${info.method} ${info.target}`,
+      { kind: SpanKind.SERVER, attributes: methodAttributes(info), values: [[REPORT, report]] },
+      async (span) => {
+        try {
+          const result = await run();
+          if (report.outcome !== 'ok') {
+            span?.setAttribute('flowgate.outcome', report.outcome);
+            markError(span, report.errorType ?? 'tool_error');
+          } else span?.setAttribute('flowgate.outcome', 'ok');
+          return result;
+        } catch (error) {
+          report.outcome = 'error';
+          if (error instanceof JsonRpcFailure) {
+            report.errorType = String(error.code);
+            span?.setAttribute('rpc.response.status_code', String(error.code));
+          } else report.errorType = '_OTHER';
+          span?.setAttribute('flowgate.outcome', 'error');
+          throw error;
+        }
+      },
+    );
+  } finally {
+    recordOperation(info, report, start);
+  }
+}
+
+/** The tool call's verdict, for the method span around it and the blocked-calls counter. */
+export function reportToolCall(
+  tool: string | null,
+  outcome: CallReport['outcome'],
+  errorCode: string | null,
+  blockerReasons: readonly string[],
+): void {
+  const report = contextValue<CallReport>(REPORT);
+  if (!report) return;
+  report.outcome = outcome;
+  report.errorType = outcome === 'ok' ? null : (errorCode ?? 'tool_error');
+  if (outcome === 'blocked' && tool !== null) {
+    for (const reason of new Set(blockerReasons)) recordBlockedCall(tool, reason);
+  }
+}
+
+/** The tool's own execution (under the method span): `execute_tool {name}`. */
+export function traceToolExecution<T>(tool: string, run: () => Promise<T>): Promise<T> {
+  return withSpan(
+    `execute_tool ${tool}`,
+    { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool } },
+    () => run(),
+  );
+}
