@@ -21,15 +21,27 @@ export async function addAuditRepeats(db: Database, id: number, repeats: number)
     .where(eq(auditEntries.id, id));
 }
 
+/** Optional narrowing of an audit listing (the console's filters); every field is an exact match. */
+export interface AuditFilter {
+  keyId?: string | undefined;
+  action?: string | undefined;
+  outcome?: 'ok' | 'error' | 'blocked' | 'denied' | undefined;
+}
+
 /** Newest first; `beforeId` continues a page. */
 export async function listAuditEntries(
   db: Database,
   workspaceId: string,
   page: { limit: number; beforeId?: number | undefined },
+  filter: AuditFilter = {},
 ): Promise<AuditRow[]> {
-  const where = page.beforeId
-    ? and(eq(auditEntries.workspaceId, workspaceId), lt(auditEntries.id, page.beforeId))
-    : eq(auditEntries.workspaceId, workspaceId);
+  const where = and(
+    eq(auditEntries.workspaceId, workspaceId),
+    page.beforeId ? lt(auditEntries.id, page.beforeId) : undefined,
+    filter.keyId !== undefined ? eq(auditEntries.keyId, filter.keyId) : undefined,
+    filter.action !== undefined ? eq(auditEntries.action, filter.action) : undefined,
+    filter.outcome !== undefined ? eq(auditEntries.outcome, filter.outcome) : undefined,
+  );
   return db.select().from(auditEntries).where(where).orderBy(desc(auditEntries.id)).limit(page.limit);
 }
 

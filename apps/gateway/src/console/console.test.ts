@@ -1,0 +1,260 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, TEST_ADMIN_TOKEN } from '../testing.js';
+import { STYLESHEET } from './assets.js';
+import { createSignInCode } from './session.js';
+
+const BASE = 'http://127.0.0.1:8787';
+
+/** A browser's view of one signed-in console user: its cookies, and the CSRF token the last page carried. */
+class Browser {
+  cookies = new Map<string, string>();
+  csrf = '';
+  constructor(private readonly h: Harness) {}
+
+  async fetch(method: string, path: string, form?: Record<string, string | string[]>): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.cookies.size > 0) {
+      headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    }
+    let body: string | undefined;
+    if (form) {
+      const p = new URLSearchParams();
+      for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) p.append(k, x);
+      body = p.toString();
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+    }
+    const res = await this.h.app.request(`${BASE}${path}`, { method, headers, ...(body ? { body } : {}) });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, value] = (pair ?? '').split('=');
+      if (!name) continue;
+      if (value === '' || /max-age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value ?? '');
+    }
+    return res;
+  }
+
+  async page(path: string): Promise<{ res: Response; html: string }> {
+    const res = await this.fetch('GET', path);
+    const html = await res.text();
+    const m = /name="_csrf" value="([^"]+)"/.exec(html);
+    if (m?.[1]) this.csrf = m[1];
+    return { res, html };
+  }
+
+  async signInWithToken(token: string): Promise<Response> {
+    const { html } = await this.page('/console/sign-in');
+    const form = /name="_form" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    return this.fetch('POST', '/console/sign-in', { _form: form, token });
+  }
+
+  async signInWithCode(code: string): Promise<Response> {
+    const { html } = await this.page(`/console/sign-in?code=${encodeURIComponent(code)}`);
+    const form = /name="_form" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    return this.fetch('POST', '/console/sign-in', { _form: form, code });
+  }
+}
+
+describe('admin console', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+    await h.createWorkspace('ws-a');
+    await h.createWorkspace('ws-b');
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const accountsOf = async (ws: string) => {
+    const res = await h.request('GET', `/api/workspaces/${ws}/service-accounts`);
+    return ((await res.json()) as { items: { name: string; status: string }[] }).items;
+  };
+
+  it('redirects a page request without a session to sign-in', async () => {
+    const b = new Browser(h);
+    for (const path of ['/console', '/console/w/ws-a/keys', '/console/w/ws-a/runs', '/console/workspaces']) {
+      const res = await b.fetch('GET', path);
+      expect(res.status, path).toBe(303);
+      expect(res.headers.get('location')).toBe('/console/sign-in');
+    }
+    const post = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      name: 'x',
+      capabilities: 'flows.read',
+    });
+    expect(post.status).toBe(401);
+    expect(await accountsOf('ws-a')).toEqual([]);
+  });
+
+  it('signs in with the operator token, sets a strict HttpOnly cookie, and never renders the token', async () => {
+    const b = new Browser(h);
+    const res = await b.signInWithToken(TEST_ADMIN_TOKEN);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/console');
+    const cookie = res.headers.getSetCookie().find((l) => l.startsWith('fg_console='));
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/Max-Age=28800/);
+    // Plain http on loopback: no Secure (the browser would drop it); everywhere else Secure, see below.
+    expect(cookie).not.toMatch(/Secure/);
+    const sessionId = b.cookies.get('fg_console') ?? '';
+    expect(sessionId.length).toBeGreaterThan(30);
+    for (const path of [
+      '/console/workspaces',
+      '/console/w/ws-a/keys',
+      '/console/w/ws-a/runs',
+      '/console/w/ws-a/audit',
+    ]) {
+      const { res: page, html } = await b.page(path);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect(page.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(html).not.toContain(TEST_ADMIN_TOKEN);
+      expect(html).not.toContain(sessionId);
+    }
+    const { html } = await b.page('/console/workspaces');
+    expect(html).toContain('ws-a');
+    expect(html).toContain('ws-b');
+  });
+
+  it('marks the session cookie Secure outside loopback', async () => {
+    const sign = await h.app.request('https://console.example.com/console/sign-in');
+    const form = sign.headers.getSetCookie().find((l) => l.startsWith('__Host-fg_console_form='));
+    expect(form).toMatch(/Secure/);
+  });
+
+  it('refuses a bad token without a session', async () => {
+    const b = new Browser(h);
+    const res = await b.signInWithToken('not-a-token');
+    expect(res.status).toBe(401);
+    expect(b.cookies.has('fg_console')).toBe(false);
+    expect(await res.text()).not.toContain('not-a-token');
+  });
+
+  it('refuses a service-account key: keys never manage a workspace', async () => {
+    const key = await h.createServiceAccount('ws-b', ['workspace.full'], 'full');
+    const b = new Browser(h);
+    const res = await b.signInWithToken(key.apiKey);
+    expect(res.status).toBe(401);
+    expect(await res.text()).not.toContain(key.apiKey);
+    expect(b.cookies.has('fg_console')).toBe(false);
+  });
+
+  it('refuses a form post without the CSRF token and changes nothing', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const before = await accountsOf('ws-a');
+    const res = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      name: 'csrf',
+      capabilities: 'flows.read',
+    });
+    expect(res.status).toBe(403);
+    const wrong = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      _csrf: 'x'.repeat(43),
+      name: 'csrf',
+      capabilities: 'flows.read',
+    });
+    expect(wrong.status).toBe(403);
+    expect(await accountsOf('ws-a')).toEqual(before);
+  });
+
+  it('creates an account and a key shown once, revokes it, and the MCP endpoint refuses it', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-a/keys');
+    const created = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      _csrf: b.csrf,
+      name: 'console-agent',
+      capabilities: ['flows.read', 'runs.read'],
+    });
+    expect(created.status).toBe(303);
+    const sa = (await accountsOf('ws-a')).find((a) => a.name === 'console-agent') as unknown as {
+      serviceAccountId: string;
+      capabilities: string[];
+    };
+    expect(sa.capabilities).toEqual(['flows.read', 'runs.read']);
+    const keyRes = await b.fetch('POST', `/console/w/ws-a/service-accounts/${sa.serviceAccountId}/keys`, {
+      _csrf: b.csrf,
+      name: 'laptop',
+    });
+    expect(keyRes.status).toBe(200);
+    expect(keyRes.headers.get('cache-control')).toBe('no-store');
+    const html = await keyRes.text();
+    const apiKey = /id="new-key-value" readonly="" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    expect(apiKey).toMatch(/^fgk_/);
+    const mcp = (token: string) =>
+      h.request('POST', '/api/workspaces/ws-a/mcp', {
+        token,
+        headers: { accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      });
+    expect((await mcp(apiKey)).status).toBe(200);
+    // Shown once: the list page never carries it again.
+    const again = await b.page('/console/w/ws-a/keys');
+    expect(again.html).not.toContain(apiKey);
+    const keyId = /Revoke key (fgk_[A-Za-z0-9]+|[A-Za-z0-9_]+)/.exec(again.html)?.[1] ?? '';
+    expect(keyId).not.toBe('');
+    const revoke = await b.fetch(
+      'POST',
+      `/console/w/ws-a/service-accounts/${sa.serviceAccountId}/keys/${keyId}/revoke`,
+      {
+        _csrf: b.csrf,
+      },
+    );
+    expect(revoke.status).toBe(303);
+    expect((await mcp(apiKey)).status).toBe(401);
+  });
+
+  it('keeps a workspace-A admin out of workspace B (403, nothing changed)', async () => {
+    const code = await createSignInCode(h.db.db, 'ws-a');
+    const b = new Browser(h);
+    const res = await b.signInWithCode(code);
+    expect(res.status).toBe(303);
+    expect((await b.page('/console/w/ws-a/keys')).res.status).toBe(200);
+    const before = await accountsOf('ws-b');
+    for (const path of [
+      '/console/w/ws-b/keys',
+      '/console/w/ws-b/runs',
+      '/console/w/ws-b/audit',
+      '/console/workspaces',
+    ]) {
+      const page = await b.page(path);
+      expect(page.res.status, path).toBe(403);
+      expect(page.html, path).not.toContain('full');
+    }
+    const post = await b.fetch('POST', '/console/w/ws-b/service-accounts', {
+      _csrf: b.csrf,
+      name: 'intruder',
+      capabilities: 'flows.read',
+    });
+    expect(post.status).toBe(403);
+    expect(await accountsOf('ws-b')).toEqual(before);
+    // The code was one-time.
+    const reuse = await new Browser(h).signInWithCode(code);
+    expect(reuse.status).toBe(401);
+  });
+
+  it('signs out by revoking the session server-side', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const id = b.cookies.get('fg_console') ?? '';
+    await b.page('/console/w/ws-a/keys');
+    const out = await b.fetch('POST', '/console/sign-out', { _csrf: b.csrf });
+    expect(out.status).toBe(303);
+    // Replaying the old cookie no longer works.
+    const replay = new Browser(h);
+    replay.cookies.set('fg_console', id);
+    const res = await replay.fetch('GET', '/console/w/ws-a/keys');
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/console/sign-in');
+  });
+
+  it('serves the stylesheet under a content hash with long caching', async () => {
+    const res = await h.app.request(`${BASE}${STYLESHEET.path}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(res.headers.get('content-type')).toContain('text/css');
+    expect(STYLESHEET.path).toMatch(/^\/console\/assets\/console\.[0-9a-f]{12}\.css$/);
+  });
+});

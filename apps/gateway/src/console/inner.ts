@@ -1,0 +1,118 @@
+import { AppError } from '@flowgate/core';
+import { repos } from '@flowgate/db';
+import { type Context, Hono } from 'hono';
+import { z } from 'zod';
+import { adminRoutes } from '../admin/routes.js';
+import type { GatewayDeps } from '../app.js';
+import type { AppEnv } from '../context.js';
+import { createErrorHandler } from '../middleware/errors.js';
+import { ipAllowlist } from '../middleware/ip.js';
+import { requireWorkspaceAdmin, workspaceAccess } from '../middleware/workspace-access.js';
+import type { ConsoleSession } from './session.js';
+
+/** The answer of an in-process admin API call: its status and parsed JSON body (null when it had none). */
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
+}
+
+export type AdminCaller = (
+  c: Context<AppEnv>,
+  session: ConsoleSession,
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<ApiAnswer>;
+
+const auditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  key: z.string().min(1).max(64).optional(),
+  tool: z.string().min(1).max(200).optional(),
+  outcome: z.enum(['ok', 'error', 'blocked', 'denied']).optional(),
+});
+
+const workspacesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  after: z.string().min(1).max(64).optional(),
+});
+
+/**
+ * The admin API, mounted on a private Hono app that only the console reaches, behind the same workspace guards as
+ * the public one (access to the workspace, admin role, IP allowlist). The console acts as its session's principal
+ * through it, so a page can never do more than that principal could with a bearer token. The principal travels
+ * next to the Request object (never in a header), so nothing from outside can claim one.
+ */
+export function createAdminCaller(deps: GatewayDeps): AdminCaller {
+  const principals = new WeakMap<Request, ConsoleSession['principal']>();
+  const requestIds = new WeakMap<Request, string>();
+  const app = new Hono<AppEnv>();
+  app.onError(createErrorHandler(deps.logger));
+  app.use('*', async (c, next) => {
+    const principal = principals.get(c.req.raw);
+    if (!principal) throw new AppError('unauthorized', 'no console session');
+    c.set('principal', principal);
+    c.set('requestId', requestIds.get(c.req.raw) ?? 'console');
+    await next();
+  });
+  app.use(
+    '/api/workspaces/:ws/*',
+    workspaceAccess({ authenticator: deps.authenticator, workspaces: deps.workspaces }),
+    ipAllowlist(deps.config.trustProxy),
+  );
+
+  // Reads the admin API has no filtered form of: the same repositories, behind the same admin guard.
+  app.get('/api/workspaces/:ws/console/audit', requireWorkspaceAdmin, async (c) => {
+    const q = auditQuery.safeParse(c.req.query());
+    if (!q.success) throw new AppError('invalid_request', 'invalid audit filter');
+    const rows = await repos.listAuditEntries(
+      deps.db.db,
+      c.get('access').workspaceId,
+      { limit: q.data.limit + 1, beforeId: q.data.before },
+      { keyId: q.data.key, action: q.data.tool, outcome: q.data.outcome },
+    );
+    const more = rows.length > q.data.limit;
+    const items = rows.slice(0, q.data.limit);
+    return c.json({ items, next: more ? (items.at(-1)?.id ?? null) : null });
+  });
+  app.get('/api/console/workspaces', async (c) => {
+    if (c.get('principal').kind !== 'operator') {
+      throw new AppError('insufficient_role', 'only the operator lists workspaces');
+    }
+    const q = workspacesQuery.safeParse(c.req.query());
+    if (!q.success) throw new AppError('invalid_request', 'invalid page');
+    const rows = await repos.listWorkspaces(deps.db.db, { limit: q.data.limit + 1, afterId: q.data.after });
+    const more = rows.length > q.data.limit;
+    const items = rows.slice(0, q.data.limit);
+    return c.json({ items, next: more ? (items.at(-1)?.id ?? null) : null });
+  });
+  app.route('/', adminRoutes({ ...deps, db: deps.db.db }));
+
+  return async (c, session, method, path, body) => {
+    const headers: Record<string, string> = {};
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] = 'application/json';
+    }
+    const request = new Request(new URL(path, 'http://console.internal'), {
+      method,
+      headers,
+      ...(payload !== undefined ? { body: payload } : {}),
+    });
+    principals.set(request, session.principal);
+    requestIds.set(request, c.get('requestId'));
+    // The outer request's environment, so the IP allowlist sees the real client address.
+    const res = await app.fetch(request, c.env);
+    const text = await res.text();
+    let parsed: unknown = null;
+    if (text.length > 0) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+    }
+    return { status: res.status, body: parsed };
+  };
+}

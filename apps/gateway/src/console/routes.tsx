@@ -1,0 +1,957 @@
+/** @jsxImportSource hono/jsx */
+import { CAPABILITIES } from '@flowgate/auth';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { html } from 'hono/html';
+import type { Child } from 'hono/jsx';
+import type { GatewayDeps, RouteInstaller } from '../app.js';
+import type { AppEnv } from '../context.js';
+import { SCRIPT, STYLESHEET } from './assets.js';
+import { type AdminCaller, type ApiAnswer, createAdminCaller } from './inner.js';
+import {
+  type ConsoleSession,
+  createSession,
+  csrfToken,
+  mayOpen,
+  principalForToken,
+  randomToken,
+  readSession,
+  redeemSignInCode,
+  revokeSession,
+  sameToken,
+} from './session.js';
+import {
+  Badge,
+  Csrf,
+  Empty,
+  Json,
+  Layout,
+  Notice,
+  type PageFrame,
+  Pager,
+  SignInPage,
+  when,
+} from './views.js';
+
+type Env = AppEnv & { Variables: { consoleSession: ConsoleSession; csrf: string } };
+type C = Context<Env>;
+
+const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; " +
+  "frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'";
+/** A run's HTML result: no script, no network, its own origin (sandbox), framed only by the console. */
+const RESULT_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; sandbox";
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const WS_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const PAGE_SIZE = 20;
+
+/** `Secure` everywhere but plain http on loopback (`flowgate dev`), where browsers would drop a Secure cookie. */
+function secureCookies(c: Context): boolean {
+  const url = new URL(c.req.url);
+  return !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+}
+const sessionCookie = (c: Context) => (secureCookies(c) ? '__Host-fg_console' : 'fg_console');
+const formCookie = (c: Context) => (secureCookies(c) ? '__Host-fg_console_form' : 'fg_console_form');
+
+function cookieOptions(c: Context, maxAge: number) {
+  return {
+    path: '/',
+    httpOnly: true,
+    secure: secureCookies(c),
+    sameSite: 'Strict' as const,
+    maxAge,
+  };
+}
+
+async function render(c: Context, frame: PageFrame, body: Child, status = 200) {
+  const page = <Layout {...frame}>{body}</Layout>;
+  return c.html(html`<!DOCTYPE html>${page}`, status as 200);
+}
+
+function frameOf(c: C, title: string, ws: string | null, nav: PageFrame['nav']): PageFrame {
+  const session = c.get('consoleSession');
+  return {
+    title,
+    workspaceId: ws,
+    nav,
+    csrf: c.get('csrf'),
+    operator: session.principal.kind === 'operator',
+  };
+}
+
+function message(answer: ApiAnswer): string {
+  const b = answer.body as { message?: unknown } | null;
+  return typeof b?.message === 'string' ? b.message : `request failed (${answer.status})`;
+}
+
+function forbidden(c: C) {
+  return render(
+    c,
+    frameOf(c, 'Not allowed', null, null),
+    <>
+      <h1>Not allowed</h1>
+      <Notice kind="error">Your session does not grant access to this workspace.</Notice>
+      <p>
+        <a href="/console">Back to the console</a>
+      </p>
+    </>,
+    403,
+  );
+}
+
+function formText(form: Record<string, unknown>, name: string): string {
+  const raw = form[name];
+  const v = Array.isArray(raw) ? raw[0] : raw;
+  return typeof v === 'string' ? v.trim() : '';
+}
+
+function qs(params: Record<string, string | number | null | undefined>): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params))
+    if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+interface ServiceAccount {
+  serviceAccountId: string;
+  name: string;
+  capabilities: string[];
+  status: string;
+  createdAt: string;
+}
+interface ApiKey {
+  keyId: string;
+  name: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+interface Run {
+  runId: string;
+  flowSlug: string;
+  version: number | null;
+  status: string;
+  error: { code?: string; message?: string } | null;
+  resultMimeType: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  cancelRequested: boolean;
+  input: unknown;
+}
+interface RunDetail extends Run {
+  result: { mimeType: string; value: unknown } | null;
+  steps: {
+    stepId: string;
+    type: string;
+    status: string;
+    attempts: number;
+    startedAt: string | null;
+    finishedAt: string | null;
+    error: { code: string; message: string } | null;
+  }[];
+  events: {
+    id: number;
+    type: string;
+    stepId: string | null;
+    status: string | null;
+    at: string;
+    detail: unknown;
+  }[];
+}
+interface AuditRow {
+  id: number;
+  at: string;
+  principalType: string;
+  principalId: string;
+  keyId: string | null;
+  kind: string;
+  action: string;
+  outcome: string;
+  errorCode: string | null;
+  blockers: unknown;
+  runId: string | null;
+  count: number;
+}
+
+const NOTICES: Record<string, string> = {
+  'sa-created': 'Service account created. Create a key for it below.',
+  'key-revoked': 'Key revoked. It stops working at once on this gateway (other replicas within 30 s).',
+  'sa-disabled': 'Service account disabled: none of its keys work until it is enabled again.',
+  'sa-enabled': 'Service account enabled.',
+  'run-started': 'Run started.',
+  'run-cancelled': 'Cancellation requested.',
+};
+
+function noticeOf(c: C): Child {
+  const key = c.req.query('done');
+  const text = key ? NOTICES[key] : undefined;
+  return text ? <Notice>{text}</Notice> : null;
+}
+
+export function consoleRoutes(
+  app: Hono<AppEnv>,
+  deps: GatewayDeps,
+  call: AdminCaller = createAdminCaller(deps),
+) {
+  const db = deps.db.db;
+  const now = () => new Date();
+  const console_ = app as unknown as Hono<Env>;
+
+  const headers: MiddlewareHandler<Env> = async (c, next) => {
+    await next();
+    if (!c.res.headers.has('content-security-policy')) c.header('Content-Security-Policy', PAGE_CSP);
+    if (!c.res.headers.has('x-frame-options')) c.header('X-Frame-Options', 'DENY');
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    if (!c.res.headers.has('cache-control')) c.header('Cache-Control', 'no-store');
+  };
+  console_.use('/console', headers);
+  console_.use('/console/*', headers);
+  console_.use(
+    '/console/*',
+    bodyLimit({
+      maxSize: 64 * 1024,
+      onError: (c) => c.text('request body too large', 413),
+    }),
+  );
+
+  // --- assets -----------------------------------------------------------------------------------------------------
+  for (const [asset, type] of [
+    [STYLESHEET, 'text/css; charset=utf-8'],
+    [SCRIPT, 'text/javascript; charset=utf-8'],
+  ] as const) {
+    console_.get(asset.path, (c) =>
+      c.body(asset.body, 200, {
+        'Content-Type': type,
+        'Cache-Control': 'public, max-age=31536000, immutable',
+      }),
+    );
+  }
+
+  // --- sign-in ----------------------------------------------------------------------------------------------------
+  const signInPage = (c: Context, code: string | null, error: string | null, status = 200) => {
+    // Login CSRF: the form carries a random value that must match a SameSite=Strict cookie set with it.
+    const formToken = randomToken();
+    setCookie(c, formCookie(c), formToken, cookieOptions(c, 600));
+    const frame: PageFrame = { title: 'Sign in', workspaceId: null, nav: null, csrf: null, operator: false };
+    return render(c, frame, <SignInPage formToken={formToken} code={code} error={error} />, status);
+  };
+
+  console_.get('/console/sign-in', (c) => {
+    const code = c.req.query('code');
+    return signInPage(c, code && code.length <= 128 ? code : null, null);
+  });
+
+  console_.post('/console/sign-in', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const expected = getCookie(c, formCookie(c)) ?? '';
+    if (!expected || !sameToken(formText(form, '_form'), expected)) {
+      return signInPage(c, null, 'The sign-in form expired; please try again.', 403);
+    }
+    const code = formText(form, 'code');
+    const at = now();
+    let session: { id: string; expiresAt: Date } | null = null;
+    if (code) {
+      session = await redeemSignInCode(db, code, at);
+      if (!session) return signInPage(c, null, 'That sign-in link was already used or has expired.', 401);
+    } else {
+      const token = formText(form, 'token');
+      const result = token ? await principalForToken(deps.authenticator, token) : null;
+      if (!result?.ok) return signInPage(c, null, result?.message ?? 'Enter a token.', 401);
+      session = await createSession(db, result, at);
+    }
+    const maxAge = Math.max(1, Math.floor((session.expiresAt.getTime() - at.getTime()) / 1000));
+    setCookie(c, sessionCookie(c), session.id, cookieOptions(c, maxAge));
+    deleteCookie(c, formCookie(c), { path: '/', secure: secureCookies(c) });
+    return c.redirect('/console', 303);
+  });
+
+  // --- session guard ------------------------------------------------------------------------------------------------
+  const requireSession: MiddlewareHandler<Env> = async (c, next) => {
+    const id = getCookie(c, sessionCookie(c));
+    const session = id ? await readSession(db, id, now()) : null;
+    if (!session) {
+      if (c.req.method === 'GET' || c.req.method === 'HEAD') return c.redirect('/console/sign-in', 303);
+      return c.text('sign in first', 401);
+    }
+    c.set('consoleSession', session);
+    c.set('csrf', csrfToken(deps.cursorKey, session));
+    if (c.req.method === 'POST') {
+      const form = await c.req.parseBody({ all: true });
+      if (!sameToken(formText(form, '_csrf'), c.get('csrf'))) {
+        return c.text('missing or wrong CSRF token; reload the page and try again', 403);
+      }
+    }
+    await next();
+  };
+  const requireWorkspace: MiddlewareHandler<Env> = async (c, next) => {
+    const ws = c.req.param('ws') ?? '';
+    if (!WS_PATTERN.test(ws) || !mayOpen(c.get('consoleSession'), ws)) return forbidden(c);
+    await next();
+  };
+  console_.use('/console', requireSession);
+  console_.use('/console/sign-out', requireSession);
+  console_.use('/console/workspaces', requireSession);
+  console_.use('/console/w/:ws/*', requireSession, requireWorkspace);
+  console_.use('/console/w/:ws', requireSession, requireWorkspace);
+
+  console_.post('/console/sign-out', async (c) => {
+    const id = getCookie(c, sessionCookie(c));
+    if (id) await revokeSession(db, id, now());
+    deleteCookie(c, sessionCookie(c), { path: '/', secure: secureCookies(c) });
+    return c.redirect('/console/sign-in', 303);
+  });
+
+  console_.get('/console', (c) => {
+    const session = c.get('consoleSession');
+    if (session.principal.kind === 'operator') return c.redirect('/console/workspaces', 303);
+    return c.redirect(`/console/w/${session.workspaces[0]}/keys`, 303);
+  });
+  console_.get('/console/w/:ws', (c) => c.redirect(`/console/w/${c.req.param('ws')}/keys`, 303));
+
+  const api = (c: C, method: string, path: string, body?: unknown) =>
+    call(c as unknown as Context<AppEnv>, c.get('consoleSession'), method, path, body);
+  const wsPath = (c: C, rest: string) => `/api/workspaces/${c.req.param('ws')}${rest}`;
+  /** An admin API refusal as a page: a 403 stays a 403, whatever the page. */
+  const failed = (c: C, title: string, nav: PageFrame['nav'], answer: ApiAnswer) =>
+    render(
+      c,
+      frameOf(c, title, c.req.param('ws') ?? null, nav),
+      <>
+        <h1>{title}</h1>
+        <Notice kind="error">{message(answer)}</Notice>
+      </>,
+      answer.status >= 400 ? answer.status : 500,
+    );
+
+  // --- workspaces (operator) ----------------------------------------------------------------------------------------
+  console_.get('/console/workspaces', async (c) => {
+    const after = c.req.query('after');
+    const answer = await api(c, 'GET', `/api/console/workspaces${qs({ limit: PAGE_SIZE, after })}`);
+    if (answer.status !== 200) return failed(c, 'Workspaces', 'workspaces', answer);
+    const { items, next } = answer.body as {
+      items: { id: string; name: string; createdAt: string }[];
+      next: string | null;
+    };
+    return render(
+      c,
+      frameOf(c, 'Workspaces', null, 'workspaces'),
+      <>
+        <h1>Workspaces</h1>
+        {items.length === 0 ? (
+          <Empty>
+            No workspaces yet. Create one with <code>flowgate workspaces create</code> or POST
+            /api/admin/workspaces.
+          </Empty>
+        ) : (
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Id</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((w) => (
+                  <tr>
+                    <td>
+                      <a href={`/console/w/${w.id}/keys`}>{w.id}</a>
+                    </td>
+                    <td>{w.name}</td>
+                    <td>{when(w.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager next={next ? `/console/workspaces${qs({ after: next })}` : null} />
+      </>,
+    );
+  });
+
+  // --- service accounts & keys ------------------------------------------------------------------------------------
+  const keysPage = async (
+    c: C,
+    extra: { created?: { name: string; apiKey: string; keyId: string }; error?: string },
+  ) => {
+    const cursor = c.req.query('cursor');
+    const answer = await api(c, 'GET', wsPath(c, `/service-accounts${qs({ limit: PAGE_SIZE, cursor })}`));
+    if (answer.status !== 200) return failed(c, 'Service accounts & keys', 'keys', answer);
+    const page = answer.body as { items: ServiceAccount[]; nextCursor: string | null };
+    const keys = await Promise.all(
+      page.items.map(async (sa) => {
+        const k = await api(c, 'GET', wsPath(c, `/service-accounts/${sa.serviceAccountId}/keys`));
+        return k.status === 200 ? (k.body as { items: ApiKey[] }).items : [];
+      }),
+    );
+    const ws = c.req.param('ws') as string;
+    const csrf = c.get('csrf');
+    return render(
+      c,
+      frameOf(c, 'Service accounts & keys', ws, 'keys'),
+      <>
+        <h1>Service accounts &amp; keys</h1>
+        {noticeOf(c)}
+        {extra.error ? <Notice kind="error">{extra.error}</Notice> : null}
+        {extra.created ? (
+          <section class="notice" aria-labelledby="new-key">
+            <h2 id="new-key">New key for {extra.created.name}</h2>
+            <p>
+              Copy it now: it is shown this once and never again (only its hash is stored). Agents send it as{' '}
+              <code>Authorization: Bearer …</code>.
+            </p>
+            <div class="secret">
+              <label for="new-key-value" class="muted">
+                API key {extra.created.keyId}
+              </label>
+              <input id="new-key-value" readonly value={extra.created.apiKey} />
+              <button type="button" data-copy="new-key-value">
+                Copy
+              </button>
+            </div>
+          </section>
+        ) : null}
+        <h2>Create a service account</h2>
+        <form method="post" action={`/console/w/${ws}/service-accounts`} class="stack">
+          <Csrf token={csrf} />
+          <label>
+            Name
+            <input name="name" required maxlength={100} />
+          </label>
+          <fieldset>
+            <legend>Capabilities</legend>
+            {CAPABILITIES.map((cap) => (
+              <label style="display:flex;gap:6px;font-weight:400">
+                <input type="checkbox" name="capabilities" value={cap} checked={cap === 'flows.read'} /> {cap}
+              </label>
+            ))}
+          </fieldset>
+          <button type="submit">Create service account</button>
+        </form>
+        <h2>Service accounts</h2>
+        {page.items.length === 0 ? (
+          <Empty>No service accounts yet. Create one above, then a key for each agent that connects.</Empty>
+        ) : (
+          page.items.map((sa, i) => (
+            <section aria-labelledby={`sa-${sa.serviceAccountId}`}>
+              <h3 id={`sa-${sa.serviceAccountId}`}>
+                {sa.name} <Badge value={sa.status} /> <span class="muted mono">{sa.serviceAccountId}</span>
+              </h3>
+              <p class="muted">Capabilities: {sa.capabilities.join(', ') || 'none'}</p>
+              <form
+                method="post"
+                action={`/console/w/${ws}/service-accounts/${sa.serviceAccountId}/keys`}
+                class="inline"
+              >
+                <Csrf token={csrf} />
+                <label style="display:inline-grid">
+                  Key name
+                  <input name="name" maxlength={100} placeholder="optional" />
+                </label>{' '}
+                <button type="submit">Create key</button>
+              </form>{' '}
+              <form
+                method="post"
+                action={`/console/w/${ws}/service-accounts/${sa.serviceAccountId}/${sa.status === 'active' ? 'disable' : 'enable'}`}
+                class="inline"
+              >
+                <Csrf token={csrf} />
+                <button type="submit" class={sa.status === 'active' ? 'danger' : 'secondary'}>
+                  {sa.status === 'active' ? `Disable ${sa.name}` : `Enable ${sa.name}`}
+                </button>
+              </form>
+              {(keys[i] ?? []).length === 0 ? (
+                <Empty>No keys. Create one to let an agent connect as {sa.name}.</Empty>
+              ) : (
+                <div class="scroll">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Key</th>
+                        <th scope="col">Name</th>
+                        <th scope="col">Created</th>
+                        <th scope="col">Last used</th>
+                        <th scope="col">Status</th>
+                        <th scope="col">
+                          <span class="muted">Action</span>
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {(keys[i] ?? []).map((k) => (
+                        <tr>
+                          <td class="mono">{k.keyId}</td>
+                          <td>{k.name ?? '—'}</td>
+                          <td>{when(k.createdAt)}</td>
+                          <td>{when(k.lastUsedAt)}</td>
+                          <td>
+                            <Badge value={k.revokedAt ? 'revoked' : 'active'} />
+                          </td>
+                          <td>
+                            {k.revokedAt ? null : (
+                              <form
+                                method="post"
+                                action={`/console/w/${ws}/service-accounts/${sa.serviceAccountId}/keys/${k.keyId}/revoke`}
+                                class="inline"
+                              >
+                                <Csrf token={csrf} />
+                                <button type="submit" class="danger" aria-label={`Revoke key ${k.keyId}`}>
+                                  Revoke
+                                </button>
+                              </form>
+                            )}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+          ))
+        )}
+        <Pager next={page.nextCursor ? `/console/w/${ws}/keys${qs({ cursor: page.nextCursor })}` : null} />
+      </>,
+      extra.error ? 400 : 200,
+    );
+  };
+
+  console_.get('/console/w/:ws/keys', (c) => keysPage(c, {}));
+  console_.post('/console/w/:ws/service-accounts', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const caps = form.capabilities;
+    const capabilities = (Array.isArray(caps) ? caps : caps ? [caps] : []).filter(
+      (x) => typeof x === 'string',
+    );
+    const answer = await api(c, 'POST', wsPath(c, '/service-accounts'), {
+      name: formText(form, 'name'),
+      capabilities,
+    });
+    if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
+    if (answer.status !== 201) return keysPage(c, { error: message(answer) });
+    return c.redirect(`/console/w/${c.req.param('ws')}/keys?done=sa-created`, 303);
+  });
+  console_.post('/console/w/:ws/service-accounts/:sa/keys', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const name = formText(form, 'name');
+    const sa = c.req.param('sa');
+    const answer = await api(
+      c,
+      'POST',
+      wsPath(c, `/service-accounts/${encodeURIComponent(sa)}/keys`),
+      name ? { name } : {},
+    );
+    if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
+    if (answer.status !== 201) return keysPage(c, { error: message(answer) });
+    const created = answer.body as { key: { keyId: string; apiKey: string } };
+    return keysPage(c, {
+      created: { name: name || sa, apiKey: created.key.apiKey, keyId: created.key.keyId },
+    });
+  });
+  console_.post('/console/w/:ws/service-accounts/:sa/keys/:keyId/revoke', async (c) => {
+    const path = `/service-accounts/${encodeURIComponent(c.req.param('sa'))}/keys/${encodeURIComponent(c.req.param('keyId'))}`;
+    const answer = await api(c, 'DELETE', wsPath(c, path));
+    if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
+    if (answer.status !== 204) return keysPage(c, { error: message(answer) });
+    return c.redirect(`/console/w/${c.req.param('ws')}/keys?done=key-revoked`, 303);
+  });
+  for (const action of ['disable', 'enable'] as const) {
+    console_.post(`/console/w/:ws/service-accounts/:sa/${action}`, async (c) => {
+      const answer = await api(
+        c,
+        'PATCH',
+        wsPath(c, `/service-accounts/${encodeURIComponent(c.req.param('sa') ?? '')}`),
+        {
+          status: action === 'disable' ? 'disabled' : 'active',
+        },
+      );
+      if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
+      if (answer.status !== 200) return keysPage(c, { error: message(answer) });
+      return c.redirect(`/console/w/${c.req.param('ws')}/keys?done=sa-${action}d`, 303);
+    });
+  }
+
+  // --- runs -------------------------------------------------------------------------------------------------------
+  const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed-out'];
+  const runsPage = async (c: C, error?: string) => {
+    const ws = c.req.param('ws') as string;
+    const status = c.req.query('status') || undefined;
+    const flow = c.req.query('flow') || undefined;
+    const cursor = c.req.query('cursor') || undefined;
+    const [answer, flows] = await Promise.all([
+      api(c, 'GET', wsPath(c, `/runs${qs({ limit: PAGE_SIZE, status, flow, cursor })}`)),
+      api(c, 'GET', wsPath(c, '/flows?limit=200')),
+    ]);
+    if (answer.status === 403) return failed(c, 'Runs', 'runs', answer);
+    const page = answer.status === 200 ? (answer.body as { items: Run[]; nextCursor: string | null }) : null;
+    const slugs =
+      flows.status === 200 ? (flows.body as { items: { slug: string }[] }).items.map((f) => f.slug) : [];
+    const active = page?.items.some((r) => ['queued', 'running', 'waiting'].includes(r.status)) ?? false;
+    const csrf = c.get('csrf');
+    return render(
+      c,
+      { ...frameOf(c, 'Runs', ws, 'runs'), ...(active ? { refresh: 2 } : {}) },
+      <>
+        <h1>Runs</h1>
+        {noticeOf(c)}
+        {error ? <Notice kind="error">{error}</Notice> : null}
+        {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
+        <form method="get" action={`/console/w/${ws}/runs`} class="filters">
+          <label>
+            Status
+            <select name="status">
+              <option value="">any</option>
+              {RUN_STATUSES.map((s) => (
+                <option value={s} selected={s === status}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Flow
+            <select name="flow">
+              <option value="">any</option>
+              {slugs.map((s) => (
+                <option value={s} selected={s === flow}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" class="secondary">
+            Filter
+          </button>
+        </form>
+        {page && page.items.length === 0 ? (
+          <Empty>
+            No runs{status || flow ? ' match these filters' : ' yet'}. Start one below, or let an agent call a
+            flow tool.
+          </Empty>
+        ) : null}
+        {page && page.items.length > 0 ? (
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Run</th>
+                  <th scope="col">Flow</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Finished</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((r) => (
+                  <tr>
+                    <td class="mono">
+                      <a href={`/console/w/${ws}/runs/${r.runId}`}>{r.runId}</a>
+                    </td>
+                    <td>{r.flowSlug}</td>
+                    <td>
+                      <Badge value={r.status} />
+                    </td>
+                    <td>{when(r.createdAt)}</td>
+                    <td>{when(r.finishedAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+        <Pager
+          next={
+            page?.nextCursor ? `/console/w/${ws}/runs${qs({ status, flow, cursor: page.nextCursor })}` : null
+          }
+        />
+        <h2>Start a run</h2>
+        {slugs.length === 0 ? (
+          <Empty>
+            No flows in this workspace yet. Publish one with <code>flowgate flows push</code>.
+          </Empty>
+        ) : (
+          <form method="post" action={`/console/w/${ws}/runs`} class="stack">
+            <Csrf token={csrf} />
+            <label>
+              Flow
+              <select name="flow" required>
+                {slugs.map((s) => (
+                  <option value={s}>{s}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Input (JSON object)
+              <textarea name="input" spellcheck={false}>
+                {'{}'}
+              </textarea>
+            </label>
+            <button type="submit">Start run</button>
+          </form>
+        )}
+      </>,
+      error ? 400 : 200,
+    );
+  };
+  console_.get('/console/w/:ws/runs', (c) => runsPage(c));
+  console_.post('/console/w/:ws/runs', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const flow = formText(form, 'flow');
+    let input: unknown;
+    try {
+      input = JSON.parse(formText(form, 'input') || '{}');
+    } catch {
+      return runsPage(c, 'Input must be a JSON object.');
+    }
+    const answer = await api(c, 'POST', wsPath(c, `/flows/${encodeURIComponent(flow)}/runs`), { input });
+    if (answer.status === 403) return failed(c, 'Runs', 'runs', answer);
+    if (answer.status !== 202) return runsPage(c, message(answer));
+    const { runId } = answer.body as { runId: string };
+    return c.redirect(`/console/w/${c.req.param('ws')}/runs/${runId}?done=run-started`, 303);
+  });
+
+  const runDetail = (c: C, runId: string) => api(c, 'GET', wsPath(c, `/runs/${encodeURIComponent(runId)}`));
+  console_.get('/console/w/:ws/runs/:runId', async (c) => {
+    const ws = c.req.param('ws');
+    const answer = await runDetail(c, c.req.param('runId'));
+    if (answer.status !== 200) return failed(c, 'Run', 'runs', answer);
+    const run = answer.body as RunDetail;
+    const active = ['queued', 'running', 'waiting'].includes(run.status);
+    const mime = run.result?.mimeType ?? null;
+    return render(
+      c,
+      { ...frameOf(c, `Run ${run.runId}`, ws, 'runs'), ...(active ? { refresh: 2 } : {}) },
+      <>
+        <h1>
+          Run <span class="mono">{run.runId}</span> <Badge value={run.status} />
+        </h1>
+        {noticeOf(c)}
+        <p>
+          Flow <strong>{run.flowSlug}</strong>
+          {run.version !== null ? ` v${run.version}` : ''} · created {when(run.createdAt)} · finished{' '}
+          {when(run.finishedAt)}
+        </p>
+        {active ? (
+          <form method="post" action={`/console/w/${ws}/runs/${run.runId}/cancel`}>
+            <Csrf token={c.get('csrf')} />
+            <button type="submit" class="danger">
+              Cancel run
+            </button>
+          </form>
+        ) : null}
+        {run.error ? (
+          <Notice kind="error">
+            {run.error.code ?? 'error'}: {run.error.message ?? ''}
+          </Notice>
+        ) : null}
+        <h2>Result</h2>
+        {run.result === null ? (
+          <Empty>
+            {active ? 'No result yet; this page refreshes until the run ends.' : 'This run has no result.'}
+          </Empty>
+        ) : mime?.startsWith('text/html') ? (
+          <iframe
+            class="result"
+            title={`Result of run ${run.runId}`}
+            sandbox=""
+            src={`/console/w/${ws}/runs/${run.runId}/result`}
+          />
+        ) : (
+          <>
+            <p class="muted">{mime}</p>
+            {typeof run.result.value === 'string' ? (
+              <pre>{run.result.value}</pre>
+            ) : (
+              <Json value={run.result.value} />
+            )}
+          </>
+        )}
+        <h2>Steps</h2>
+        {run.steps.length === 0 ? (
+          <Empty>No steps recorded yet.</Empty>
+        ) : (
+          <ol class="timeline">
+            {run.steps.map((s) => (
+              <li>
+                <strong class="mono">{s.stepId}</strong> <span class="muted">{s.type}</span>{' '}
+                <Badge value={s.status} />{' '}
+                <span class="muted">
+                  {when(s.startedAt)} → {when(s.finishedAt)}
+                  {s.attempts > 1 ? ` · ${s.attempts} attempts` : ''}
+                </span>
+                {s.error ? (
+                  <div>
+                    {s.error.code}: {s.error.message}
+                  </div>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        )}
+        <h2>Events</h2>
+        {run.events.length === 0 ? (
+          <Empty>No events yet.</Empty>
+        ) : (
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">At</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Step</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {run.events.map((e) => (
+                  <tr>
+                    <td>{when(e.at)}</td>
+                    <td>{e.type}</td>
+                    <td class="mono">{e.stepId ?? '—'}</td>
+                    <td>{e.status ?? '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <h2>Input</h2>
+        <Json value={run.input} />
+      </>,
+    );
+  });
+  console_.get('/console/w/:ws/runs/:runId/result', async (c) => {
+    const answer = await runDetail(c, c.req.param('runId'));
+    if (answer.status !== 200) return c.text(message(answer), answer.status as 404);
+    const run = answer.body as RunDetail;
+    const value = run.result?.value;
+    const body = typeof value === 'string' ? value : JSON.stringify(value ?? null);
+    const type = run.result?.mimeType?.startsWith('text/html')
+      ? 'text/html; charset=utf-8'
+      : 'text/plain; charset=utf-8';
+    return c.body(body, 200, {
+      'Content-Type': type,
+      'Content-Security-Policy': RESULT_CSP,
+      'X-Frame-Options': 'SAMEORIGIN',
+    });
+  });
+  console_.post('/console/w/:ws/runs/:runId/cancel', async (c) => {
+    const runId = c.req.param('runId');
+    const answer = await api(c, 'POST', wsPath(c, `/runs/${encodeURIComponent(runId)}/cancel`));
+    if (answer.status !== 200) return failed(c, 'Run', 'runs', answer);
+    return c.redirect(
+      `/console/w/${c.req.param('ws')}/runs/${encodeURIComponent(runId)}?done=run-cancelled`,
+      303,
+    );
+  });
+
+  // --- audit ------------------------------------------------------------------------------------------------------
+  console_.get('/console/w/:ws/audit', async (c) => {
+    const ws = c.req.param('ws');
+    const key = c.req.query('key') || undefined;
+    const tool = c.req.query('tool') || undefined;
+    const outcome = c.req.query('outcome') || undefined;
+    const before = c.req.query('before') || undefined;
+    const answer = await api(
+      c,
+      'GET',
+      wsPath(c, `/console/audit${qs({ limit: PAGE_SIZE, key, tool, outcome, before })}`),
+    );
+    if (answer.status === 403) return failed(c, 'Audit', 'audit', answer);
+    const page = answer.status === 200 ? (answer.body as { items: AuditRow[]; next: number | null }) : null;
+    return render(
+      c,
+      frameOf(c, 'Audit', ws, 'audit'),
+      <>
+        <h1>Audit</h1>
+        {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
+        <form method="get" action={`/console/w/${ws}/audit`} class="filters">
+          <label>
+            Key id
+            <input name="key" value={key ?? ''} maxlength={64} />
+          </label>
+          <label>
+            Tool or action
+            <input name="tool" value={tool ?? ''} maxlength={200} />
+          </label>
+          <label>
+            Outcome
+            <select name="outcome">
+              <option value="">any</option>
+              {['ok', 'error', 'blocked', 'denied'].map((o) => (
+                <option value={o} selected={o === outcome}>
+                  {o}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" class="secondary">
+            Filter
+          </button>
+        </form>
+        {page && page.items.length === 0 ? (
+          <Empty>
+            No audit entries{key || tool || outcome ? ' match these filters' : ' yet'}. Every MCP tool call
+            and admin action is recorded here.
+          </Empty>
+        ) : null}
+        {page && page.items.length > 0 ? (
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">At</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Tool / action</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Blockers</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((e) => (
+                  <tr>
+                    <td>{when(e.at)}</td>
+                    <td>
+                      {e.principalType} <span class="mono">{e.keyId ?? e.principalId}</span>
+                    </td>
+                    <td>{e.kind}</td>
+                    <td class="mono">
+                      {e.action}
+                      {e.count > 1 ? ` ×${e.count}` : ''}
+                      {e.runId ? (
+                        <>
+                          {' '}
+                          <a href={`/console/w/${ws}/runs/${e.runId}`}>run</a>
+                        </>
+                      ) : null}
+                    </td>
+                    <td>
+                      <Badge value={e.outcome} />{' '}
+                      {e.errorCode ? <span class="mono">{e.errorCode}</span> : null}
+                    </td>
+                    <td>{e.blockers ? <Json value={e.blockers} /> : '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+        <Pager
+          next={page?.next ? `/console/w/${ws}/audit${qs({ key, tool, outcome, before: page.next })}` : null}
+        />
+      </>,
+    );
+  });
+}
+
+/** Mounts the admin console at /console (docs in README, "Admin console"). */
+export const installConsole: RouteInstaller = (app, deps) => consoleRoutes(app, deps);
