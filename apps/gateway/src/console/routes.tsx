@@ -349,7 +349,7 @@ export function consoleRoutes(
             /api/admin/workspaces.
           </Empty>
         ) : (
-          <div class="scroll">
+          <div class="scroll" tabindex={0}>
             <table>
               <thead>
                 <tr>
@@ -471,7 +471,7 @@ export function consoleRoutes(
               {(keys[i] ?? []).length === 0 ? (
                 <Empty>No keys. Create one to let an agent connect as {sa.name}.</Empty>
               ) : (
-                <div class="scroll">
+                <div class="scroll" tabindex={0}>
                   <table>
                     <thead>
                       <tr>
@@ -593,7 +593,9 @@ export function consoleRoutes(
     if (answer.status === 403) return failed(c, 'Runs', 'runs', answer);
     const page = answer.status === 200 ? (answer.body as { items: Run[]; nextCursor: string | null }) : null;
     const slugs =
-      flows.status === 200 ? (flows.body as { items: { slug: string }[] }).items.map((f) => f.slug) : [];
+      flows.status === 200
+        ? (flows.body as { items: { flowSlug: string }[] }).items.map((f) => f.flowSlug)
+        : [];
     const active = page?.items.some((r) => ['queued', 'running', 'waiting'].includes(r.status)) ?? false;
     const csrf = c.get('csrf');
     return render(
@@ -638,7 +640,7 @@ export function consoleRoutes(
           </Empty>
         ) : null}
         {page && page.items.length > 0 ? (
-          <div class="scroll">
+          <div class="scroll" tabindex={0}>
             <table>
               <thead>
                 <tr>
@@ -768,7 +770,7 @@ export function consoleRoutes(
           <>
             <p class="muted">{mime}</p>
             {typeof run.result.value === 'string' ? (
-              <pre>{run.result.value}</pre>
+              <pre tabindex={0}>{run.result.value}</pre>
             ) : (
               <Json value={run.result.value} />
             )}
@@ -800,7 +802,7 @@ export function consoleRoutes(
         {run.events.length === 0 ? (
           <Empty>No events yet.</Empty>
         ) : (
-          <div class="scroll">
+          <div class="scroll" tabindex={0}>
             <table>
               <thead>
                 <tr>
@@ -904,7 +906,7 @@ export function consoleRoutes(
           </Empty>
         ) : null}
         {page && page.items.length > 0 ? (
-          <div class="scroll">
+          <div class="scroll" tabindex={0}>
             <table>
               <thead>
                 <tr>

@@ -147,7 +147,7 @@ export function Pager(props: { next: string | null; label?: string }) {
 }
 
 export function Json(props: { value: unknown }) {
-  return <pre>{JSON.stringify(props.value, null, 2)}</pre>;
+  return <pre tabindex={0}>{JSON.stringify(props.value, null, 2)}</pre>;
 }
 
 export function when(iso: unknown): string {
