@@ -207,6 +207,25 @@ describe('admin console in chromium', () => {
     await shot('05-audit');
   });
 
+  it('previews the tool list for an account and headers, and the preview follows a policy change', async () => {
+    await page.goto(`${gw.url}/console/w/${WS}/policy`);
+    const visible = () => page.locator('#visible-tools li').allTextContents();
+    const before = await visible();
+    expect(before).toContain('get_workspace_context');
+    await page.getByLabel('X-MCP-Exclude-Tools').fill('get_workspace_context');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.waitForURL(/x-mcp-exclude-tools=get_workspace_context/);
+    expect(await visible()).toEqual(before.filter((t) => t !== 'get_workspace_context'));
+    const disabled = before.find((t) => t !== 'get_workspace_context') as string;
+    const put = await gw.admin('PUT', `/api/workspaces/${WS}/mcp-policy`, { disabledTools: [disabled] });
+    expect(put.status).toBe(200);
+    await page.reload();
+    expect(await visible()).toEqual(before.filter((t) => t !== 'get_workspace_context' && t !== disabled));
+    expect(await page.getByRole('cell', { name: 'workspace_disabled_tool' }).count()).toBe(1);
+    await axePass('policy');
+    await shot('06-policy-preview');
+  });
+
   it('signs out, and the old session no longer opens a page', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/console\/sign-in$/);

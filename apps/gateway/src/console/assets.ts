@@ -50,6 +50,7 @@ iframe.result{width:100%;min-height:16rem;border:1px solid var(--line)}
 
 /** Copy buttons (the one script; loaded from the gateway, so the CSP needs no inline script). */
 const JS = `document.addEventListener('click',function(e){var b=e.target.closest('[data-copy]');if(!b)return;var f=document.getElementById(b.getAttribute('data-copy'));if(!f)return;f.select();var done=function(){b.textContent='Copied';};if(navigator.clipboard){navigator.clipboard.writeText(f.value).then(done,function(){document.execCommand('copy');done();});}else{document.execCommand('copy');done();}});
+document.addEventListener('change',function(e){var f=e.target.form;if(f&&f.hasAttribute('data-autosubmit'))f.requestSubmit();});
 `;
 
 function hashed(name: string, ext: string, body: string) {

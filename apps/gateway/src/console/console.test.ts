@@ -104,6 +104,7 @@ describe('admin console', () => {
       '/console/w/ws-a/keys',
       '/console/w/ws-a/runs',
       '/console/w/ws-a/audit',
+      '/console/w/ws-a/policy',
     ]) {
       const { res: page, html } = await b.page(path);
       expect(page.status, path).toBe(200);
@@ -217,6 +218,7 @@ describe('admin console', () => {
       '/console/w/ws-b/keys',
       '/console/w/ws-b/runs',
       '/console/w/ws-b/audit',
+      '/console/w/ws-b/policy',
       '/console/workspaces',
     ]) {
       const page = await b.page(path);
@@ -248,6 +250,44 @@ describe('admin console', () => {
     const res = await replay.fetch('GET', '/console/w/ws-a/keys');
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/console/sign-in');
+  });
+
+  it('previews exactly the tools/list a key of the account gets with those headers, policy included', async () => {
+    const key = await h.createServiceAccount('ws-a', ['flows.read', 'runs.read'], 'previewed');
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const listed = async (headers: Record<string, string>) => {
+      const res = await h.request('POST', '/api/workspaces/ws-a/mcp', {
+        token: key.apiKey,
+        headers: { accept: 'application/json, text/event-stream', ...headers },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      });
+      const body = (await res.json()) as { result: { tools: { name: string }[] } };
+      return body.result.tools.map((t) => t.name);
+    };
+    const previewed = async (headers: Record<string, string>) => {
+      const query = new URLSearchParams({ sa: key.serviceAccountId, ...headers }).toString();
+      const { res, html } = await b.page(`/console/w/ws-a/policy?${query}`);
+      expect(res.status).toBe(200);
+      const list = /<ul class="mono" id="visible-tools">(.*?)<\/ul>/s.exec(html)?.[1] ?? '';
+      return [...list.matchAll(/<li>([^<]+)<\/li>/g)].map((m) => m[1]);
+    };
+    const narrowed = { 'x-mcp-exclude-tools': 'search_flows' };
+    const before = await listed(narrowed);
+    expect(before.length).toBeGreaterThan(1);
+    expect(before).not.toContain('search_flows');
+    expect(await previewed(narrowed)).toEqual(before);
+    const disabled = before[0] as string;
+    const put = await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', {
+      body: { disabledTools: [disabled] },
+    });
+    expect(put.status).toBe(200);
+    const after = await listed(narrowed);
+    expect(after).toEqual(before.filter((t) => t !== disabled));
+    expect(await previewed(narrowed)).toEqual(after);
+    const { html } = await b.page(`/console/w/ws-a/policy?sa=${key.serviceAccountId}`);
+    expect(html).toContain('workspace_disabled_tool');
+    await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', { body: { disabledTools: [] } });
   });
 
   it('serves the stylesheet under a content hash with long caching', async () => {

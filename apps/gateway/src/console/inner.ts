@@ -1,5 +1,13 @@
+import { capabilitySchema, effectiveCapabilities } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
 import { repos } from '@flowgate/db';
+import {
+  CATALOG,
+  evaluateTool,
+  narrowingHeadersFrom,
+  parseNarrowingHeaders,
+  TOOL_NAMES,
+} from '@flowgate/workspace-mcp';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { adminRoutes } from '../admin/routes.js';
@@ -74,6 +82,44 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
     const more = rows.length > q.data.limit;
     const items = rows.slice(0, q.data.limit);
     return c.json({ items, next: more ? (items.at(-1)?.id ?? null) : null });
+  });
+  /**
+   * The tools/list a service account's keys would get with the given X-MCP-* headers: the catalog through the same
+   * narrowing parser and `evaluateTool` the MCP endpoint uses, against the workspace's current policy.
+   */
+  app.get('/api/workspaces/:ws/console/tools-preview', requireWorkspaceAdmin, async (c) => {
+    const workspaceId = c.get('access').workspaceId;
+    const saId = c.req.query('serviceAccountId') ?? '';
+    const account = saId ? await repos.getServiceAccount(deps.db.db, workspaceId, saId) : null;
+    if (!account) throw new AppError('not_found', 'service account not found');
+    const narrowing = parseNarrowingHeaders(
+      narrowingHeadersFrom((name) => {
+        const v = c.req.query(name);
+        return v === undefined || v === '' ? undefined : v;
+      }),
+      TOOL_NAMES,
+    );
+    if (!narrowing.ok) throw new AppError('invalid_request', narrowing.error.message);
+    const policy = await repos.getPolicy(deps.db.db, workspaceId);
+    const ctx = {
+      capabilities:
+        account.status === 'active'
+          ? effectiveCapabilities(
+              account.capabilities.flatMap((cap) => {
+                const parsed = capabilitySchema.safeParse(cap);
+                return parsed.success ? [parsed.data] : [];
+              }),
+            )
+          : new Set<never>(),
+      narrowing: narrowing.narrowing,
+      workspacePolicy: policy,
+    };
+    const tools = CATALOG.map((tool) => ({ name: tool.name, ...evaluateTool(tool, ctx) }));
+    return c.json({
+      serviceAccount: { id: account.id, name: account.name, status: account.status },
+      visible: tools.filter((t) => t.visible).map((t) => t.name),
+      hidden: tools.filter((t) => !t.visible).map((t) => ({ name: t.name, blockers: t.blockers })),
+    });
   });
   app.get('/api/console/workspaces', async (c) => {
     if (c.get('principal').kind !== 'operator') {

@@ -953,6 +953,152 @@ export function consoleRoutes(
       </>,
     );
   });
+  // --- MCP policy (read-only) and the tools/list preview --------------------------------------------------------
+  const NARROWING_FIELDS = [
+    ['x-mcp-toolsets', 'X-MCP-Toolsets', 'comma-separated toolsets'],
+    ['x-mcp-tools', 'X-MCP-Tools', 'comma-separated tool names'],
+    ['x-mcp-exclude-tools', 'X-MCP-Exclude-Tools', 'comma-separated tool names'],
+    ['x-mcp-readonly', 'X-MCP-Readonly', 'true or false'],
+  ] as const;
+  console_.get('/console/w/:ws/policy', async (c) => {
+    const ws = c.req.param('ws');
+    const [policyAnswer, accountsAnswer] = await Promise.all([
+      api(c, 'GET', wsPath(c, '/mcp-policy')),
+      api(c, 'GET', wsPath(c, '/service-accounts?limit=200')),
+    ]);
+    if (policyAnswer.status !== 200) return failed(c, 'MCP policy', 'policy', policyAnswer);
+    const policy = policyAnswer.body as {
+      readOnly: boolean;
+      disabledTools: string[];
+      allowedOrigins: string[];
+      allowedIps: string[];
+      rateLimitPerMinute: number | null;
+      updatedAt: string | null;
+    };
+    const accounts =
+      accountsAnswer.status === 200 ? (accountsAnswer.body as { items: ServiceAccount[] }).items : [];
+    const sa = c.req.query('sa') || accounts[0]?.serviceAccountId || '';
+    const headerValues = Object.fromEntries(
+      NARROWING_FIELDS.map(([name]) => [name, c.req.query(name) ?? '']),
+    );
+    const preview = sa
+      ? await api(
+          c,
+          'GET',
+          wsPath(c, `/console/tools-preview${qs({ serviceAccountId: sa, ...headerValues })}`),
+        )
+      : null;
+    const result =
+      preview?.status === 200
+        ? (preview.body as { visible: string[]; hidden: { name: string; blockers: { reason: string }[] }[] })
+        : null;
+    const list = (items: string[]) =>
+      items.length === 0 ? <span class="muted">none</span> : <code>{items.join(', ')}</code>;
+    return render(
+      c,
+      frameOf(c, 'MCP policy', ws, 'policy'),
+      <>
+        <h1>MCP policy</h1>
+        <p class="muted">
+          Read-only here; change it with <code>flowgate mcp-policy set</code> or <code>PUT …/mcp-policy</code>
+          .
+        </p>
+        <div class="scroll" tabindex={0}>
+          <table>
+            <tbody>
+              <tr>
+                <th scope="row">Read-only</th>
+                <td>{policy.readOnly ? 'yes: mutating tools are hidden' : 'no'}</td>
+              </tr>
+              <tr>
+                <th scope="row">Disabled tools</th>
+                <td>{list(policy.disabledTools)}</td>
+              </tr>
+              <tr>
+                <th scope="row">Allowed origins</th>
+                <td>{list(policy.allowedOrigins)}</td>
+              </tr>
+              <tr>
+                <th scope="row">IP allowlist</th>
+                <td>{policy.allowedIps.length === 0 ? 'any address' : list(policy.allowedIps)}</td>
+              </tr>
+              <tr>
+                <th scope="row">Rate limit</th>
+                <td>
+                  {policy.rateLimitPerMinute === null
+                    ? 'deployment default per key'
+                    : `${policy.rateLimitPerMinute} requests a minute per key`}
+                </td>
+              </tr>
+            </tbody>
+          </table>
+        </div>
+        <h2>Preview the tool list</h2>
+        {accounts.length === 0 ? (
+          <Empty>
+            No service accounts yet. <a href={`/console/w/${ws}/keys`}>Create one</a> to preview what its keys
+            see.
+          </Empty>
+        ) : (
+          <form method="get" action={`/console/w/${ws}/policy`} class="filters" data-autosubmit="">
+            <label>
+              Service account
+              <select name="sa">
+                {accounts.map((a) => (
+                  <option value={a.serviceAccountId} selected={a.serviceAccountId === sa}>
+                    {a.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {NARROWING_FIELDS.map(([name, label, hint]) => (
+              <label>
+                {label}
+                <input name={name} value={headerValues[name]} placeholder={hint} maxlength={2000} />
+              </label>
+            ))}
+            <button type="submit" class="secondary">
+              Preview
+            </button>
+          </form>
+        )}
+        {preview && preview.status !== 200 ? <Notice kind="error">{message(preview)}</Notice> : null}
+        {result ? (
+          <section aria-live="polite" aria-labelledby="preview-visible">
+            <h3 id="preview-visible">tools/list: {result.visible.length} tools</h3>
+            {result.visible.length === 0 ? (
+              <Empty>No tool is visible: grant capabilities to the account or loosen the headers.</Empty>
+            ) : (
+              <ul class="mono" id="visible-tools">
+                {result.visible.map((t) => (
+                  <li>{t}</li>
+                ))}
+              </ul>
+            )}
+            <h3>Hidden ({result.hidden.length})</h3>
+            <div class="scroll" tabindex={0}>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Why</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {result.hidden.map((h) => (
+                    <tr>
+                      <td class="mono">{h.name}</td>
+                      <td>{h.blockers.map((b) => b.reason).join(', ')}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </section>
+        ) : null}
+      </>,
+    );
+  });
 }
 
 /** Mounts the admin console at /console (docs in README, "Admin console"). */

@@ -2,7 +2,7 @@
 import type { Child } from 'hono/jsx';
 import { SCRIPT, STYLESHEET } from './assets.js';
 
-export type Nav = 'keys' | 'runs' | 'audit' | 'workspaces';
+export type Nav = 'keys' | 'runs' | 'audit' | 'policy' | 'connect' | 'workspaces';
 
 export interface PageFrame {
   title: string;
@@ -20,6 +20,7 @@ const NAV: { id: Nav; label: string; path: string }[] = [
   { id: 'keys', label: 'Service accounts & keys', path: 'keys' },
   { id: 'runs', label: 'Runs', path: 'runs' },
   { id: 'audit', label: 'Audit', path: 'audit' },
+  { id: 'policy', label: 'MCP policy', path: 'policy' },
 ];
 
 export function Layout(props: PageFrame & { children?: Child }) {
