@@ -226,6 +226,20 @@ describe('admin console in chromium', () => {
     await shot('06-policy-preview');
   });
 
+  it('shows a copyable config for every client, referencing the key by its variable', async () => {
+    await page.goto(`${gw.url}/console/w/${WS}/connect`);
+    await page.getByLabel('Variable holding the key').fill('ACME_KEY');
+    await page.getByRole('button', { name: 'Show configs' }).click();
+    await page.waitForURL(/var=ACME_KEY/);
+    const claude = await page.getByLabel('JSON for claude').inputValue();
+    expect(claude).toContain(gw.mcpUrl(WS));
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's own variable syntax
+    expect(claude).toContain('Bearer ${ACME_KEY}');
+    expect(await page.locator('textarea[readonly]').count()).toBe(13);
+    await axePass('connect');
+    await shot('07-connect');
+  });
+
   it('signs out, and the old session no longer opens a page', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/console\/sign-in$/);

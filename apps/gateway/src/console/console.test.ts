@@ -1,3 +1,4 @@
+import { NO_FLAGS, PROVIDERS, renderConfig } from '@flowgate/client-config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, TEST_ADMIN_TOKEN } from '../testing.js';
 import { STYLESHEET } from './assets.js';
@@ -105,6 +106,7 @@ describe('admin console', () => {
       '/console/w/ws-a/runs',
       '/console/w/ws-a/audit',
       '/console/w/ws-a/policy',
+      '/console/w/ws-a/connect',
     ]) {
       const { res: page, html } = await b.page(path);
       expect(page.status, path).toBe(200);
@@ -219,6 +221,7 @@ describe('admin console', () => {
       '/console/w/ws-b/runs',
       '/console/w/ws-b/audit',
       '/console/w/ws-b/policy',
+      '/console/w/ws-b/connect',
       '/console/workspaces',
     ]) {
       const page = await b.page(path);
@@ -288,6 +291,36 @@ describe('admin console', () => {
     const { html } = await b.page(`/console/w/ws-a/policy?sa=${key.serviceAccountId}`);
     expect(html).toContain('workspace_disabled_tool');
     await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', { body: { disabledTools: [] } });
+  });
+
+  it('renders every client config for the chosen variable, exactly as `flowgate mcp config` does', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const decodeHtml = (t: string) =>
+      t
+        .replaceAll('&lt;', '<')
+        .replaceAll('&gt;', '>')
+        .replaceAll('&quot;', '"')
+        .replaceAll('&#39;', "'")
+        .replaceAll('&amp;', '&');
+    const { res, html } = await b.page('/console/w/ws-a/connect?var=ACME_MCP_KEY');
+    expect(res.status).toBe(200);
+    const areas = [...html.matchAll(/<textarea id="config-(\d+)"[^>]*>([^<]*)<\/textarea>/g)];
+    expect(areas).toHaveLength(PROVIDERS.length);
+    PROVIDERS.forEach((provider, i) => {
+      const expected = renderConfig({
+        provider,
+        transport: 'http',
+        workspaceId: 'ws-a',
+        apiUrl: 'http://127.0.0.1:8787',
+        tokenEnvVar: 'ACME_MCP_KEY',
+        narrowing: NO_FLAGS,
+      });
+      expect(decodeHtml(areas[i]?.[2] ?? '').trim(), provider).toBe(expected.content.trim());
+    });
+    const bad = await b.page('/console/w/ws-a/connect?var=$(rm%20-rf)');
+    expect(bad.html).toContain('Not a variable name; showing FLOWGATE_TOKEN.');
+    expect(bad.html).not.toContain('rm -rf');
   });
 
   it('serves the stylesheet under a content hash with long caching', async () => {

@@ -21,6 +21,7 @@ const NAV: { id: Nav; label: string; path: string }[] = [
   { id: 'runs', label: 'Runs', path: 'runs' },
   { id: 'audit', label: 'Audit', path: 'audit' },
   { id: 'policy', label: 'MCP policy', path: 'policy' },
+  { id: 'connect', label: 'Connect your agent', path: 'connect' },
 ];
 
 export function Layout(props: PageFrame & { children?: Child }) {
