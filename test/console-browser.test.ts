@@ -238,6 +238,10 @@ describe('admin console in chromium', () => {
     expect(await page.locator('textarea[readonly]').count()).toBe(13);
     await axePass('connect');
     await shot('07-connect');
+    await page.goto(`${gw.url}/console/w/${WS}/connections`);
+    expect(await page.getByRole('button', { name: 'Check sales' }).count()).toBe(1);
+    await axePass('connections');
+    await shot('08-connections');
   });
 
   it('signs out, and the old session no longer opens a page', async () => {

@@ -107,6 +107,7 @@ describe('admin console', () => {
       '/console/w/ws-a/audit',
       '/console/w/ws-a/policy',
       '/console/w/ws-a/connect',
+      '/console/w/ws-a/connections',
     ]) {
       const { res: page, html } = await b.page(path);
       expect(page.status, path).toBe(200);
@@ -222,6 +223,7 @@ describe('admin console', () => {
       '/console/w/ws-b/audit',
       '/console/w/ws-b/policy',
       '/console/w/ws-b/connect',
+      '/console/w/ws-b/connections',
       '/console/workspaces',
     ]) {
       const page = await b.page(path);
@@ -321,6 +323,45 @@ describe('admin console', () => {
     const bad = await b.page('/console/w/ws-a/connect?var=$(rm%20-rf)');
     expect(bad.html).toContain('Not a variable name; showing FLOWGATE_TOKEN.');
     expect(bad.html).not.toContain('rm -rf');
+  });
+
+  it('creates, rotates, checks and disables a connection without ever rendering its secret', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-a/connections');
+    const created = await b.fetch('POST', '/console/w/ws-a/connections', {
+      _csrf: b.csrf,
+      name: 'crm',
+      type: 'http-api',
+      baseUrl: 'http://127.0.0.1:9/crm',
+      authType: 'bearer',
+      secret: 'first-secret-value-123',
+    });
+    expect(created.status).toBe(303);
+    const list = await h.request('GET', '/api/workspaces/ws-a/connections');
+    const conn = (
+      (await list.json()) as { items: { connectionId: string; name: string; auth: { type: string } }[] }
+    ).items[0];
+    expect(conn?.name).toBe('crm');
+    expect(conn?.auth.type).toBe('bearer');
+    const id = conn?.connectionId ?? '';
+    const rotated = await b.fetch('POST', `/console/w/ws-a/connections/${id}/rotate`, {
+      _csrf: b.csrf,
+      secret: 'second-secret-value-456',
+    });
+    expect(rotated.status).toBe(303);
+    const checked = await b.fetch('POST', `/console/w/ws-a/connections/${id}/check`, { _csrf: b.csrf });
+    expect(checked.status).toBe(200);
+    const checkedHtml = await checked.text();
+    expect(checkedHtml).toContain('crm: unhealthy');
+    const disabled = await b.fetch('POST', `/console/w/ws-a/connections/${id}/disable`, { _csrf: b.csrf });
+    expect(disabled.status).toBe(303);
+    const { html } = await b.page('/console/w/ws-a/connections');
+    expect(html).toContain('Enable crm');
+    for (const page of [html, checkedHtml]) {
+      expect(page).not.toContain('first-secret-value-123');
+      expect(page).not.toContain('second-secret-value-456');
+    }
   });
 
   it('serves the stylesheet under a content hash with long caching', async () => {

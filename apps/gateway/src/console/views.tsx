@@ -2,7 +2,7 @@
 import type { Child } from 'hono/jsx';
 import { SCRIPT, STYLESHEET } from './assets.js';
 
-export type Nav = 'keys' | 'runs' | 'audit' | 'policy' | 'connect' | 'workspaces';
+export type Nav = 'keys' | 'connections' | 'runs' | 'audit' | 'policy' | 'connect' | 'workspaces';
 
 export interface PageFrame {
   title: string;
@@ -18,6 +18,7 @@ export interface PageFrame {
 
 const NAV: { id: Nav; label: string; path: string }[] = [
   { id: 'keys', label: 'Service accounts & keys', path: 'keys' },
+  { id: 'connections', label: 'Connections', path: 'connections' },
   { id: 'runs', label: 'Runs', path: 'runs' },
   { id: 'audit', label: 'Audit', path: 'audit' },
   { id: 'policy', label: 'MCP policy', path: 'policy' },
