@@ -20,6 +20,8 @@ const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(process.cwd(), '.tmp', 'console-screenshots');
 const HOSTILE =
   '<script>document.title="PWNED";parent.document.title="PWNED"</script><img src=x onerror="alert(1)">';
+/** Flow-authored text (a description) with markup; EDN strings allow no double quotes inside. */
+const HOSTILE_DESCRIPTION = "<script>document.title='PWNED'</script><img src=x onerror=alert(2)>";
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let gw: TestGateway;
@@ -67,9 +69,13 @@ beforeAll(async () => {
     baseUrl: `${api.url}/sales`,
     auth: { type: 'none' },
   });
-  await installFlow(gw, WS, 'daily-report', EXAMPLE_FLOWS['daily-report'] as string, {
-    sales: sales.connectionId,
-  });
+  const edn = (EXAMPLE_FLOWS['daily-report'] as string).replace(
+    /:description "Fetches a day's sales figures and renders them as an HTML report\."/,
+    `:description "${HOSTILE_DESCRIPTION}"`,
+  );
+  if (!edn.includes(HOSTILE_DESCRIPTION))
+    throw new Error('the example flow changed; update the hostile description');
+  await installFlow(gw, WS, 'daily-report', edn, { sales: sales.connectionId });
   profile = mkdtempSync(join(tmpdir(), 'fg-chromium-'));
   // A fresh profile per run (playwright passes it as --user-data-dir).
   context = await chromium.launchPersistentContext(profile, {
@@ -242,6 +248,19 @@ describe('admin console in chromium', () => {
     expect(await page.getByRole('button', { name: 'Check sales' }).count()).toBe(1);
     await axePass('connections');
     await shot('08-connections');
+  });
+
+  it('shows flow-authored markup as text on the flows pages, never running it', async () => {
+    await page.goto(`${gw.url}/console/w/${WS}/flows`);
+    expect(await page.locator('td').filter({ hasText: HOSTILE_DESCRIPTION }).count()).toBe(1);
+    await page.getByRole('link', { name: 'daily-report' }).click();
+    await page.waitForURL(/\/flows\/daily-report$/);
+    expect(await page.getByText(HOSTILE_DESCRIPTION, { exact: true }).count()).toBe(1);
+    expect(await page.locator('main script, main img').count()).toBe(0);
+    expect(await page.title()).not.toBe('PWNED');
+    expect(dialogs).toEqual([]);
+    await axePass('flow');
+    await shot('09-flow');
   });
 
   it('signs out, and the old session no longer opens a page', async () => {

@@ -1,4 +1,5 @@
 import { NO_FLAGS, PROVIDERS, renderConfig } from '@flowgate/client-config';
+import { EXAMPLE_FLOWS } from '@flowgate/flows';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, TEST_ADMIN_TOKEN } from '../testing.js';
 import { STYLESHEET } from './assets.js';
@@ -108,6 +109,7 @@ describe('admin console', () => {
       '/console/w/ws-a/policy',
       '/console/w/ws-a/connect',
       '/console/w/ws-a/connections',
+      '/console/w/ws-a/flows',
     ]) {
       const { res: page, html } = await b.page(path);
       expect(page.status, path).toBe(200);
@@ -224,6 +226,7 @@ describe('admin console', () => {
       '/console/w/ws-b/policy',
       '/console/w/ws-b/connect',
       '/console/w/ws-b/connections',
+      '/console/w/ws-b/flows',
       '/console/workspaces',
     ]) {
       const page = await b.page(path);
@@ -362,6 +365,47 @@ describe('admin console', () => {
       expect(page).not.toContain('first-secret-value-123');
       expect(page).not.toContain('second-secret-value-456');
     }
+  });
+
+  it('releases flow versions and rolls back, with flow-authored text escaped', async () => {
+    const hostile = '<script>alert(1)</script>';
+    const edn = (EXAMPLE_FLOWS['daily-report'] as string).replace(
+      /:description "Fetches a day's sales figures and renders them as an HTML report\."/,
+      `:description "${hostile} report"`,
+    );
+    expect(edn).toContain(hostile);
+    const save = (text: string) =>
+      h.request('PUT', '/api/workspaces/ws-a/flows/report/draft', {
+        body: text.replace(':slug :daily-report', ':slug :report'),
+        headers: { 'content-type': 'application/edn' },
+      });
+    expect((await save(edn)).status).toBe(200);
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const first = await b.page('/console/w/ws-a/flows/report');
+    expect(first.res.status).toBe(200);
+    expect(first.html).not.toContain(hostile);
+    expect(first.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; report');
+    expect((await b.page('/console/w/ws-a/flows')).html).not.toContain(hostile);
+    const release = (form: Record<string, string>) =>
+      b.fetch('POST', '/console/w/ws-a/flows/report/release', { _csrf: b.csrf, ...form });
+    expect((await release({ releaseNote: 'first' })).status).toBe(303);
+    expect((await save(edn.replace('"Daily sales report"', '"Daily sales report, v2"'))).status).toBe(200);
+    await b.page('/console/w/ws-a/flows/report');
+    expect((await release({})).status).toBe(303);
+    const live = async () => {
+      const res = await h.request('GET', '/api/workspaces/ws-a/flows/report');
+      return ((await res.json()) as { liveVersion: number }).liveVersion;
+    };
+    expect(await live()).toBe(2);
+    const { html } = await b.page('/console/w/ws-a/flows/report');
+    expect(html).toContain('Roll back to v1');
+    expect((await release({ version: '1' })).status).toBe(303);
+    expect(await live()).toBe(1);
+    expect((await b.fetch('POST', '/console/w/ws-a/flows/report/release', { version: '2' })).status).toBe(
+      403,
+    );
+    expect(await live()).toBe(1);
   });
 
   it('serves the stylesheet under a content hash with long caching', async () => {

@@ -172,6 +172,19 @@ interface RunDetail extends Run {
     detail: unknown;
   }[];
 }
+interface FlowSummary {
+  flowSlug: string;
+  name: string;
+  description: string | null;
+  tags: string[];
+  hasDraft: boolean;
+  latestVersion: number | null;
+  liveVersion: number | null;
+}
+interface FlowDetail extends FlowSummary {
+  versions: { version: number; releaseNote: string | null; createdAt: string }[];
+  bindings: { live: Record<string, unknown>; draft: Record<string, unknown> };
+}
 interface Connection {
   connectionId: string;
   name: string;
@@ -211,6 +224,7 @@ const NOTICES: Record<string, string> = {
   'sa-enabled': 'Service account enabled.',
   'run-started': 'Run started.',
   'run-cancelled': 'Cancellation requested.',
+  released: 'Released: the live version changed. Agents see it on their next tools/list.',
   'conn-created': 'Connection created. Check it to see whether it answers.',
   'conn-rotated': 'Secret replaced; the next run uses the new one. The old one is gone.',
   'conn-disabled': 'Connection disabled: steps that use it fail with connection_disabled.',
@@ -1201,6 +1215,156 @@ export function consoleRoutes(
       return connectionsPage(c, { check: answer.body as ConnectionCheck & { name: string } });
     }
     return c.text('not found', 404);
+  });
+
+  // --- flows ------------------------------------------------------------------------------------------------------
+  console_.get('/console/w/:ws/flows', async (c) => {
+    const ws = c.req.param('ws') as string;
+    const cursor = c.req.query('cursor') || undefined;
+    const answer = await api(c, 'GET', wsPath(c, `/flows${qs({ limit: PAGE_SIZE, cursor })}`));
+    if (answer.status !== 200) return failed(c, 'Flows', 'flows', answer);
+    const page = answer.body as { items: FlowSummary[]; nextCursor: string | null };
+    return render(
+      c,
+      frameOf(c, 'Flows', ws, 'flows'),
+      <>
+        <h1>Flows</h1>
+        {page.items.length === 0 ? (
+          <Empty>
+            No flows yet. Save one with <code>flowgate flows push</code> (or PUT …/flows/&lt;slug&gt;/draft),
+            then release it here.
+          </Empty>
+        ) : (
+          <div class="scroll" tabindex={0}>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Flow</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Live</th>
+                  <th scope="col">Latest</th>
+                  <th scope="col">Draft</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((f) => (
+                  <tr>
+                    <td>
+                      <a href={`/console/w/${ws}/flows/${f.flowSlug}`}>{f.flowSlug}</a>
+                      <div class="muted">{f.name}</div>
+                    </td>
+                    <td>{f.description ?? '—'}</td>
+                    <td>{f.liveVersion === null ? 'not released' : `v${f.liveVersion}`}</td>
+                    <td>{f.latestVersion === null ? '—' : `v${f.latestVersion}`}</td>
+                    <td>{f.hasDraft ? 'yes' : 'no'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager next={page.nextCursor ? `/console/w/${ws}/flows${qs({ cursor: page.nextCursor })}` : null} />
+      </>,
+    );
+  });
+  const flowPage = async (c: C, error?: string) => {
+    const ws = c.req.param('ws') as string;
+    const slug = c.req.param('slug') as string;
+    const answer = await api(c, 'GET', wsPath(c, `/flows/${encodeURIComponent(slug)}`));
+    if (answer.status !== 200) return failed(c, 'Flow', 'flows', answer);
+    const flow = answer.body as FlowDetail;
+    const csrf = c.get('csrf');
+    const releaseForm = (version: number | null, label: string, danger = false) => (
+      <form method="post" action={`/console/w/${ws}/flows/${flow.flowSlug}/release`} class="inline">
+        <Csrf token={csrf} />
+        {version !== null ? <input type="hidden" name="version" value={String(version)} /> : null}
+        <button type="submit" class={danger ? 'danger' : 'secondary'}>
+          {label}
+        </button>
+      </form>
+    );
+    return render(
+      c,
+      frameOf(c, `Flow ${flow.flowSlug}`, ws, 'flows'),
+      <>
+        <h1>
+          {flow.name} <span class="muted mono">{flow.flowSlug}</span>
+        </h1>
+        {noticeOf(c)}
+        {error ? <Notice kind="error">{error}</Notice> : null}
+        <p>{flow.description ?? ''}</p>
+        <p>
+          Live: <strong>{flow.liveVersion === null ? 'not released' : `v${flow.liveVersion}`}</strong>
+          {flow.tags.length > 0 ? <span class="muted"> · tags {flow.tags.join(', ')}</span> : null}
+        </p>
+        {flow.hasDraft ? (
+          <form method="post" action={`/console/w/${ws}/flows/${flow.flowSlug}/release`} class="stack">
+            <Csrf token={csrf} />
+            <label>
+              Release note
+              <input name="releaseNote" maxlength={2000} />
+            </label>
+            <button type="submit">Release the draft</button>
+          </form>
+        ) : null}
+        <h2>Versions</h2>
+        {flow.versions.length === 0 ? (
+          <Empty>No released versions yet; release the draft to make the flow live.</Empty>
+        ) : (
+          <div class="scroll" tabindex={0}>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Version</th>
+                  <th scope="col">Released</th>
+                  <th scope="col">Note</th>
+                  <th scope="col">Action</th>
+                </tr>
+              </thead>
+              <tbody>
+                {flow.versions.map((v) => (
+                  <tr>
+                    <td>
+                      v{v.version} {v.version === flow.liveVersion ? <Badge value="live" /> : null}
+                    </td>
+                    <td>{when(v.createdAt)}</td>
+                    <td>{v.releaseNote ?? '—'}</td>
+                    <td>
+                      {v.version === flow.liveVersion
+                        ? null
+                        : releaseForm(
+                            v.version,
+                            flow.liveVersion !== null && v.version < flow.liveVersion
+                              ? `Roll back to v${v.version}`
+                              : `Make v${v.version} live`,
+                            flow.liveVersion !== null && v.version < flow.liveVersion,
+                          )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <h2>Bindings</h2>
+        <Json value={flow.bindings} />
+      </>,
+      error ? 400 : 200,
+    );
+  };
+  console_.get('/console/w/:ws/flows/:slug', (c) => flowPage(c));
+  console_.post('/console/w/:ws/flows/:slug/release', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const version = formText(form, 'version');
+    const note = formText(form, 'releaseNote');
+    const slug = c.req.param('slug');
+    const answer = await api(c, 'POST', wsPath(c, `/flows/${encodeURIComponent(slug)}/release`), {
+      ...(version ? { version: Number(version) } : {}),
+      ...(note ? { releaseNote: note } : {}),
+    });
+    if (answer.status === 403) return failed(c, 'Flow', 'flows', answer);
+    if (answer.status !== 200) return flowPage(c, message(answer));
+    return c.redirect(`/console/w/${c.req.param('ws')}/flows/${encodeURIComponent(slug)}?done=released`, 303);
   });
 
   // --- connect your agent -----------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 import type { Child } from 'hono/jsx';
 import { SCRIPT, STYLESHEET } from './assets.js';
 
-export type Nav = 'keys' | 'connections' | 'runs' | 'audit' | 'policy' | 'connect' | 'workspaces';
+export type Nav = 'keys' | 'connections' | 'flows' | 'runs' | 'audit' | 'policy' | 'connect' | 'workspaces';
 
 export interface PageFrame {
   title: string;
@@ -19,6 +19,7 @@ export interface PageFrame {
 const NAV: { id: Nav; label: string; path: string }[] = [
   { id: 'keys', label: 'Service accounts & keys', path: 'keys' },
   { id: 'connections', label: 'Connections', path: 'connections' },
+  { id: 'flows', label: 'Flows', path: 'flows' },
   { id: 'runs', label: 'Runs', path: 'runs' },
   { id: 'audit', label: 'Audit', path: 'audit' },
   { id: 'policy', label: 'MCP policy', path: 'policy' },
