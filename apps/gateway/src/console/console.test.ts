@@ -1,9 +1,10 @@
 import { NO_FLAGS, PROVIDERS, renderConfig } from '@flowgate/client-config';
+import { repos } from '@flowgate/db';
 import { EXAMPLE_FLOWS } from '@flowgate/flows';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, TEST_ADMIN_TOKEN } from '../testing.js';
 import { STYLESHEET } from './assets.js';
-import { createSignInCode } from './session.js';
+import { createSession, createSignInCode, hashSecret } from './session.js';
 
 const BASE = 'http://127.0.0.1:8787';
 
@@ -406,6 +407,24 @@ describe('admin console', () => {
       403,
     );
     expect(await live()).toBe(1);
+  });
+
+  it('refuses expired sessions, and each new session deletes those expired over a day ago', async () => {
+    const operator = { principal: { kind: 'operator' as const, id: 'operator' as const }, workspaces: ['*'] };
+    const day = 24 * 60 * 60 * 1000;
+    const stale = await createSession(h.db.db, operator, new Date(Date.now() - 3 * day));
+    const recent = await createSession(h.db.db, operator, new Date(Date.now() - 9 * 60 * 60 * 1000));
+    for (const id of [stale.id, recent.id]) {
+      const b = new Browser(h);
+      b.cookies.set('fg_console', id);
+      const res = await b.fetch('GET', '/console/w/ws-a/keys');
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe('/console/sign-in');
+    }
+    await new Browser(h).signInWithToken(TEST_ADMIN_TOKEN);
+    const row = (id: string) => repos.getConsoleSession(h.db.db, hashSecret(id), 'session', new Date(0));
+    expect(await row(stale.id)).toBeNull();
+    expect(await row(recent.id)).not.toBeNull();
   });
 
   it('serves the stylesheet under a content hash with long caching', async () => {

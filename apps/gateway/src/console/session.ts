@@ -132,6 +132,9 @@ export async function createSession(
     expires = Math.min(expires, signIn.principal.expiresAt.getTime());
   }
   const expiresAt = new Date(expires);
+  // Sign-ins are rare, so each one also clears rows that expired more than a day ago; the table stays small
+  // without a timer of its own.
+  await repos.pruneConsoleSessions(db, new Date(now.getTime() - 24 * 60 * 60 * 1000));
   return { id: await insert(db, 'session', signIn.principal, signIn.workspaces, expiresAt), expiresAt };
 }
 

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lt, or } from 'drizzle-orm';
+import { and, eq, gt, isNull, lt } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { consoleSessions } from '../schema.js';
 
@@ -64,11 +64,11 @@ export async function revokeConsoleSession(
   return rows[0] ?? null;
 }
 
-/** Deletes expired and revoked rows older than `before`; returns how many went. */
+/** Deletes rows (sessions, codes, used or not) that expired before `before`; returns how many went. */
 export async function pruneConsoleSessions(db: Database, before: Date): Promise<number> {
   const rows = await db
     .delete(consoleSessions)
-    .where(or(lt(consoleSessions.expiresAt, before), lt(consoleSessions.revokedAt, before)))
+    .where(lt(consoleSessions.expiresAt, before))
     .returning({ idHash: consoleSessions.idHash });
   return rows.length;
 }
