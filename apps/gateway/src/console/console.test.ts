@@ -427,6 +427,25 @@ describe('admin console', () => {
     expect(await row(recent.id)).not.toBeNull();
   });
 
+  it('filters the audit log by action, outcome and time', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const rows = async (query: string) => {
+      const { res, html } = await b.page(`/console/w/ws-a/audit?${query}`);
+      expect(res.status).toBe(200);
+      return [...html.matchAll(/<td class="mono">([a-z_.]+)/g)].map((m) => m[1]);
+    };
+    await expect.poll(() => rows('tool=service_accounts.create'), { timeout: 5_000 }).not.toEqual([]);
+    const created = await rows('tool=service_accounts.create&since=2000-01-01T00:00&until=2999-01-01T00:00');
+    expect(created.length).toBeGreaterThan(0);
+    expect(new Set(created)).toEqual(new Set(['service_accounts.create']));
+    expect(await rows('tool=service_accounts.create&since=2999-01-01T00:00')).toEqual([]);
+    expect(await rows('tool=service_accounts.create&until=2000-01-01T00:00')).toEqual([]);
+    expect(await rows('tool=service_accounts.create&outcome=blocked')).toEqual([]);
+    const { html } = await b.page('/console/w/ws-a/audit?since=2999-01-01T00:00');
+    expect(html).toContain('No audit entries match these filters');
+  });
+
   it('serves the stylesheet under a content hash with long caching', async () => {
     const res = await h.app.request(`${BASE}${STYLESHEET.path}`);
     expect(res.status).toBe(200);

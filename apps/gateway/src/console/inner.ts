@@ -38,6 +38,8 @@ const auditQuery = z.object({
   key: z.string().min(1).max(64).optional(),
   tool: z.string().min(1).max(200).optional(),
   outcome: z.enum(['ok', 'error', 'blocked', 'denied']).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
 });
 
 const workspacesQuery = z.object({
@@ -77,7 +79,13 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
       deps.db.db,
       c.get('access').workspaceId,
       { limit: q.data.limit + 1, beforeId: q.data.before },
-      { keyId: q.data.key, action: q.data.tool, outcome: q.data.outcome },
+      {
+        keyId: q.data.key,
+        action: q.data.tool,
+        outcome: q.data.outcome,
+        since: q.data.since ? new Date(q.data.since) : undefined,
+        until: q.data.until ? new Date(q.data.until) : undefined,
+      },
     );
     const more = rows.length > q.data.limit;
     const items = rows.slice(0, q.data.limit);

@@ -906,10 +906,20 @@ export function consoleRoutes(
     const tool = c.req.query('tool') || undefined;
     const outcome = c.req.query('outcome') || undefined;
     const before = c.req.query('before') || undefined;
+    // <input type="datetime-local"> sends minutes without a zone; the form says they are UTC.
+    const instant = (name: string) => {
+      const v = c.req.query(name) ?? '';
+      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v) ? v : undefined;
+    };
+    const since = instant('since');
+    const until = instant('until');
     const answer = await api(
       c,
       'GET',
-      wsPath(c, `/console/audit${qs({ limit: PAGE_SIZE, key, tool, outcome, before })}`),
+      wsPath(
+        c,
+        `/console/audit${qs({ limit: PAGE_SIZE, key, tool, outcome, before, since: since && `${since}:00Z`, until: until && `${until}:00Z` })}`,
+      ),
     );
     if (answer.status === 403) return failed(c, 'Audit', 'audit', answer);
     const page = answer.status === 200 ? (answer.body as { items: AuditRow[]; next: number | null }) : null;
@@ -939,14 +949,22 @@ export function consoleRoutes(
               ))}
             </select>
           </label>
+          <label>
+            From (UTC)
+            <input type="datetime-local" name="since" value={since ?? ''} />
+          </label>
+          <label>
+            Until (UTC)
+            <input type="datetime-local" name="until" value={until ?? ''} />
+          </label>
           <button type="submit" class="secondary">
             Filter
           </button>
         </form>
         {page && page.items.length === 0 ? (
           <Empty>
-            No audit entries{key || tool || outcome ? ' match these filters' : ' yet'}. Every MCP tool call
-            and admin action is recorded here.
+            No audit entries{key || tool || outcome || since || until ? ' match these filters' : ' yet'}.
+            Every MCP tool call and admin action is recorded here.
           </Empty>
         ) : null}
         {page && page.items.length > 0 ? (
@@ -992,7 +1010,11 @@ export function consoleRoutes(
           </div>
         ) : null}
         <Pager
-          next={page?.next ? `/console/w/${ws}/audit${qs({ key, tool, outcome, before: page.next })}` : null}
+          next={
+            page?.next
+              ? `/console/w/${ws}/audit${qs({ key, tool, outcome, since, until, before: page.next })}`
+              : null
+          }
         />
       </>,
     );

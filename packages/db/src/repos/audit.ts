@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { auditEntries, workspaces } from '../schema.js';
 
@@ -26,6 +26,10 @@ export interface AuditFilter {
   keyId?: string | undefined;
   action?: string | undefined;
   outcome?: 'ok' | 'error' | 'blocked' | 'denied' | undefined;
+  /** Entries at or after this instant. */
+  since?: Date | undefined;
+  /** Entries before this instant. */
+  until?: Date | undefined;
 }
 
 /** Newest first; `beforeId` continues a page. */
@@ -41,6 +45,8 @@ export async function listAuditEntries(
     filter.keyId !== undefined ? eq(auditEntries.keyId, filter.keyId) : undefined,
     filter.action !== undefined ? eq(auditEntries.action, filter.action) : undefined,
     filter.outcome !== undefined ? eq(auditEntries.outcome, filter.outcome) : undefined,
+    filter.since !== undefined ? gte(auditEntries.at, filter.since) : undefined,
+    filter.until !== undefined ? lt(auditEntries.at, filter.until) : undefined,
   );
   return db.select().from(auditEntries).where(where).orderBy(desc(auditEntries.id)).limit(page.limit);
 }
