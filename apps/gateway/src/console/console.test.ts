@@ -454,3 +454,64 @@ describe('admin console', () => {
     expect(STYLESHEET.path).toMatch(/^\/console\/assets\/console\.[0-9a-f]{12}\.css$/);
   });
 });
+
+describe('admin console runs without a worker', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ env: { FLOWGATE_WORKER: 'false' } });
+    await h.createWorkspace('ws-runs');
+    const saved = await h.request('PUT', '/api/workspaces/ws-runs/flows/report/draft', {
+      body: (EXAMPLE_FLOWS['daily-report'] as string).replace(':slug :daily-report', ':slug :report'),
+      headers: { 'content-type': 'application/edn' },
+    });
+    expect(saved.status).toBe(200);
+    expect(
+      (await h.request('POST', '/api/workspaces/ws-runs/flows/report/release', { body: {} })).status,
+    ).toBe(200);
+    const conn = await h.request('POST', '/api/workspaces/ws-runs/connections', {
+      body: { name: 'sales', type: 'http-api', baseUrl: 'http://127.0.0.1:9/sales', auth: { type: 'none' } },
+    });
+    const { connectionId } = (await conn.json()) as { connectionId: string };
+    const bound = await h.request('PUT', '/api/workspaces/ws-runs/flows/report/bindings', {
+      body: { slots: { sales: connectionId } },
+    });
+    expect(bound.status).toBe(200);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('starts a run from the form, lists it by status and flow, and cancels it', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-runs/runs');
+    const bad = await b.fetch('POST', '/console/w/ws-runs/runs', {
+      _csrf: b.csrf,
+      flow: 'report',
+      input: '[1',
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('Input must be a JSON object.');
+    const started = await b.fetch('POST', '/console/w/ws-runs/runs', {
+      _csrf: b.csrf,
+      flow: 'report',
+      input: '{}',
+    });
+    expect(started.status, await started.clone().text()).toBe(303);
+    const runId = /\/runs\/(run_[A-Za-z0-9]+)\?done=run-started$/.exec(
+      started.headers.get('location') ?? '',
+    )?.[1];
+    expect(runId).toBeDefined();
+    const queued = await b.page('/console/w/ws-runs/runs?status=queued&flow=report');
+    expect(queued.html).toContain(`/console/w/ws-runs/runs/${runId}`);
+    // Still running: the page refreshes itself.
+    expect(queued.html).toContain('http-equiv="refresh"');
+    const detail = await b.page(`/console/w/ws-runs/runs/${runId}`);
+    expect(detail.html).toContain('Cancel run');
+    const cancel = await b.fetch('POST', `/console/w/ws-runs/runs/${runId}/cancel`, { _csrf: b.csrf });
+    expect(cancel.status).toBe(303);
+    const run = await h.request('GET', `/api/workspaces/ws-runs/runs/${runId}`);
+    expect(((await run.json()) as { status: string }).status).toBe('cancelled');
+    expect((await b.page('/console/w/ws-runs/runs?status=queued')).html).not.toContain(runId as string);
+  });
+});
