@@ -387,7 +387,10 @@ describe('admin console', () => {
     expect(first.res.status).toBe(200);
     expect(first.html).not.toContain(hostile);
     expect(first.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; report');
-    expect((await b.page('/console/w/ws-a/flows')).html).not.toContain(hostile);
+    const list = await b.page('/console/w/ws-a/flows');
+    expect(list.html).not.toContain(hostile);
+    expect(list.html).toContain('/console/w/ws-a/flows/report');
+    expect(list.html).toContain('No installations.');
     const release = (form: Record<string, string>) =>
       b.fetch('POST', '/console/w/ws-a/flows/report/release', { _csrf: b.csrf, ...form });
     expect((await release({ releaseNote: 'first' })).status).toBe(303);

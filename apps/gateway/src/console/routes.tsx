@@ -1243,9 +1243,27 @@ export function consoleRoutes(
   console_.get('/console/w/:ws/flows', async (c) => {
     const ws = c.req.param('ws') as string;
     const cursor = c.req.query('cursor') || undefined;
-    const answer = await api(c, 'GET', wsPath(c, `/flows${qs({ limit: PAGE_SIZE, cursor })}`));
+    const [answer, installed] = await Promise.all([
+      api(c, 'GET', wsPath(c, `/flows${qs({ limit: PAGE_SIZE, cursor })}`)),
+      api(c, 'GET', wsPath(c, `/installations${qs({ limit: PAGE_SIZE })}`)),
+    ]);
     if (answer.status !== 200) return failed(c, 'Flows', 'flows', answer);
     const page = answer.body as { items: FlowSummary[]; nextCursor: string | null };
+    const installations =
+      installed.status === 200
+        ? (
+            installed.body as {
+              items: {
+                installationId: string;
+                sourceWorkspaceId: string;
+                flowSlug: string;
+                versionPolicy: string;
+                pinnedVersion: number | null;
+                enabled: boolean;
+              }[];
+            }
+          ).items
+        : [];
     return render(
       c,
       frameOf(c, 'Flows', ws, 'flows'),
@@ -1286,6 +1304,37 @@ export function consoleRoutes(
           </div>
         )}
         <Pager next={page.nextCursor ? `/console/w/${ws}/flows${qs({ cursor: page.nextCursor })}` : null} />
+        <h2>Installed from other workspaces</h2>
+        {installations.length === 0 ? (
+          <Empty>
+            No installations. Install a public flow of another workspace with POST …/installations.
+          </Empty>
+        ) : (
+          <div class="scroll" tabindex={0}>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Installation</th>
+                  <th scope="col">Flow</th>
+                  <th scope="col">Version</th>
+                  <th scope="col">Enabled</th>
+                </tr>
+              </thead>
+              <tbody>
+                {installations.map((i) => (
+                  <tr>
+                    <td class="mono">{i.installationId}</td>
+                    <td>
+                      {i.sourceWorkspaceId}/{i.flowSlug}
+                    </td>
+                    <td>{i.pinnedVersion !== null ? `pinned v${i.pinnedVersion}` : i.versionPolicy}</td>
+                    <td>{i.enabled ? 'yes' : 'no'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
       </>,
     );
   });
