@@ -404,6 +404,11 @@ describe('admin console', () => {
     expect(await live()).toBe(2);
     const { html } = await b.page('/console/w/ws-a/flows/report');
     expect(html).toContain('Roll back to v1');
+    const diff = await b.page('/console/w/ws-a/flows/report?from=1&to=2');
+    expect(diff.html).toContain('\n- :name &quot;Daily sales report&quot;\n');
+    expect(diff.html).toContain('\n+ :name &quot;Daily sales report, v2&quot;\n');
+    expect(diff.html).not.toContain(hostile);
+    expect((await b.page('/console/w/ws-a/flows/report?from=1&to=9')).html).toContain('no such version');
     expect((await release({ version: '1' })).status).toBe(303);
     expect(await live()).toBe(1);
     expect((await b.fetch('POST', '/console/w/ws-a/flows/report/release', { version: '2' })).status).toBe(

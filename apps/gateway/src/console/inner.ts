@@ -8,6 +8,7 @@ import {
   parseNarrowingHeaders,
   TOOL_NAMES,
 } from '@flowgate/workspace-mcp';
+import { createTwoFilesPatch } from 'diff';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { adminRoutes } from '../admin/routes.js';
@@ -40,6 +41,11 @@ const auditQuery = z.object({
   outcome: z.enum(['ok', 'error', 'blocked', 'denied']).optional(),
   since: z.iso.datetime({ offset: true }).optional(),
   until: z.iso.datetime({ offset: true }).optional(),
+});
+
+const diffQuery = z.object({
+  from: z.coerce.number().int().min(1).max(1_000_000_000),
+  to: z.coerce.number().int().min(1).max(1_000_000_000),
 });
 
 const workspacesQuery = z.object({
@@ -128,6 +134,25 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
       visible: tools.filter((t) => t.visible).map((t) => t.name),
       hidden: tools.filter((t) => !t.visible).map((t) => ({ name: t.name, blockers: t.blockers })),
     });
+  });
+  /** A unified diff between two released versions of a flow (the admin API serves no version text). */
+  app.get('/api/workspaces/:ws/console/flows/:slug/diff', requireWorkspaceAdmin, async (c) => {
+    const q = diffQuery.safeParse(c.req.query());
+    if (!q.success) throw new AppError('invalid_request', 'from and to are version numbers');
+    const workspaceId = c.get('access').workspaceId;
+    const slug = c.req.param('slug');
+    const [from, to] = await Promise.all([
+      repos.getFlowVersion(deps.db.db, workspaceId, slug, q.data.from),
+      repos.getFlowVersion(deps.db.db, workspaceId, slug, q.data.to),
+    ]);
+    if (!from || !to) throw new AppError('not_found', 'no such version of this flow');
+    const patch = createTwoFilesPatch(
+      `${slug} v${from.version}`,
+      `${slug} v${to.version}`,
+      from.literal,
+      to.literal,
+    );
+    return c.json({ from: from.version, to: to.version, patch });
   });
   app.get('/api/console/workspaces', async (c) => {
     if (c.get('principal').kind !== 'operator') {

@@ -1345,6 +1345,12 @@ export function consoleRoutes(
     if (answer.status !== 200) return failed(c, 'Flow', 'flows', answer);
     const flow = answer.body as FlowDetail;
     const csrf = c.get('csrf');
+    const from = c.req.query('from');
+    const to = c.req.query('to');
+    const diff =
+      from && to
+        ? await api(c, 'GET', wsPath(c, `/console/flows/${encodeURIComponent(slug)}/diff${qs({ from, to })}`))
+        : null;
     const releaseForm = (version: number | null, label: string, danger = false) => (
       <form method="post" action={`/console/w/${ws}/flows/${flow.flowSlug}/release`} class="inline">
         <Csrf token={csrf} />
@@ -1417,6 +1423,39 @@ export function consoleRoutes(
             </table>
           </div>
         )}
+        {flow.versions.length > 1 ? (
+          <>
+            <h2>Compare versions</h2>
+            <form method="get" action={`/console/w/${ws}/flows/${flow.flowSlug}`} class="filters">
+              {(['from', 'to'] as const).map((side, k) => (
+                <label>
+                  {side === 'from' ? 'From' : 'To'}
+                  <select name={side}>
+                    {flow.versions.map((v) => (
+                      <option
+                        value={String(v.version)}
+                        selected={
+                          (side === 'from' ? from : to) === String(v.version) ||
+                          ((side === 'from' ? from : to) === undefined &&
+                            v === flow.versions[k === 0 ? 1 : 0])
+                        }
+                      >
+                        v{v.version}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              ))}
+              <button type="submit" class="secondary">
+                Show diff
+              </button>
+            </form>
+            {diff && diff.status !== 200 ? <Notice kind="error">{message(diff)}</Notice> : null}
+            {diff && diff.status === 200 ? (
+              <pre tabindex={0}>{(diff.body as { patch: string }).patch}</pre>
+            ) : null}
+          </>
+        ) : null}
         <h2>Bindings</h2>
         <Json value={flow.bindings} />
       </>,
