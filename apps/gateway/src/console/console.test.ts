@@ -411,6 +411,22 @@ describe('admin console', () => {
     expect((await b.page('/console/w/ws-a/flows/report?from=1&to=9')).html).toContain('no such version');
     expect((await release({ version: '1' })).status).toBe(303);
     expect(await live()).toBe(1);
+    // Trust covers exactly the live text, shown in full (escaped) before the opt-in.
+    const before = await b.page('/console/w/ws-a/flows/report');
+    expect(before.html).toContain('Trust this text (v1)');
+    expect(before.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; report');
+    const trust = await b.fetch('POST', '/console/w/ws-a/flows/report/trust', {
+      _csrf: b.csrf,
+      trust: 'true',
+    });
+    expect(trust.status).toBe(303);
+    const flowRow = await h.request('GET', '/api/workspaces/ws-a/flows/report');
+    expect(((await flowRow.json()) as { trustMetadata: boolean }).trustMetadata).toBe(true);
+    expect((await b.page('/console/w/ws-a/flows/report')).html).toContain('Stop trusting this text');
+    // Releasing v2 again leaves the opt-in pinned to v1's text: the page says untrusted.
+    expect((await release({ version: '2' })).status).toBe(303);
+    expect((await b.page('/console/w/ws-a/flows/report')).html).toContain('Trust this text (v2)');
+    expect((await release({ version: '1' })).status).toBe(303);
     expect((await b.fetch('POST', '/console/w/ws-a/flows/report/release', { version: '2' })).status).toBe(
       403,
     );

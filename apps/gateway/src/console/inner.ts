@@ -154,6 +154,25 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
     );
     return c.json({ from: from.version, to: to.version, patch });
   });
+  /**
+   * What a metadata trust opt-in would cover: the live version's text, exactly, and whether the current opt-in (if
+   * any) is pinned to it.
+   */
+  app.get('/api/workspaces/:ws/console/flows/:slug/live-text', requireWorkspaceAdmin, async (c) => {
+    const workspaceId = c.get('access').workspaceId;
+    const slug = c.req.param('slug');
+    const flow = await repos.getFlow(deps.db.db, workspaceId, slug);
+    if (!flow) throw new AppError('not_found', `flow ${slug} not found`);
+    const live =
+      flow.liveVersion === null
+        ? null
+        : await repos.getFlowVersion(deps.db.db, workspaceId, slug, flow.liveVersion);
+    return c.json({
+      version: live?.version ?? null,
+      literal: live?.literal ?? null,
+      trusted: live !== null && flow.trustMetadata && flow.trustedLiteralSha256 === live.literalSha256,
+    });
+  });
   app.get('/api/console/workspaces', async (c) => {
     if (c.get('principal').kind !== 'operator') {
       throw new AppError('insufficient_role', 'only the operator lists workspaces');

@@ -225,6 +225,9 @@ const NOTICES: Record<string, string> = {
   'run-started': 'Run started.',
   'run-cancelled': 'Cancellation requested.',
   released: 'Released: the live version changed. Agents see it on their next tools/list.',
+  trusted:
+    'Trusted: models now see this text of the live version; any later release is untrusted until reviewed.',
+  untrusted: 'Untrusted: models see this flow’s authored text only as untrusted data again.',
   'conn-created': 'Connection created. Check it to see whether it answers.',
   'conn-rotated': 'Secret replaced; the next run uses the new one. The old one is gone.',
   'conn-disabled': 'Connection disabled: steps that use it fail with connection_disabled.',
@@ -1347,6 +1350,11 @@ export function consoleRoutes(
     const csrf = c.get('csrf');
     const from = c.req.query('from');
     const to = c.req.query('to');
+    const liveText = await api(c, 'GET', wsPath(c, `/console/flows/${encodeURIComponent(slug)}/live-text`));
+    const trust =
+      liveText.status === 200
+        ? (liveText.body as { version: number | null; literal: string | null; trusted: boolean })
+        : null;
     const diff =
       from && to
         ? await api(c, 'GET', wsPath(c, `/console/flows/${encodeURIComponent(slug)}/diff${qs({ from, to })}`))
@@ -1456,6 +1464,28 @@ export function consoleRoutes(
             ) : null}
           </>
         ) : null}
+        <h2>Metadata trust</h2>
+        {trust?.literal == null ? (
+          <Empty>
+            Nothing to review yet: release a version first. Its text is untrusted until you opt in here.
+          </Empty>
+        ) : (
+          <>
+            <p>
+              {trust.trusted
+                ? `Trusted: models see the text below (v${trust.version}) as written by you.`
+                : `Untrusted: models see this flow's authored text only as untrusted data. Opting in trusts exactly the text below (v${trust.version}); a later release is untrusted again until reviewed.`}
+            </p>
+            <pre tabindex={0}>{trust.literal}</pre>
+            <form method="post" action={`/console/w/${ws}/flows/${flow.flowSlug}/trust`}>
+              <Csrf token={csrf} />
+              <input type="hidden" name="trust" value={trust.trusted ? 'false' : 'true'} />
+              <button type="submit" class={trust.trusted ? 'danger' : 'secondary'}>
+                {trust.trusted ? 'Stop trusting this text' : `Trust this text (v${trust.version})`}
+              </button>
+            </form>
+          </>
+        )}
         <h2>Bindings</h2>
         <Json value={flow.bindings} />
       </>,
@@ -1463,6 +1493,18 @@ export function consoleRoutes(
     );
   };
   console_.get('/console/w/:ws/flows/:slug', (c) => flowPage(c));
+  console_.post('/console/w/:ws/flows/:slug/trust', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const trusted = formText(form, 'trust') === 'true';
+    const slug = c.req.param('slug');
+    const answer = await api(c, 'PATCH', wsPath(c, `/flows/${encodeURIComponent(slug)}`), {
+      trustMetadata: trusted,
+    });
+    if (answer.status === 403) return failed(c, 'Flow', 'flows', answer);
+    if (answer.status !== 200) return flowPage(c, message(answer));
+    const done = trusted ? 'trusted' : 'untrusted';
+    return c.redirect(`/console/w/${c.req.param('ws')}/flows/${encodeURIComponent(slug)}?done=${done}`, 303);
+  });
   console_.post('/console/w/:ws/flows/:slug/release', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const version = formText(form, 'version');
