@@ -538,4 +538,24 @@ describe('admin console runs without a worker', () => {
     expect(((await run.json()) as { status: string }).status).toBe('cancelled');
     expect((await b.page('/console/w/ws-runs/runs?status=queued')).html).not.toContain(runId as string);
   });
+
+  it('binds a flow slot to a connection through the flow page', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const conns = await h.request('GET', '/api/workspaces/ws-runs/connections');
+    const sales =
+      ((await conns.json()) as { items: { connectionId: string }[] }).items[0]?.connectionId ?? '';
+    const { html } = await b.page('/console/w/ws-runs/flows/report');
+    expect(html).toContain(`<option value="${sales}">sales</option>`);
+    const bound = await b.fetch('POST', '/console/w/ws-runs/flows/report/bindings', {
+      _csrf: b.csrf,
+      slot: 'sales',
+      connectionId: sales,
+      target: 'draft',
+    });
+    expect(bound.status, await bound.clone().text()).toBe(303);
+    const flow = await h.request('GET', '/api/workspaces/ws-runs/flows/report');
+    const bindings = ((await flow.json()) as { bindings: { draft: Record<string, unknown> } }).bindings;
+    expect(JSON.stringify(bindings.draft)).toContain(sales);
+  });
 });

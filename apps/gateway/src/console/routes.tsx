@@ -1350,7 +1350,12 @@ export function consoleRoutes(
     const csrf = c.get('csrf');
     const from = c.req.query('from');
     const to = c.req.query('to');
-    const liveText = await api(c, 'GET', wsPath(c, `/console/flows/${encodeURIComponent(slug)}/live-text`));
+    const [liveText, connectionsAnswer] = await Promise.all([
+      api(c, 'GET', wsPath(c, `/console/flows/${encodeURIComponent(slug)}/live-text`)),
+      api(c, 'GET', wsPath(c, '/connections?limit=200')),
+    ]);
+    const connections =
+      connectionsAnswer.status === 200 ? (connectionsAnswer.body as { items: Connection[] }).items : [];
     const trust =
       liveText.status === 200
         ? (liveText.body as { version: number | null; literal: string | null; trusted: boolean })
@@ -1487,12 +1492,57 @@ export function consoleRoutes(
           </>
         )}
         <h2>Bindings</h2>
+        <p class="muted">
+          Which connection fills each slot the flow requires, for live runs and for draft runs.
+        </p>
         <Json value={flow.bindings} />
+        {connections.length === 0 ? (
+          <Empty>
+            No connections to bind yet. <a href={`/console/w/${ws}/connections`}>Create one</a> first.
+          </Empty>
+        ) : (
+          <form method="post" action={`/console/w/${ws}/flows/${flow.flowSlug}/bindings`} class="filters">
+            <Csrf token={csrf} />
+            <label>
+              Slot
+              <input name="slot" required maxlength={64} />
+            </label>
+            <label>
+              Connection
+              <select name="connectionId">
+                {connections.map((x) => (
+                  <option value={x.connectionId}>{x.name}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              For
+              <select name="target">
+                <option value="live">live</option>
+                <option value="draft">draft</option>
+              </select>
+            </label>
+            <button type="submit" class="secondary">
+              Bind slot
+            </button>
+          </form>
+        )}
       </>,
       error ? 400 : 200,
     );
   };
   console_.get('/console/w/:ws/flows/:slug', (c) => flowPage(c));
+  console_.post('/console/w/:ws/flows/:slug/bindings', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const slug = c.req.param('slug');
+    const answer = await api(c, 'PUT', wsPath(c, `/flows/${encodeURIComponent(slug)}/bindings`), {
+      target: formText(form, 'target') || 'live',
+      slots: { [formText(form, 'slot')]: formText(form, 'connectionId') },
+    });
+    if (answer.status === 403) return failed(c, 'Flow', 'flows', answer);
+    if (answer.status !== 200) return flowPage(c, message(answer));
+    return c.redirect(`/console/w/${c.req.param('ws')}/flows/${encodeURIComponent(slug)}?done=bound`, 303);
+  });
   console_.post('/console/w/:ws/flows/:slug/trust', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const trusted = formText(form, 'trust') === 'true';
