@@ -482,7 +482,9 @@ describe('admin console', () => {
 describe('admin console runs without a worker', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await createHarness({ env: { FLOWGATE_WORKER: 'false' } });
+    h = await createHarness({
+      env: { FLOWGATE_WORKER: 'false', FLOWGATE_TRUST_PROXY: '1', FLOWGATE_RATE_LIMIT_IP_PER_MIN: '5' },
+    });
     await h.createWorkspace('ws-runs');
     const saved = await h.request('PUT', '/api/workspaces/ws-runs/flows/report/draft', {
       body: (EXAMPLE_FLOWS['daily-report'] as string).replace(':slug :daily-report', ':slug :report'),
@@ -557,5 +559,20 @@ describe('admin console runs without a worker', () => {
     const flow = await h.request('GET', '/api/workspaces/ws-runs/flows/report');
     const bindings = ((await flow.json()) as { bindings: { draft: Record<string, unknown> } }).bindings;
     expect(JSON.stringify(bindings.draft)).toContain(sales);
+  });
+
+  it('counts console requests against the client address, like /api', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await h.app.request(`${BASE}/console/sign-in`, {
+        headers: { 'x-forwarded-for': '203.0.113.9' },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const other = await h.app.request(`${BASE}/console/sign-in`, {
+      headers: { 'x-forwarded-for': '203.0.113.10' },
+    });
+    expect(other.status).toBe(200);
   });
 });

@@ -16,6 +16,7 @@ import { html } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { GatewayDeps, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
+import { ipRateLimit } from '../middleware/rate-limit.js';
 import { SCRIPT, STYLESHEET } from './assets.js';
 import { type AdminCaller, type ApiAnswer, createAdminCaller } from './inner.js';
 import {
@@ -266,6 +267,15 @@ export function consoleRoutes(
       onError: (c) => c.text('request body too large', 413),
     }),
   );
+
+  // Every console request counts against the caller's address like /api does (sign-in tries tokens).
+  const perIp = ipRateLimit({
+    limiter: deps.rateLimiter,
+    perMinute: deps.config.rateLimits.ipPerMinute,
+    trustProxy: deps.config.trustProxy,
+  });
+  console_.use('/console', perIp);
+  console_.use('/console/*', perIp);
 
   // --- assets -----------------------------------------------------------------------------------------------------
   for (const [asset, type] of [
