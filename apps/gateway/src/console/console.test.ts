@@ -470,6 +470,28 @@ describe('admin console', () => {
     expect(html).toContain('No audit entries match these filters');
   });
 
+  it('shows a blocked call with its blockers on the audit page', async () => {
+    const key = await h.createServiceAccount('ws-a', ['flows.read'], 'reader');
+    const call = await h.request('POST', '/api/workspaces/ws-a/mcp', {
+      token: key.apiKey,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'call_flow_tool', arguments: { flow_slug: 'x', tool_name: 'y', input: {} } },
+      },
+    });
+    expect(call.status).toBe(200);
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const page = async () => (await b.page(`/console/w/ws-a/audit?key=${key.keyId}&outcome=blocked`)).html;
+    await expect.poll(page, { timeout: 5_000 }).toContain('call_flow_tool');
+    const html = await page();
+    expect(html).toContain('missing_service_account_capabilities');
+    expect(html).toContain('flows.run');
+  });
+
   it('serves the stylesheet under a content hash with long caching', async () => {
     const res = await h.app.request(`${BASE}${STYLESHEET.path}`);
     expect(res.status).toBe(200);
