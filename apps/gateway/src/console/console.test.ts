@@ -597,4 +597,62 @@ describe('admin console runs without a worker', () => {
     });
     expect(other.status).toBe(200);
   });
+
+  it('installs a public flow of another workspace and enables it', async () => {
+    await h.createWorkspace('ws-src');
+    const edn = [
+      '{:slug :shared',
+      ' :name "Shared"',
+      ' :invocations {:default {:inputs [{:name :domain :type :string :required true}]}}',
+      ' :interfaces {:mcp [{:tool-name "shared_tool" :invocation :default}]}',
+      ' :discover {:public true}',
+      ' :flow (flow/input)}',
+    ].join('\n');
+    const saved = await h.request('PUT', '/api/workspaces/ws-src/flows/shared/draft', {
+      body: edn,
+      headers: { 'content-type': 'application/edn' },
+    });
+    expect(saved.status).toBe(200);
+    expect(
+      (await h.request('POST', '/api/workspaces/ws-src/flows/shared/release', { body: {} })).status,
+    ).toBe(200);
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-runs/flows');
+    const missing = await b.fetch('POST', '/console/w/ws-runs/installations', {
+      _csrf: b.csrf,
+      sourceWorkspaceId: 'ws-src',
+      flowSlug: 'nope',
+      pinnedVersion: '',
+    });
+    expect(missing.status).toBe(404);
+    const installed = await b.fetch('POST', '/console/w/ws-runs/installations', {
+      _csrf: b.csrf,
+      sourceWorkspaceId: 'ws-src',
+      flowSlug: 'shared',
+      pinnedVersion: '1',
+    });
+    expect(installed.status, await installed.clone().text()).toBe(303);
+    const list = async () => {
+      const res = await h.request('GET', '/api/workspaces/ws-runs/installations');
+      return (
+        (await res.json()) as { items: { installationId: string; enabled: boolean; pinnedVersion: number }[] }
+      ).items;
+    };
+    const [inst] = await list();
+    expect(inst?.pinnedVersion).toBe(1);
+    // Nothing to bind, so it is enabled at once.
+    expect(inst?.enabled).toBe(true);
+    const { html } = await b.page('/console/w/ws-runs/flows');
+    expect(html).toContain(`Disable installation ${inst?.installationId}`);
+    const disabled = await b.fetch('POST', `/console/w/ws-runs/installations/${inst?.installationId}`, {
+      _csrf: b.csrf,
+      enabled: 'false',
+    });
+    expect(disabled.status, await disabled.clone().text()).toBe(303);
+    expect((await list())[0]?.enabled).toBe(false);
+    expect((await b.page('/console/w/ws-runs/flows')).html).toContain(
+      `Enable installation ${inst?.installationId}`,
+    );
+  });
 });

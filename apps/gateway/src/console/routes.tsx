@@ -1318,6 +1318,25 @@ export function consoleRoutes(
         )}
         <Pager next={page.nextCursor ? `/console/w/${ws}/flows${qs({ cursor: page.nextCursor })}` : null} />
         <h2>Installed from other workspaces</h2>
+        {noticeOf(c)}
+        <form method="post" action={`/console/w/${ws}/installations`} class="filters">
+          <Csrf token={c.get('csrf')} />
+          <label>
+            Source workspace
+            <input name="sourceWorkspaceId" required maxlength={63} />
+          </label>
+          <label>
+            Public flow
+            <input name="flowSlug" required maxlength={128} />
+          </label>
+          <label>
+            Pin version (empty: track the latest)
+            <input name="pinnedVersion" inputmode="numeric" pattern="[0-9]*" maxlength={10} />
+          </label>
+          <button type="submit" class="secondary">
+            Install
+          </button>
+        </form>
         {installations.length === 0 ? (
           <Empty>
             No installations. Install a public flow of another workspace with POST …/installations.
@@ -1331,6 +1350,7 @@ export function consoleRoutes(
                   <th scope="col">Flow</th>
                   <th scope="col">Version</th>
                   <th scope="col">Enabled</th>
+                  <th scope="col">Action</th>
                 </tr>
               </thead>
               <tbody>
@@ -1342,6 +1362,23 @@ export function consoleRoutes(
                     </td>
                     <td>{i.pinnedVersion !== null ? `pinned v${i.pinnedVersion}` : i.versionPolicy}</td>
                     <td>{i.enabled ? 'yes' : 'no'}</td>
+                    <td>
+                      <form
+                        method="post"
+                        action={`/console/w/${ws}/installations/${i.installationId}`}
+                        class="inline"
+                      >
+                        <Csrf token={c.get('csrf')} />
+                        <input type="hidden" name="enabled" value={i.enabled ? 'false' : 'true'} />
+                        <button
+                          type="submit"
+                          class={i.enabled ? 'danger' : 'secondary'}
+                          aria-label={`${i.enabled ? 'Disable' : 'Enable'} installation ${i.installationId}`}
+                        >
+                          {i.enabled ? 'Disable' : 'Enable'}
+                        </button>
+                      </form>
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -1349,6 +1386,43 @@ export function consoleRoutes(
           </div>
         )}
       </>,
+    );
+  });
+  const installationFailed = (c: C, answer: ApiAnswer) =>
+    render(
+      c,
+      frameOf(c, 'Flows', c.req.param('ws') ?? null, 'flows'),
+      <>
+        <h1>Flows</h1>
+        <Notice kind="error">{message(answer)}</Notice>
+        <p>
+          <a href={`/console/w/${c.req.param('ws')}/flows`}>Back to flows</a>
+        </p>
+      </>,
+      answer.status >= 400 ? answer.status : 500,
+    );
+  console_.post('/console/w/:ws/installations', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const pinned = formText(form, 'pinnedVersion');
+    const answer = await api(c, 'POST', wsPath(c, '/installations'), {
+      sourceWorkspaceId: formText(form, 'sourceWorkspaceId'),
+      flowSlug: formText(form, 'flowSlug'),
+      ...(pinned
+        ? { versionPolicy: 'pinned', pinnedVersion: Number(pinned) }
+        : { versionPolicy: 'track-latest' }),
+    });
+    if (answer.status !== 201) return installationFailed(c, answer);
+    return c.redirect(`/console/w/${c.req.param('ws')}/flows?done=installed`, 303);
+  });
+  console_.post('/console/w/:ws/installations/:id', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const enabled = formText(form, 'enabled') === 'true';
+    const id = encodeURIComponent(c.req.param('id'));
+    const answer = await api(c, 'PATCH', wsPath(c, `/installations/${id}`), { enabled });
+    if (answer.status !== 200) return installationFailed(c, answer);
+    return c.redirect(
+      `/console/w/${c.req.param('ws')}/flows?done=inst-${enabled ? 'enabled' : 'disabled'}`,
+      303,
     );
   });
   const flowPage = async (c: C, error?: string) => {
