@@ -184,6 +184,7 @@ describe('admin console', () => {
     const keyRes = await b.fetch('POST', `/console/w/ws-a/service-accounts/${sa.serviceAccountId}/keys`, {
       _csrf: b.csrf,
       name: 'laptop',
+      expiresOn: '2999-01-01',
     });
     expect(keyRes.status).toBe(200);
     expect(keyRes.headers.get('cache-control')).toBe('no-store');
@@ -200,6 +201,7 @@ describe('admin console', () => {
     // Shown once: the list page never carries it again.
     const again = await b.page('/console/w/ws-a/keys');
     expect(again.html).not.toContain(apiKey);
+    expect(again.html).toContain('<td>2999-01-01 00:00:00Z</td>');
     const keyId = /Revoke key (fgk_[A-Za-z0-9]+|[A-Za-z0-9_]+)/.exec(again.html)?.[1] ?? '';
     expect(keyId).not.toBe('');
     const revoke = await b.fetch(

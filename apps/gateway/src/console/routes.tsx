@@ -513,6 +513,10 @@ export function consoleRoutes(
                   Key name
                   <input name="name" maxlength={100} placeholder="optional" />
                 </label>{' '}
+                <label style="display:inline-grid">
+                  Expires (UTC, optional)
+                  <input name="expiresOn" type="date" />
+                </label>{' '}
                 <button type="submit">Create key</button>
               </form>{' '}
               <form
@@ -536,6 +540,7 @@ export function consoleRoutes(
                         <th scope="col">Name</th>
                         <th scope="col">Created</th>
                         <th scope="col">Last used</th>
+                        <th scope="col">Expires</th>
                         <th scope="col">Status</th>
                         <th scope="col">
                           <span class="muted">Action</span>
@@ -549,6 +554,7 @@ export function consoleRoutes(
                           <td>{k.name ?? '—'}</td>
                           <td>{when(k.createdAt)}</td>
                           <td>{when(k.lastUsedAt)}</td>
+                          <td>{k.expiresAt ? when(k.expiresAt) : 'never'}</td>
                           <td>
                             <Badge value={k.revokedAt ? 'revoked' : 'active'} />
                           </td>
@@ -599,13 +605,12 @@ export function consoleRoutes(
   console_.post('/console/w/:ws/service-accounts/:sa/keys', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const name = formText(form, 'name');
+    const expiresOn = formText(form, 'expiresOn');
     const sa = c.req.param('sa');
-    const answer = await api(
-      c,
-      'POST',
-      wsPath(c, `/service-accounts/${encodeURIComponent(sa)}/keys`),
-      name ? { name } : {},
-    );
+    const answer = await api(c, 'POST', wsPath(c, `/service-accounts/${encodeURIComponent(sa)}/keys`), {
+      ...(name ? { name } : {}),
+      ...(/^\d{4}-\d{2}-\d{2}$/.test(expiresOn) ? { expiresAt: `${expiresOn}T00:00:00Z` } : {}),
+    });
     if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
     if (answer.status !== 201) return keysPage(c, { error: message(answer) });
     const created = answer.body as { key: { keyId: string; apiKey: string } };
