@@ -28,6 +28,32 @@ interface DevProcess {
   stop(): Promise<{ code: number | null; output: string }>;
 }
 
+/** The banner's console link: a one-time code that a browser trades for a session (and only once). */
+async function expectConsoleLinkSignsIn(out: string, url: string): Promise<void> {
+  expect(out).toContain(`console:       ${url}/console`);
+  const link = /sign in once: {2}(\S+)/.exec(out)?.[1] ?? '';
+  expect(link.startsWith(`${url}/console/sign-in?code=`)).toBe(true);
+  const trade = async () => {
+    const page = await fetch(link);
+    expect(page.status).toBe(200);
+    const formCookie = (page.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+    const form = /name="_form" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+    const code = new URL(link).searchParams.get('code') ?? '';
+    return fetch(`${url}/console/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: formCookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _form: form, code }).toString(),
+    });
+  };
+  const first = await trade();
+  expect(first.status).toBe(303);
+  expect(first.headers.getSetCookie().some((c) => c.startsWith('fg_console=') && /HttpOnly/.test(c))).toBe(
+    true,
+  );
+  expect((await trade()).status).toBe(401);
+}
+
 async function startDev(): Promise<DevProcess> {
   const env: Record<string, string | undefined> = { ...process.env, FLOWGATE_DATA_DIR: dataDir };
   // The dev command must generate its own operator token; none may leak in from the test environment.
@@ -186,6 +212,8 @@ describe('flowgate dev', () => {
       expect(out).toContain('"Authorization": "Bearer ${FLOWGATE_TOKEN}"');
       expect(out).toContain('-H "Authorization: Bearer $FLOWGATE_TOKEN"');
       expect(out).not.toContain(adminToken);
+
+      await expectConsoleLinkSignsIn(out, dev.url);
 
       const example = await runPrintedExample(out);
       expect(example.isError).toBeFalsy();

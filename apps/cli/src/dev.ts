@@ -1,5 +1,5 @@
 import { relative, sep } from 'node:path';
-import { loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
+import { createConsoleSignInCode, loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
 import { AdminClient } from './admin-client.js';
 import { type CliIo, DEFAULT_API_URL } from './cli-io.js';
 import {
@@ -29,6 +29,8 @@ export interface DevSession {
   newKeys: DemoAccount[];
   /** The loopback stand-in for the outside systems the example flows call. */
   demoApi: DemoApi;
+  /** A one-time link that signs a browser in to the admin console as an admin of the demo workspace. */
+  consoleSignInUrl: string;
   close(): Promise<void>;
 }
 
@@ -71,7 +73,9 @@ export async function startDev(options: DevOptions, io: CliIo): Promise<DevSessi
       const credentialsPath = demoCredentialsPath(dataDir);
       // Rewritten on every run so the recorded endpoint follows the port in use.
       writeDemoCredentials(dataDir, seeded.credentials);
+      const code = await createConsoleSignInCode(gateway.deps.db.db, DEMO_WORKSPACE_ID);
       return {
+        consoleSignInUrl: `${gateway.url}/console/sign-in?code=${encodeURIComponent(code)}`,
         gateway,
         dataDir,
         credentialsPath,
@@ -120,6 +124,8 @@ export function renderDevBanner(session: DevSession, cwd: string): string {
   lines.push(`  data:          ${displayPath(session.dataDir, cwd)} (embedded database)`);
   lines.push(`  MCP endpoint:  ${credentials.mcpUrl}`);
   lines.push(`  workspace:     ${credentials.workspaceId}`);
+  lines.push(`  console:       ${gateway.url}/console`);
+  lines.push(`  sign in once:  ${session.consoleSignInUrl}  (one-time link, valid 10 minutes)`);
   lines.push('');
   if (newKeys.length > 0) {
     lines.push(`Demo API keys — shown once; also saved to ${credsShown} (mode 0600):`);

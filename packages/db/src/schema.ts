@@ -488,3 +488,24 @@ export const kvEntries = pgTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.key] })],
 );
+
+/**
+ * Admin console sign-ins. `kind` is `session` (a browser's cookie) or `code` (a one-time sign-in link, traded for a
+ * session once). Only a SHA-256 of the secret is stored, so a database read never yields a usable cookie or link.
+ * `principal` is what the console acts as (the operator, or a user with workspace roles), `workspaces` the ids it
+ * may open (`*` for the operator).
+ */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    kind: text('kind').$type<'session' | 'code'>().notNull(),
+    principal: jsonb('principal').notNull(),
+    workspaces: jsonb('workspaces').$type<string[]>().notNull(),
+    createdAt: createdAt(),
+    expiresAt: ts('expires_at').notNull(),
+    /** Sign-out, or the moment a code was used. */
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('console_sessions_expires_idx').on(t.expiresAt)],
+);

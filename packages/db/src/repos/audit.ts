@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { auditEntries, workspaces } from '../schema.js';
 
@@ -21,15 +21,33 @@ export async function addAuditRepeats(db: Database, id: number, repeats: number)
     .where(eq(auditEntries.id, id));
 }
 
+/** Optional narrowing of an audit listing (the console's filters); every field is an exact match. */
+export interface AuditFilter {
+  keyId?: string | undefined;
+  action?: string | undefined;
+  outcome?: 'ok' | 'error' | 'blocked' | 'denied' | undefined;
+  /** Entries at or after this instant. */
+  since?: Date | undefined;
+  /** Entries before this instant. */
+  until?: Date | undefined;
+}
+
 /** Newest first; `beforeId` continues a page. */
 export async function listAuditEntries(
   db: Database,
   workspaceId: string,
   page: { limit: number; beforeId?: number | undefined },
+  filter: AuditFilter = {},
 ): Promise<AuditRow[]> {
-  const where = page.beforeId
-    ? and(eq(auditEntries.workspaceId, workspaceId), lt(auditEntries.id, page.beforeId))
-    : eq(auditEntries.workspaceId, workspaceId);
+  const where = and(
+    eq(auditEntries.workspaceId, workspaceId),
+    page.beforeId ? lt(auditEntries.id, page.beforeId) : undefined,
+    filter.keyId !== undefined ? eq(auditEntries.keyId, filter.keyId) : undefined,
+    filter.action !== undefined ? eq(auditEntries.action, filter.action) : undefined,
+    filter.outcome !== undefined ? eq(auditEntries.outcome, filter.outcome) : undefined,
+    filter.since !== undefined ? gte(auditEntries.at, filter.since) : undefined,
+    filter.until !== undefined ? lt(auditEntries.at, filter.until) : undefined,
+  );
   return db.select().from(auditEntries).where(where).orderBy(desc(auditEntries.id)).limit(page.limit);
 }
 

@@ -2,6 +2,7 @@ export * from './api-keys.js';
 export * from './audit.js';
 export * from './bindings.js';
 export * from './connections.js';
+export * from './console-sessions.js';
 export * from './feedback.js';
 export * from './flows.js';
 export * from './installations.js';

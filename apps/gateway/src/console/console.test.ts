@@ -1,0 +1,660 @@
+import { NO_FLAGS, PROVIDERS, renderConfig } from '@flowgate/client-config';
+import { repos } from '@flowgate/db';
+import { EXAMPLE_FLOWS } from '@flowgate/flows';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, TEST_ADMIN_TOKEN } from '../testing.js';
+import { STYLESHEET } from './assets.js';
+import { createSession, createSignInCode, hashSecret } from './session.js';
+
+const BASE = 'http://127.0.0.1:8787';
+
+/** A browser's view of one signed-in console user: its cookies, and the CSRF token the last page carried. */
+class Browser {
+  cookies = new Map<string, string>();
+  csrf = '';
+  constructor(private readonly h: Harness) {}
+
+  async fetch(method: string, path: string, form?: Record<string, string | string[]>): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.cookies.size > 0) {
+      headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    }
+    let body: string | undefined;
+    if (form) {
+      const p = new URLSearchParams();
+      for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) p.append(k, x);
+      body = p.toString();
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+    }
+    const res = await this.h.app.request(`${BASE}${path}`, { method, headers, ...(body ? { body } : {}) });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, value] = (pair ?? '').split('=');
+      if (!name) continue;
+      if (value === '' || /max-age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value ?? '');
+    }
+    return res;
+  }
+
+  async page(path: string): Promise<{ res: Response; html: string }> {
+    const res = await this.fetch('GET', path);
+    const html = await res.text();
+    const m = /name="_csrf" value="([^"]+)"/.exec(html);
+    if (m?.[1]) this.csrf = m[1];
+    return { res, html };
+  }
+
+  async signInWithToken(token: string): Promise<Response> {
+    const { html } = await this.page('/console/sign-in');
+    const form = /name="_form" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    return this.fetch('POST', '/console/sign-in', { _form: form, token });
+  }
+
+  async signInWithCode(code: string): Promise<Response> {
+    const { html } = await this.page(`/console/sign-in?code=${encodeURIComponent(code)}`);
+    const form = /name="_form" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    return this.fetch('POST', '/console/sign-in', { _form: form, code });
+  }
+}
+
+describe('admin console', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+    await h.createWorkspace('ws-a');
+    await h.createWorkspace('ws-b');
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const accountsOf = async (ws: string) => {
+    const res = await h.request('GET', `/api/workspaces/${ws}/service-accounts`);
+    return ((await res.json()) as { items: { name: string; status: string }[] }).items;
+  };
+
+  it('redirects a page request without a session to sign-in', async () => {
+    const b = new Browser(h);
+    for (const path of ['/console', '/console/w/ws-a/keys', '/console/w/ws-a/runs', '/console/workspaces']) {
+      const res = await b.fetch('GET', path);
+      expect(res.status, path).toBe(303);
+      expect(res.headers.get('location')).toBe('/console/sign-in');
+    }
+    const post = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      name: 'x',
+      capabilities: 'flows.read',
+    });
+    expect(post.status).toBe(401);
+    expect(await accountsOf('ws-a')).toEqual([]);
+  });
+
+  it('signs in with the operator token, sets a strict HttpOnly cookie, and never renders the token', async () => {
+    const b = new Browser(h);
+    const res = await b.signInWithToken(TEST_ADMIN_TOKEN);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/console');
+    const cookie = res.headers.getSetCookie().find((l) => l.startsWith('fg_console='));
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/Max-Age=28800/);
+    // Plain http on loopback: no Secure (the browser would drop it); everywhere else Secure, see below.
+    expect(cookie).not.toMatch(/Secure/);
+    const sessionId = b.cookies.get('fg_console') ?? '';
+    expect(sessionId.length).toBeGreaterThan(30);
+    for (const path of [
+      '/console/workspaces',
+      '/console/w/ws-a/keys',
+      '/console/w/ws-a/runs',
+      '/console/w/ws-a/audit',
+      '/console/w/ws-a/policy',
+      '/console/w/ws-a/connect',
+      '/console/w/ws-a/connections',
+      '/console/w/ws-a/flows',
+    ]) {
+      const { res: page, html } = await b.page(path);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect(page.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(html).not.toContain(TEST_ADMIN_TOKEN);
+      expect(html).not.toContain(sessionId);
+    }
+    const { html } = await b.page('/console/workspaces');
+    expect(html).toContain('ws-a');
+    expect(html).toContain('ws-b');
+  });
+
+  it('marks the session cookie Secure outside loopback', async () => {
+    const sign = await h.app.request('https://console.example.com/console/sign-in');
+    const form = sign.headers.getSetCookie().find((l) => l.startsWith('__Host-fg_console_form='));
+    expect(form).toMatch(/Secure/);
+  });
+
+  it('refuses a bad token without a session', async () => {
+    const b = new Browser(h);
+    const res = await b.signInWithToken('not-a-token');
+    expect(res.status).toBe(401);
+    expect(b.cookies.has('fg_console')).toBe(false);
+    expect(await res.text()).not.toContain('not-a-token');
+  });
+
+  it('refuses a service-account key: keys never manage a workspace', async () => {
+    const key = await h.createServiceAccount('ws-b', ['workspace.full'], 'full');
+    const b = new Browser(h);
+    const res = await b.signInWithToken(key.apiKey);
+    expect(res.status).toBe(401);
+    expect(await res.text()).not.toContain(key.apiKey);
+    expect(b.cookies.has('fg_console')).toBe(false);
+  });
+
+  it('refuses a form post without the CSRF token and changes nothing', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const before = await accountsOf('ws-a');
+    const res = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      name: 'csrf',
+      capabilities: 'flows.read',
+    });
+    expect(res.status).toBe(403);
+    const wrong = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      _csrf: 'x'.repeat(43),
+      name: 'csrf',
+      capabilities: 'flows.read',
+    });
+    expect(wrong.status).toBe(403);
+    expect(await accountsOf('ws-a')).toEqual(before);
+  });
+
+  it('creates an account and a key shown once, revokes it, and the MCP endpoint refuses it', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-a/keys');
+    const created = await b.fetch('POST', '/console/w/ws-a/service-accounts', {
+      _csrf: b.csrf,
+      name: 'console-agent',
+      capabilities: ['flows.read', 'runs.read'],
+    });
+    expect(created.status).toBe(303);
+    const sa = (await accountsOf('ws-a')).find((a) => a.name === 'console-agent') as unknown as {
+      serviceAccountId: string;
+      capabilities: string[];
+    };
+    expect(sa.capabilities).toEqual(['flows.read', 'runs.read']);
+    const keyRes = await b.fetch('POST', `/console/w/ws-a/service-accounts/${sa.serviceAccountId}/keys`, {
+      _csrf: b.csrf,
+      name: 'laptop',
+      expiresOn: '2999-01-01',
+    });
+    expect(keyRes.status).toBe(200);
+    expect(keyRes.headers.get('cache-control')).toBe('no-store');
+    const html = await keyRes.text();
+    const apiKey = /id="new-key-value" readonly="" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    expect(apiKey).toMatch(/^fgk_/);
+    const mcp = (token: string) =>
+      h.request('POST', '/api/workspaces/ws-a/mcp', {
+        token,
+        headers: { accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      });
+    expect((await mcp(apiKey)).status).toBe(200);
+    // Shown once: the list page never carries it again.
+    const again = await b.page('/console/w/ws-a/keys');
+    expect(again.html).not.toContain(apiKey);
+    expect(again.html).toContain('<td>2999-01-01 00:00:00Z</td>');
+    const keyId = /Revoke key (fgk_[A-Za-z0-9]+|[A-Za-z0-9_]+)/.exec(again.html)?.[1] ?? '';
+    expect(keyId).not.toBe('');
+    const revoke = await b.fetch(
+      'POST',
+      `/console/w/ws-a/service-accounts/${sa.serviceAccountId}/keys/${keyId}/revoke`,
+      {
+        _csrf: b.csrf,
+      },
+    );
+    expect(revoke.status).toBe(303);
+    expect((await mcp(apiKey)).status).toBe(401);
+  });
+
+  it('keeps a workspace-A admin out of workspace B (403, nothing changed)', async () => {
+    const code = await createSignInCode(h.db.db, 'ws-a');
+    const b = new Browser(h);
+    const res = await b.signInWithCode(code);
+    expect(res.status).toBe(303);
+    expect((await b.page('/console/w/ws-a/keys')).res.status).toBe(200);
+    const before = await accountsOf('ws-b');
+    for (const path of [
+      '/console/w/ws-b/keys',
+      '/console/w/ws-b/runs',
+      '/console/w/ws-b/audit',
+      '/console/w/ws-b/policy',
+      '/console/w/ws-b/connect',
+      '/console/w/ws-b/connections',
+      '/console/w/ws-b/flows',
+      '/console/workspaces',
+    ]) {
+      const page = await b.page(path);
+      expect(page.res.status, path).toBe(403);
+      expect(page.html, path).not.toContain('full');
+    }
+    const post = await b.fetch('POST', '/console/w/ws-b/service-accounts', {
+      _csrf: b.csrf,
+      name: 'intruder',
+      capabilities: 'flows.read',
+    });
+    expect(post.status).toBe(403);
+    expect(await accountsOf('ws-b')).toEqual(before);
+    // The code was one-time.
+    const reuse = await new Browser(h).signInWithCode(code);
+    expect(reuse.status).toBe(401);
+  });
+
+  it('signs out by revoking the session server-side', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const id = b.cookies.get('fg_console') ?? '';
+    await b.page('/console/w/ws-a/keys');
+    const out = await b.fetch('POST', '/console/sign-out', { _csrf: b.csrf });
+    expect(out.status).toBe(303);
+    // Replaying the old cookie no longer works.
+    const replay = new Browser(h);
+    replay.cookies.set('fg_console', id);
+    const res = await replay.fetch('GET', '/console/w/ws-a/keys');
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/console/sign-in');
+  });
+
+  it('previews exactly the tools/list a key of the account gets with those headers, policy included', async () => {
+    const key = await h.createServiceAccount('ws-a', ['flows.read', 'runs.read'], 'previewed');
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const listed = async (headers: Record<string, string>) => {
+      const res = await h.request('POST', '/api/workspaces/ws-a/mcp', {
+        token: key.apiKey,
+        headers: { accept: 'application/json, text/event-stream', ...headers },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      });
+      const body = (await res.json()) as { result: { tools: { name: string }[] } };
+      return body.result.tools.map((t) => t.name);
+    };
+    const previewed = async (headers: Record<string, string>) => {
+      const query = new URLSearchParams({ sa: key.serviceAccountId, ...headers }).toString();
+      const { res, html } = await b.page(`/console/w/ws-a/policy?${query}`);
+      expect(res.status).toBe(200);
+      const list = /<ul class="mono" id="visible-tools">(.*?)<\/ul>/s.exec(html)?.[1] ?? '';
+      return [...list.matchAll(/<li>([^<]+)<\/li>/g)].map((m) => m[1]);
+    };
+    const narrowed = { 'x-mcp-exclude-tools': 'search_flows' };
+    const before = await listed(narrowed);
+    expect(before.length).toBeGreaterThan(1);
+    expect(before).not.toContain('search_flows');
+    expect(await previewed(narrowed)).toEqual(before);
+    const disabled = before[0] as string;
+    const put = await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', {
+      body: { disabledTools: [disabled] },
+    });
+    expect(put.status).toBe(200);
+    const after = await listed(narrowed);
+    expect(after).toEqual(before.filter((t) => t !== disabled));
+    expect(await previewed(narrowed)).toEqual(after);
+    const { html } = await b.page(`/console/w/ws-a/policy?sa=${key.serviceAccountId}`);
+    expect(html).toContain('workspace_disabled_tool');
+    await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', { body: { disabledTools: [] } });
+  });
+
+  it('renders every client config for the chosen variable, exactly as `flowgate mcp config` does', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const decodeHtml = (t: string) =>
+      t
+        .replaceAll('&lt;', '<')
+        .replaceAll('&gt;', '>')
+        .replaceAll('&quot;', '"')
+        .replaceAll('&#39;', "'")
+        .replaceAll('&amp;', '&');
+    const { res, html } = await b.page('/console/w/ws-a/connect?var=ACME_MCP_KEY');
+    expect(res.status).toBe(200);
+    const areas = [...html.matchAll(/<textarea id="config-(\d+)"[^>]*>([^<]*)<\/textarea>/g)];
+    expect(areas).toHaveLength(PROVIDERS.length);
+    PROVIDERS.forEach((provider, i) => {
+      const expected = renderConfig({
+        provider,
+        transport: 'http',
+        workspaceId: 'ws-a',
+        apiUrl: 'http://127.0.0.1:8787',
+        tokenEnvVar: 'ACME_MCP_KEY',
+        narrowing: NO_FLAGS,
+      });
+      expect(decodeHtml(areas[i]?.[2] ?? '').trim(), provider).toBe(expected.content.trim());
+    });
+    const bad = await b.page('/console/w/ws-a/connect?var=$(rm%20-rf)');
+    expect(bad.html).toContain('Not a variable name; showing FLOWGATE_TOKEN.');
+    expect(bad.html).not.toContain('rm -rf');
+  });
+
+  it('creates, rotates, checks and disables a connection without ever rendering its secret', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-a/connections');
+    const created = await b.fetch('POST', '/console/w/ws-a/connections', {
+      _csrf: b.csrf,
+      name: 'crm',
+      type: 'http-api',
+      baseUrl: 'http://127.0.0.1:9/crm',
+      authType: 'bearer',
+      secret: 'first-secret-value-123',
+    });
+    expect(created.status).toBe(303);
+    const list = await h.request('GET', '/api/workspaces/ws-a/connections');
+    const conn = (
+      (await list.json()) as { items: { connectionId: string; name: string; auth: { type: string } }[] }
+    ).items[0];
+    expect(conn?.name).toBe('crm');
+    expect(conn?.auth.type).toBe('bearer');
+    const id = conn?.connectionId ?? '';
+    const rotated = await b.fetch('POST', `/console/w/ws-a/connections/${id}/rotate`, {
+      _csrf: b.csrf,
+      secret: 'second-secret-value-456',
+    });
+    expect(rotated.status).toBe(303);
+    const checked = await b.fetch('POST', `/console/w/ws-a/connections/${id}/check`, { _csrf: b.csrf });
+    expect(checked.status).toBe(200);
+    const checkedHtml = await checked.text();
+    expect(checkedHtml).toContain('crm: unhealthy');
+    const disabled = await b.fetch('POST', `/console/w/ws-a/connections/${id}/disable`, { _csrf: b.csrf });
+    expect(disabled.status).toBe(303);
+    const { html } = await b.page('/console/w/ws-a/connections');
+    expect(html).toContain('Enable crm');
+    for (const page of [html, checkedHtml]) {
+      expect(page).not.toContain('first-secret-value-123');
+      expect(page).not.toContain('second-secret-value-456');
+    }
+  });
+
+  it('releases flow versions and rolls back, with flow-authored text escaped', async () => {
+    const hostile = '<script>alert(1)</script>';
+    const edn = (EXAMPLE_FLOWS['daily-report'] as string).replace(
+      /:description "Fetches a day's sales figures and renders them as an HTML report\."/,
+      `:description "${hostile} report"`,
+    );
+    expect(edn).toContain(hostile);
+    const save = (text: string) =>
+      h.request('PUT', '/api/workspaces/ws-a/flows/report/draft', {
+        body: text.replace(':slug :daily-report', ':slug :report'),
+        headers: { 'content-type': 'application/edn' },
+      });
+    expect((await save(edn)).status).toBe(200);
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const first = await b.page('/console/w/ws-a/flows/report');
+    expect(first.res.status).toBe(200);
+    expect(first.html).not.toContain(hostile);
+    expect(first.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; report');
+    const list = await b.page('/console/w/ws-a/flows');
+    expect(list.html).not.toContain(hostile);
+    expect(list.html).toContain('/console/w/ws-a/flows/report');
+    expect(list.html).toContain('No installations.');
+    const release = (form: Record<string, string>) =>
+      b.fetch('POST', '/console/w/ws-a/flows/report/release', { _csrf: b.csrf, ...form });
+    expect((await release({ releaseNote: 'first' })).status).toBe(303);
+    expect((await save(edn.replace('"Daily sales report"', '"Daily sales report, v2"'))).status).toBe(200);
+    await b.page('/console/w/ws-a/flows/report');
+    expect((await release({})).status).toBe(303);
+    const live = async () => {
+      const res = await h.request('GET', '/api/workspaces/ws-a/flows/report');
+      return ((await res.json()) as { liveVersion: number }).liveVersion;
+    };
+    expect(await live()).toBe(2);
+    const { html } = await b.page('/console/w/ws-a/flows/report');
+    expect(html).toContain('Roll back to v1');
+    const diff = await b.page('/console/w/ws-a/flows/report?from=1&to=2');
+    expect(diff.html).toContain('\n- :name &quot;Daily sales report&quot;\n');
+    expect(diff.html).toContain('\n+ :name &quot;Daily sales report, v2&quot;\n');
+    expect(diff.html).not.toContain(hostile);
+    expect((await b.page('/console/w/ws-a/flows/report?from=1&to=9')).html).toContain('no such version');
+    expect((await release({ version: '1' })).status).toBe(303);
+    expect(await live()).toBe(1);
+    // Trust covers exactly the live text, shown in full (escaped) before the opt-in.
+    const before = await b.page('/console/w/ws-a/flows/report');
+    expect(before.html).toContain('Trust this text (v1)');
+    expect(before.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; report');
+    const trust = await b.fetch('POST', '/console/w/ws-a/flows/report/trust', {
+      _csrf: b.csrf,
+      trust: 'true',
+    });
+    expect(trust.status).toBe(303);
+    const flowRow = await h.request('GET', '/api/workspaces/ws-a/flows/report');
+    expect(((await flowRow.json()) as { trustMetadata: boolean }).trustMetadata).toBe(true);
+    expect((await b.page('/console/w/ws-a/flows/report')).html).toContain('Stop trusting this text');
+    // Releasing v2 again leaves the opt-in pinned to v1's text: the page says untrusted.
+    expect((await release({ version: '2' })).status).toBe(303);
+    expect((await b.page('/console/w/ws-a/flows/report')).html).toContain('Trust this text (v2)');
+    expect((await release({ version: '1' })).status).toBe(303);
+    expect((await b.fetch('POST', '/console/w/ws-a/flows/report/release', { version: '2' })).status).toBe(
+      403,
+    );
+    expect(await live()).toBe(1);
+  });
+
+  it('refuses expired sessions, and each new session deletes those expired over a day ago', async () => {
+    const operator = { principal: { kind: 'operator' as const, id: 'operator' as const }, workspaces: ['*'] };
+    const day = 24 * 60 * 60 * 1000;
+    const stale = await createSession(h.db.db, operator, new Date(Date.now() - 3 * day));
+    const recent = await createSession(h.db.db, operator, new Date(Date.now() - 9 * 60 * 60 * 1000));
+    for (const id of [stale.id, recent.id]) {
+      const b = new Browser(h);
+      b.cookies.set('fg_console', id);
+      const res = await b.fetch('GET', '/console/w/ws-a/keys');
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe('/console/sign-in');
+    }
+    await new Browser(h).signInWithToken(TEST_ADMIN_TOKEN);
+    const row = (id: string) => repos.getConsoleSession(h.db.db, hashSecret(id), 'session', new Date(0));
+    expect(await row(stale.id)).toBeNull();
+    expect(await row(recent.id)).not.toBeNull();
+  });
+
+  it('filters the audit log by action, outcome and time', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const rows = async (query: string) => {
+      const { res, html } = await b.page(`/console/w/ws-a/audit?${query}`);
+      expect(res.status).toBe(200);
+      return [...html.matchAll(/<td class="mono">([a-z_.]+)/g)].map((m) => m[1]);
+    };
+    await expect.poll(() => rows('tool=service_accounts.create'), { timeout: 5_000 }).not.toEqual([]);
+    const created = await rows('tool=service_accounts.create&since=2000-01-01T00:00&until=2999-01-01T00:00');
+    expect(created.length).toBeGreaterThan(0);
+    expect(new Set(created)).toEqual(new Set(['service_accounts.create']));
+    expect(await rows('tool=service_accounts.create&since=2999-01-01T00:00')).toEqual([]);
+    expect(await rows('tool=service_accounts.create&until=2000-01-01T00:00')).toEqual([]);
+    expect(await rows('tool=service_accounts.create&outcome=blocked')).toEqual([]);
+    const { html } = await b.page('/console/w/ws-a/audit?since=2999-01-01T00:00');
+    expect(html).toContain('No audit entries match these filters');
+  });
+
+  it('shows a blocked call with its blockers on the audit page', async () => {
+    const key = await h.createServiceAccount('ws-a', ['flows.read'], 'reader');
+    const call = await h.request('POST', '/api/workspaces/ws-a/mcp', {
+      token: key.apiKey,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'call_flow_tool', arguments: { flow_slug: 'x', tool_name: 'y', input: {} } },
+      },
+    });
+    expect(call.status).toBe(200);
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const page = async () => (await b.page(`/console/w/ws-a/audit?key=${key.keyId}&outcome=blocked`)).html;
+    await expect.poll(page, { timeout: 5_000 }).toContain('call_flow_tool');
+    const html = await page();
+    expect(html).toContain('missing_service_account_capabilities');
+    expect(html).toContain('flows.run');
+  });
+
+  it('serves the stylesheet under a content hash with long caching', async () => {
+    const res = await h.app.request(`${BASE}${STYLESHEET.path}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(res.headers.get('content-type')).toContain('text/css');
+    expect(STYLESHEET.path).toMatch(/^\/console\/assets\/console\.[0-9a-f]{12}\.css$/);
+  });
+});
+
+describe('admin console runs without a worker', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({
+      env: { FLOWGATE_WORKER: 'false', FLOWGATE_TRUST_PROXY: '1', FLOWGATE_RATE_LIMIT_IP_PER_MIN: '5' },
+    });
+    await h.createWorkspace('ws-runs');
+    const saved = await h.request('PUT', '/api/workspaces/ws-runs/flows/report/draft', {
+      body: (EXAMPLE_FLOWS['daily-report'] as string).replace(':slug :daily-report', ':slug :report'),
+      headers: { 'content-type': 'application/edn' },
+    });
+    expect(saved.status).toBe(200);
+    expect(
+      (await h.request('POST', '/api/workspaces/ws-runs/flows/report/release', { body: {} })).status,
+    ).toBe(200);
+    const conn = await h.request('POST', '/api/workspaces/ws-runs/connections', {
+      body: { name: 'sales', type: 'http-api', baseUrl: 'http://127.0.0.1:9/sales', auth: { type: 'none' } },
+    });
+    const { connectionId } = (await conn.json()) as { connectionId: string };
+    const bound = await h.request('PUT', '/api/workspaces/ws-runs/flows/report/bindings', {
+      body: { slots: { sales: connectionId } },
+    });
+    expect(bound.status).toBe(200);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('starts a run from the form, lists it by status and flow, and cancels it', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-runs/runs');
+    const bad = await b.fetch('POST', '/console/w/ws-runs/runs', {
+      _csrf: b.csrf,
+      flow: 'report',
+      input: '[1',
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('Input must be a JSON object.');
+    const started = await b.fetch('POST', '/console/w/ws-runs/runs', {
+      _csrf: b.csrf,
+      flow: 'report',
+      input: '{}',
+    });
+    expect(started.status, await started.clone().text()).toBe(303);
+    const runId = /\/runs\/(run_[A-Za-z0-9]+)\?done=run-started$/.exec(
+      started.headers.get('location') ?? '',
+    )?.[1];
+    expect(runId).toBeDefined();
+    const queued = await b.page('/console/w/ws-runs/runs?status=queued&flow=report');
+    expect(queued.html).toContain(`/console/w/ws-runs/runs/${runId}`);
+    // Still running: the page refreshes itself.
+    expect(queued.html).toContain('http-equiv="refresh"');
+    const detail = await b.page(`/console/w/ws-runs/runs/${runId}`);
+    expect(detail.html).toContain('Cancel run');
+    const cancel = await b.fetch('POST', `/console/w/ws-runs/runs/${runId}/cancel`, { _csrf: b.csrf });
+    expect(cancel.status).toBe(303);
+    const run = await h.request('GET', `/api/workspaces/ws-runs/runs/${runId}`);
+    expect(((await run.json()) as { status: string }).status).toBe('cancelled');
+    expect((await b.page('/console/w/ws-runs/runs?status=queued')).html).not.toContain(runId as string);
+  });
+
+  it('binds a flow slot to a connection through the flow page', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const conns = await h.request('GET', '/api/workspaces/ws-runs/connections');
+    const sales =
+      ((await conns.json()) as { items: { connectionId: string }[] }).items[0]?.connectionId ?? '';
+    const { html } = await b.page('/console/w/ws-runs/flows/report');
+    expect(html).toContain(`<option value="${sales}">sales</option>`);
+    const bound = await b.fetch('POST', '/console/w/ws-runs/flows/report/bindings', {
+      _csrf: b.csrf,
+      slot: 'sales',
+      connectionId: sales,
+      target: 'draft',
+    });
+    expect(bound.status, await bound.clone().text()).toBe(303);
+    const flow = await h.request('GET', '/api/workspaces/ws-runs/flows/report');
+    const bindings = ((await flow.json()) as { bindings: { draft: Record<string, unknown> } }).bindings;
+    expect(JSON.stringify(bindings.draft)).toContain(sales);
+  });
+
+  it('counts console requests against the client address, like /api', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await h.app.request(`${BASE}/console/sign-in`, {
+        headers: { 'x-forwarded-for': '203.0.113.9' },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const other = await h.app.request(`${BASE}/console/sign-in`, {
+      headers: { 'x-forwarded-for': '203.0.113.10' },
+    });
+    expect(other.status).toBe(200);
+  });
+
+  it('installs a public flow of another workspace and enables it', async () => {
+    await h.createWorkspace('ws-src');
+    const edn = [
+      '{:slug :shared',
+      ' :name "Shared"',
+      ' :invocations {:default {:inputs [{:name :domain :type :string :required true}]}}',
+      ' :interfaces {:mcp [{:tool-name "shared_tool" :invocation :default}]}',
+      ' :discover {:public true}',
+      ' :flow (flow/input)}',
+    ].join('\n');
+    const saved = await h.request('PUT', '/api/workspaces/ws-src/flows/shared/draft', {
+      body: edn,
+      headers: { 'content-type': 'application/edn' },
+    });
+    expect(saved.status).toBe(200);
+    expect(
+      (await h.request('POST', '/api/workspaces/ws-src/flows/shared/release', { body: {} })).status,
+    ).toBe(200);
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-runs/flows');
+    const missing = await b.fetch('POST', '/console/w/ws-runs/installations', {
+      _csrf: b.csrf,
+      sourceWorkspaceId: 'ws-src',
+      flowSlug: 'nope',
+      pinnedVersion: '',
+    });
+    expect(missing.status).toBe(404);
+    const installed = await b.fetch('POST', '/console/w/ws-runs/installations', {
+      _csrf: b.csrf,
+      sourceWorkspaceId: 'ws-src',
+      flowSlug: 'shared',
+      pinnedVersion: '1',
+    });
+    expect(installed.status, await installed.clone().text()).toBe(303);
+    const list = async () => {
+      const res = await h.request('GET', '/api/workspaces/ws-runs/installations');
+      return (
+        (await res.json()) as { items: { installationId: string; enabled: boolean; pinnedVersion: number }[] }
+      ).items;
+    };
+    const [inst] = await list();
+    expect(inst?.pinnedVersion).toBe(1);
+    // Nothing to bind, so it is enabled at once.
+    expect(inst?.enabled).toBe(true);
+    const { html } = await b.page('/console/w/ws-runs/flows');
+    expect(html).toContain(`Disable installation ${inst?.installationId}`);
+    const disabled = await b.fetch('POST', `/console/w/ws-runs/installations/${inst?.installationId}`, {
+      _csrf: b.csrf,
+      enabled: 'false',
+    });
+    expect(disabled.status, await disabled.clone().text()).toBe(303);
+    expect((await list())[0]?.enabled).toBe(false);
+    expect((await b.page('/console/w/ws-runs/flows')).html).toContain(
+      `Enable installation ${inst?.installationId}`,
+    );
+  });
+});
