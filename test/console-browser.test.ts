@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,8 @@ beforeAll(async () => {
   if (!edn.includes(HOSTILE_DESCRIPTION))
     throw new Error('the example flow changed; update the hostile description');
   await installFlow(gw, WS, 'daily-report', edn, { sales: sales.connectionId });
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
   profile = mkdtempSync(join(tmpdir(), 'fg-chromium-'));
   // A fresh profile per run (playwright passes it as --user-data-dir).
   context = await chromium.launchPersistentContext(profile, {
