@@ -301,6 +301,100 @@ describe('admin console', () => {
     await h.request('PUT', '/api/workspaces/ws-a/mcp-policy', { body: { disabledTools: [] } });
   });
 
+  const policyOf = async (ws: string) => {
+    const res = await h.request('GET', `/api/workspaces/${ws}/mcp-policy`);
+    expect(res.status).toBe(200);
+    const { updatedAt: _, ...rest } = (await res.json()) as Record<string, unknown>;
+    return rest;
+  };
+
+  it('sets the workspace MCP policy from the form, and the preview follows it', async () => {
+    const key = await h.createServiceAccount('ws-a', ['workspace.full'], 'policy-form');
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const visible = async () => {
+      const { html } = await b.page(`/console/w/ws-a/policy?sa=${key.serviceAccountId}`);
+      const list = /<ul class="mono" id="visible-tools">(.*?)<\/ul>/s.exec(html)?.[1] ?? '';
+      return [...list.matchAll(/<li>([^<]+)<\/li>/g)].map((m) => m[1] as string);
+    };
+    const before = await visible();
+    expect(before).toContain('search_flows');
+    expect(before).toContain('release_flow');
+    const res = await b.fetch('POST', '/console/w/ws-a/policy', {
+      _csrf: b.csrf,
+      readOnly: 'true',
+      disabledTools: 'search_flows',
+      allowedOrigins: 'https://app.example.com\nhttp://localhost:3000',
+      allowedIps: '',
+      rateLimitPerMinute: '120',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/console/w/ws-a/policy?done=policy-saved');
+    expect(await policyOf('ws-a')).toEqual({
+      readOnly: true,
+      disabledTools: ['search_flows'],
+      allowedOrigins: ['https://app.example.com', 'http://localhost:3000'],
+      allowedIps: [],
+      rateLimitPerMinute: 120,
+    });
+    const { html } = await b.page('/console/w/ws-a/policy?done=policy-saved');
+    expect(html).toContain('Policy saved.');
+    expect(html).toMatch(/name="readOnly" value="true" checked/);
+    expect(html).toMatch(/name="disabledTools" value="search_flows" checked/);
+    const after = await visible();
+    expect(after.length).toBeLessThan(before.length);
+    expect(after).not.toContain('search_flows');
+    expect(after).not.toContain('release_flow');
+    // Back to the defaults through the same form: nothing checked, fields empty.
+    const reset = await b.fetch('POST', '/console/w/ws-a/policy', {
+      _csrf: b.csrf,
+      allowedOrigins: '',
+      allowedIps: '',
+      rateLimitPerMinute: '',
+    });
+    expect(reset.status).toBe(303);
+    expect(await policyOf('ws-a')).toEqual({
+      readOnly: false,
+      disabledTools: [],
+      allowedOrigins: [],
+      allowedIps: [],
+      rateLimitPerMinute: null,
+    });
+    expect(await visible()).toEqual(before);
+  });
+
+  it('refuses a policy post without the CSRF token, and shows the API error for bad input; nothing changes', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-a/policy');
+    const before = await policyOf('ws-a');
+    const noCsrf = await b.fetch('POST', '/console/w/ws-a/policy', {
+      readOnly: 'true',
+      disabledTools: 'search_flows',
+    });
+    expect(noCsrf.status).toBe(403);
+    expect(await policyOf('ws-a')).toEqual(before);
+    const badCidr = await b.fetch('POST', '/console/w/ws-a/policy', {
+      _csrf: b.csrf,
+      readOnly: 'true',
+      allowedIps: '10.0.0.0/99',
+      rateLimitPerMinute: '60',
+    });
+    expect(badCidr.status).toBe(400);
+    const page = await badCidr.text();
+    expect(page).toContain('request body is invalid: allowedIps.0: must be an IP address or CIDR range');
+    // The form keeps what was typed so it can be corrected.
+    expect(page).toContain('10.0.0.0/99</textarea>');
+    expect(await policyOf('ws-a')).toEqual(before);
+    const badRate = await b.fetch('POST', '/console/w/ws-a/policy', {
+      _csrf: b.csrf,
+      rateLimitPerMinute: 'lots',
+    });
+    expect(badRate.status).toBe(400);
+    expect(await badRate.text()).toMatch(/request body is invalid: rateLimitPerMinute: [^<]+/);
+    expect(await policyOf('ws-a')).toEqual(before);
+  });
+
   it('renders every client config for the chosen variable, exactly as `flowgate mcp config` does', async () => {
     const b = new Browser(h);
     await b.signInWithToken(TEST_ADMIN_TOKEN);

@@ -91,9 +91,16 @@ function frameOf(c: C, title: string, ws: string | null, nav: PageFrame['nav']):
   };
 }
 
+/** The API's error message, with its validation issues (`path: message`) so a form says which field was wrong. */
 function message(answer: ApiAnswer): string {
-  const b = answer.body as { message?: unknown } | null;
-  return typeof b?.message === 'string' ? b.message : `request failed (${answer.status})`;
+  const b = answer.body as { message?: unknown; issues?: unknown } | null;
+  if (typeof b?.message !== 'string') return `request failed (${answer.status})`;
+  const issues = Array.isArray(b.issues)
+    ? b.issues.flatMap((i: { path?: unknown; message?: unknown }) =>
+        typeof i?.path === 'string' && typeof i.message === 'string' ? [`${i.path}: ${i.message}`] : [],
+      )
+    : [];
+  return issues.length > 0 ? `${b.message}: ${issues.join('; ')}` : b.message;
 }
 
 function forbidden(c: C) {
@@ -123,6 +130,23 @@ function qs(params: Record<string, string | number | null | undefined>): string 
     if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
   const s = p.toString();
   return s ? `?${s}` : '';
+}
+
+/** Splits a textarea of one entry per line (commas also accepted) into its non-empty entries. */
+function entries(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+}
+
+/** The policy form's fields as typed, so a refused save can show them again. */
+interface PolicyDraft {
+  readOnly: boolean;
+  disabledTools: string[];
+  allowedOrigins: string;
+  allowedIps: string;
+  rateLimitPerMinute: string;
 }
 
 interface ServiceAccount {
@@ -233,6 +257,7 @@ const NOTICES: Record<string, string> = {
   'conn-rotated': 'Secret replaced; the next run uses the new one. The old one is gone.',
   'conn-disabled': 'Connection disabled: steps that use it fail with connection_disabled.',
   'conn-enabled': 'Connection enabled.',
+  'policy-saved': 'Policy saved. Agents see it on their next request; the preview below already does.',
 };
 
 function noticeOf(c: C): Child {
@@ -1741,15 +1766,15 @@ export function consoleRoutes(
     );
   });
 
-  // --- MCP policy (read-only) and the tools/list preview --------------------------------------------------------
+  // --- MCP policy (edited through PUT …/mcp-policy) and the tools/list preview ----------------------------------
   const NARROWING_FIELDS = [
     ['x-mcp-toolsets', 'X-MCP-Toolsets', 'comma-separated toolsets'],
     ['x-mcp-tools', 'X-MCP-Tools', 'comma-separated tool names'],
     ['x-mcp-exclude-tools', 'X-MCP-Exclude-Tools', 'comma-separated tool names'],
     ['x-mcp-readonly', 'X-MCP-Readonly', 'true or false'],
   ] as const;
-  console_.get('/console/w/:ws/policy', async (c) => {
-    const ws = c.req.param('ws');
+  const policyPage = async (c: C, extra: { error?: string; draft?: PolicyDraft }) => {
+    const ws = c.req.param('ws') as string;
     const [policyAnswer, accountsAnswer] = await Promise.all([
       api(c, 'GET', wsPath(c, '/mcp-policy')),
       api(c, 'GET', wsPath(c, '/service-accounts?limit=200')),
@@ -1782,15 +1807,22 @@ export function consoleRoutes(
         : null;
     const list = (items: string[]) =>
       items.length === 0 ? <span class="muted">none</span> : <code>{items.join(', ')}</code>;
+    // After a refused save the form keeps what was typed; otherwise it shows the stored policy.
+    const draft: PolicyDraft = extra.draft ?? {
+      readOnly: policy.readOnly,
+      disabledTools: policy.disabledTools,
+      allowedOrigins: policy.allowedOrigins.join('\n'),
+      allowedIps: policy.allowedIps.join('\n'),
+      rateLimitPerMinute: policy.rateLimitPerMinute === null ? '' : String(policy.rateLimitPerMinute),
+    };
+    const csrf = c.get('csrf');
     return render(
       c,
       frameOf(c, 'MCP policy', ws, 'policy'),
       <>
         <h1>MCP policy</h1>
-        <p class="muted">
-          Read-only here; change it with <code>flowgate mcp-policy set</code> or <code>PUT …/mcp-policy</code>
-          .
-        </p>
+        {noticeOf(c)}
+        {extra.error ? <Notice kind="error">{extra.error}</Notice> : null}
         <div class="scroll" tabindex={0}>
           <table>
             <tbody>
@@ -1821,6 +1853,54 @@ export function consoleRoutes(
             </tbody>
           </table>
         </div>
+        <h2>Change the policy</h2>
+        <p class="muted">
+          The same change as <code>flowgate mcp-policy set</code> or <code>PUT …/mcp-policy</code>; it
+          replaces every field below.
+        </p>
+        <form method="post" action={`/console/w/${ws}/policy`} class="stack">
+          <Csrf token={csrf} />
+          <label class="check">
+            <input type="checkbox" name="readOnly" value="true" checked={draft.readOnly} />
+            Read-only: hide mutating tools
+          </label>
+          <fieldset>
+            <legend>Disabled tools</legend>
+            {deps.toolNames.map((t) => (
+              <label class="check mono">
+                <input
+                  type="checkbox"
+                  name="disabledTools"
+                  value={t}
+                  checked={draft.disabledTools.includes(t)}
+                />
+                {t}
+              </label>
+            ))}
+          </fieldset>
+          <label>
+            Allowed origins (one per line; empty allows any)
+            <textarea name="allowedOrigins" rows={3} maxlength={16000} placeholder="https://app.example.com">
+              {draft.allowedOrigins}
+            </textarea>
+          </label>
+          <label>
+            IP allowlist (addresses or CIDR ranges, one per line; empty allows any)
+            <textarea name="allowedIps" rows={3} maxlength={8000} placeholder="203.0.113.0/24">
+              {draft.allowedIps}
+            </textarea>
+          </label>
+          <label>
+            Rate limit per minute per key (empty for the deployment default)
+            <input
+              name="rateLimitPerMinute"
+              inputmode="numeric"
+              value={draft.rateLimitPerMinute}
+              maxlength={16}
+            />
+          </label>
+          <button type="submit">Save policy</button>
+        </form>
         <h2>Preview the tool list</h2>
         {accounts.length === 0 ? (
           <Empty>
@@ -1885,7 +1965,34 @@ export function consoleRoutes(
           </section>
         ) : null}
       </>,
+      extra.error ? 400 : 200,
     );
+  };
+  console_.get('/console/w/:ws/policy', (c) => policyPage(c, {}));
+  console_.post('/console/w/:ws/policy', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const tools = form.disabledTools;
+    const draft: PolicyDraft = {
+      readOnly: formText(form, 'readOnly') === 'true',
+      disabledTools: (Array.isArray(tools) ? tools : tools ? [tools] : []).filter(
+        (x): x is string => typeof x === 'string',
+      ),
+      allowedOrigins: formText(form, 'allowedOrigins'),
+      allowedIps: formText(form, 'allowedIps'),
+      rateLimitPerMinute: formText(form, 'rateLimitPerMinute'),
+    };
+    const rate = draft.rateLimitPerMinute;
+    const answer = await api(c, 'PUT', wsPath(c, '/mcp-policy'), {
+      readOnly: draft.readOnly,
+      disabledTools: draft.disabledTools,
+      allowedOrigins: entries(draft.allowedOrigins),
+      allowedIps: entries(draft.allowedIps),
+      // Anything but digits goes to the API as typed, so its validation (not a silent NaN) answers.
+      rateLimitPerMinute: rate === '' ? null : /^\d{1,15}$/.test(rate) ? Number(rate) : rate,
+    });
+    if (answer.status === 403) return failed(c, 'MCP policy', 'policy', answer);
+    if (answer.status !== 200) return policyPage(c, { error: message(answer), draft });
+    return c.redirect(`/console/w/${c.req.param('ws')}/policy?done=policy-saved`, 303);
   });
 }
 
