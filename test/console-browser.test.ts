@@ -215,7 +215,7 @@ describe('admin console in chromium', () => {
     await shot('05-audit');
   });
 
-  it('previews the tool list for an account and headers, and the preview follows a policy change', async () => {
+  it('previews the tool list for an account and headers, and the preview follows a policy set in the form', async () => {
     await page.goto(`${gw.url}/console/w/${WS}/policy`);
     const visible = () => page.locator('#visible-tools li').allTextContents();
     const before = await visible();
@@ -225,10 +225,14 @@ describe('admin console in chromium', () => {
     await page.waitForURL(/x-mcp-exclude-tools=get_workspace_context/);
     expect(await visible()).toEqual(before.filter((t) => t !== 'get_workspace_context'));
     const disabled = before.find((t) => t !== 'get_workspace_context') as string;
-    const put = await gw.admin('PUT', `/api/workspaces/${WS}/mcp-policy`, { disabledTools: [disabled] });
-    expect(put.status).toBe(200);
-    await page.reload();
-    expect(await visible()).toEqual(before.filter((t) => t !== 'get_workspace_context' && t !== disabled));
+    await page.getByRole('checkbox', { name: disabled, exact: true }).check();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.waitForURL(/done=policy-saved/);
+    expect(await page.getByText('Policy saved.').count()).toBe(1);
+    const stored = await gw.admin('GET', `/api/workspaces/${WS}/mcp-policy`);
+    expect(stored.status).toBe(200);
+    expect((stored.json as { disabledTools: string[] }).disabledTools).toEqual([disabled]);
+    expect(await visible()).toEqual(before.filter((t) => t !== disabled));
     expect(await page.getByRole('cell', { name: 'workspace_disabled_tool' }).count()).toBe(1);
     await axePass('policy');
     await shot('06-policy-preview');
