@@ -25,6 +25,8 @@ form.stack{display:grid;gap:8px;max-width:32rem;margin:8px 0 16px}
 form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin:8px 0 16px}
 label{display:grid;gap:2px;font-weight:600;font-size:.9rem}
 label.check{display:flex;gap:6px;align-items:center;font-weight:400}
+label.stacked{display:inline-grid}
+.wide{width:100%}
 input,select,textarea{font:inherit;padding:6px 8px;border:1px solid var(--muted);border-radius:4px;background:#fff;color:var(--fg);max-width:100%}
 textarea{min-height:6rem}
 button{font:inherit;padding:6px 12px;border-radius:4px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}

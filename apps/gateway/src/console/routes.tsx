@@ -511,7 +511,7 @@ export function consoleRoutes(
           <fieldset>
             <legend>Capabilities</legend>
             {CAPABILITIES.map((cap) => (
-              <label style="display:flex;gap:6px;font-weight:400">
+              <label class="check">
                 <input type="checkbox" name="capabilities" value={cap} checked={cap === 'flows.read'} /> {cap}
               </label>
             ))}
@@ -534,11 +534,11 @@ export function consoleRoutes(
                 class="inline"
               >
                 <Csrf token={csrf} />
-                <label style="display:inline-grid">
+                <label class="stacked">
                   Key name
                   <input name="name" maxlength={100} placeholder="optional" />
                 </label>{' '}
-                <label style="display:inline-grid">
+                <label class="stacked">
                   Expires (UTC, optional)
                   <input name="expiresOn" type="date" />
                 </label>{' '}
@@ -1748,8 +1748,7 @@ export function consoleRoutes(
               id={`config-${i}`}
               readonly
               rows={Math.min(16, cfg.content.split('\n').length + 1)}
-              class="mono"
-              style="width:100%"
+              class="mono wide"
             >
               {cfg.content}
             </textarea>
