@@ -102,6 +102,14 @@ export async function executeAttempt(
     httpCalls: stored.httpCalls ?? 0,
     llmTokens: stored.llmTokens ?? 0,
   };
+  /**
+   * Events wait here for the attempt's next write and go out with it, in order and with their own times: before a
+   * step with side effects starts (so an observer sees everything up to a running `:http` call), on a retry, when
+   * many are waiting, and in the transaction that ends the attempt. A pure `:function` step thus costs one write
+   * (its journal entry) instead of four. Held events are lost only with the attempt, whose replay writes new ones.
+   */
+  const held: repos.EventRecord[] = [];
+  const HELD_MAX = 32;
   const abandonedBy = (): AttemptAbandoned | null =>
     signal.reason instanceof AttemptAbandoned ? signal.reason : null;
 
@@ -111,7 +119,7 @@ export async function executeAttempt(
     event: repos.EventRecord,
     used: Record<string, number>,
   ): Promise<AttemptResult> => {
-    const done = await repos.finishAttempt(db, lease, end, used, event);
+    const done = await repos.finishAttempt(db, lease, end, used, [...held.splice(0), event]);
     return done
       ? { kind: 'finished', status, freedSlot: done.freedSlot }
       : { kind: 'abandoned', why: 'lease_lost' };
@@ -144,19 +152,28 @@ export async function executeAttempt(
     .map((name) => input?.[name])
     .filter((v): v is string => typeof v === 'string' && v.length > 0);
   const journal = await journalOf(db, run);
-  const started = await repos.appendEvents(db, lease, [
+  held.push(
     run.attempts <= 1
       ? { type: 'run_started', status: 'running', detail: { flowSlug: run.flowSlug, version: run.version } }
       : { type: 'run_resumed', status: 'running', detail: { attempt: run.attempts } },
-  ]);
-  if (!started) return { kind: 'abandoned', why: 'lease_lost' };
+  );
 
   const lost = () => {
     throw new AttemptAbandoned('lease_lost');
   };
+  const flush = async () => {
+    if (held.length === 0) return;
+    if (!(await repos.appendEvents(db, lease, held.splice(0)))) lost();
+  };
+  // A pure step has no `running` journal row (nothing outside can have seen it); its start time goes with its result.
+  const pureStarts = new Map<string, Date>();
   const onEvent = async (event: StepEvent) => {
     const at = new Date(event.at);
-    if (event.type === 'step_started') {
+    let flushNow = held.length + 1 >= HELD_MAX || event.type === 'step_retrying';
+    if (event.type === 'step_started' && event.stepType === 'function') {
+      pureStarts.set(event.stepId, at);
+    } else if (event.type === 'step_started') {
+      flushNow = true;
       if (
         !(await repos.recordStep(db, lease, {
           stepId: event.stepId,
@@ -175,21 +192,23 @@ export async function executeAttempt(
           status: 'failed',
           error,
           finishedAt: at,
+          ...(pureStarts.has(event.stepId)
+            ? { startedAt: pureStarts.get(event.stepId), countsStart: true }
+            : {}),
         }))
       )
         lost();
+      pureStarts.delete(event.stepId);
     }
-    const ok = await repos.appendEvents(db, lease, [
-      {
-        type: event.type,
-        stepId: event.stepId,
-        stepType: event.stepType,
-        status: event.type.replace(/^step_/, ''),
-        detail: event.error ? { ...event.detail, error: event.error } : event.detail,
-        at,
-      },
-    ]);
-    if (!ok) lost();
+    held.push({
+      type: event.type,
+      stepId: event.stepId,
+      stepType: event.stepType,
+      status: event.type.replace(/^step_/, ''),
+      detail: event.error ? { ...event.detail, error: event.error } : event.detail,
+      at,
+    });
+    if (flushNow) await flush();
   };
   const record = async (stepId: string, entry: JournalEntry) => {
     const ok = await repos.recordStep(db, lease, {
@@ -199,7 +218,9 @@ export async function executeAttempt(
       ...(entry.status === 'completed'
         ? { result: entry.result, finishedAt: new Date() }
         : { wakeAt: new Date(entry.wakeAt) }),
+      ...(pureStarts.has(stepId) ? { startedAt: pureStarts.get(stepId), countsStart: true } : {}),
     });
+    pureStarts.delete(stepId);
     if (!ok) lost();
   };
 

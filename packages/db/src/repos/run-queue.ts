@@ -183,6 +183,8 @@ export interface StepRecord {
   wakeAt?: Date | null;
   startedAt?: Date | null;
   finishedAt?: Date | null;
+  /** This write also counts a start: a step with no `running` row of its own (a pure step) starts and ends in one. */
+  countsStart?: boolean;
 }
 
 /**
@@ -192,10 +194,11 @@ export interface StepRecord {
 export async function recordStep(db: Database, lease: Lease, step: StepRecord): Promise<boolean> {
   const result = step.result === undefined ? null : JSON.stringify(step.result);
   const error = step.error ? JSON.stringify(step.error) : null;
+  const startsCounted = step.status === 'running' || step.countsStart === true ? 1 : 0;
   const rows = await db.statements.rows<{ ok: number }>(sql`
     insert into run_steps (workspace_id, run_id, step_id, type, status, result, error, wake_at, attempts, started_at, finished_at)
     select ${lease.workspaceId}, ${lease.runId}, ${step.stepId}, ${step.type}, ${step.status}, ${result}::jsonb,
-      ${error}::jsonb, ${iso(step.wakeAt)}::timestamptz, ${step.status === 'running' ? 1 : 0},
+      ${error}::jsonb, ${iso(step.wakeAt)}::timestamptz, ${startsCounted},
       ${iso(step.startedAt)}::timestamptz, ${iso(step.finishedAt)}::timestamptz
     where ${stillHeld(lease)}
     on conflict (run_id, step_id) do update set
@@ -203,7 +206,7 @@ export async function recordStep(db: Database, lease: Lease, step: StepRecord): 
       result = coalesce(excluded.result, run_steps.result),
       error = excluded.error,
       wake_at = excluded.wake_at,
-      attempts = run_steps.attempts + (case when excluded.status = 'running' then 1 else 0 end),
+      attempts = run_steps.attempts + ${startsCounted},
       started_at = coalesce(run_steps.started_at, excluded.started_at),
       finished_at = excluded.finished_at
     returning 1 as ok`);
@@ -252,8 +255,9 @@ export async function finishAttempt(
   lease: Lease,
   end: RunEnd,
   usage: Record<string, number>,
-  event: EventRecord,
+  event: EventRecord | EventRecord[],
 ): Promise<{ run: RunRow; freedSlot: boolean } | null> {
+  const events = Array.isArray(event) ? event : [event];
   return db.transaction(async (tx) => {
     const common = { leaseOwner: null, leaseExpiresAt: null, usage, updatedAt: sql`now()` };
     const set =
@@ -280,16 +284,19 @@ export async function finishAttempt(
         .returning({ runId: runSlots.runId });
       freedSlot = freed.length > 0;
     }
-    await tx.insert(runEvents).values({
-      workspaceId: lease.workspaceId,
-      runId: lease.runId,
-      type: event.type,
-      stepId: event.stepId ?? null,
-      stepType: event.stepType ?? null,
-      status: event.status ?? null,
-      detail: event.detail ?? null,
-      ...(event.at ? { at: event.at } : {}),
-    });
+    // The attempt's last events (those its worker held back, then the end) in one statement.
+    await tx.insert(runEvents).values(
+      events.map((e) => ({
+        workspaceId: lease.workspaceId,
+        runId: lease.runId,
+        type: e.type,
+        stepId: e.stepId ?? null,
+        stepType: e.stepType ?? null,
+        status: e.status ?? null,
+        detail: e.detail ?? null,
+        ...(e.at ? { at: e.at } : {}),
+      })),
+    );
     return { run, freedSlot };
   });
 }
