@@ -3,7 +3,7 @@ import { AppError, newId } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import { displayUrl, type SecretBox } from '@flowgate/secrets';
 import { openWorkspace, type WorkspaceDeps } from '@flowgate/workspace';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { AuditSink } from '../audit/queue.js';
 import type { AppEnv } from '../context.js';
@@ -38,6 +38,11 @@ export interface AdminDeps {
   toolNames: readonly string[];
   /** HMAC key of the list cursors; the same on every replica. */
   cursorKey: Uint8Array;
+  /**
+   * Who may create workspaces; the operator bearer token unless given. The console's in-process caller passes a
+   * check of its session's principal, so it reaches the same route without ever holding the token.
+   */
+  operatorGuard?: MiddlewareHandler<AppEnv>;
 }
 
 function serviceAccountView(row: repos.ServiceAccountRow) {
@@ -423,7 +428,7 @@ export function adminRoutes(deps: AdminDeps) {
   return new Hono<AppEnv>()
     .post(
       '/api/admin/workspaces',
-      operatorGuard(deps.authenticator),
+      deps.operatorGuard ?? operatorGuard(deps.authenticator),
       jsonBody(createWorkspaceBody),
       async (c) => {
         const started = performance.now();

@@ -248,6 +248,55 @@ describe('admin console', () => {
     expect(reuse.status).toBe(401);
   });
 
+  it('creates a workspace from the operator form; bad input and a missing CSRF token change nothing', async () => {
+    const ids = async () => (await repos.listWorkspaces(h.db.db, { limit: 200 })).map((w) => w.id).sort();
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const { html } = await b.page('/console/workspaces');
+    expect(html).toContain('action="/console/workspaces"');
+    const before = await ids();
+    const noCsrf = await b.fetch('POST', '/console/workspaces', { id: 'ws-new', name: 'New' });
+    expect(noCsrf.status).toBe(403);
+    expect(await ids()).toEqual(before);
+    const bad = await b.fetch('POST', '/console/workspaces', { _csrf: b.csrf, id: 'Bad Id!', name: 'New' });
+    expect(bad.status).toBe(400);
+    const badHtml = await bad.text();
+    expect(badHtml).toContain('request body is invalid: id:');
+    // What was typed stays in the form.
+    expect(badHtml).toContain('value="Bad Id!"');
+    expect(await ids()).toEqual(before);
+    const taken = await b.fetch('POST', '/console/workspaces', { _csrf: b.csrf, id: 'ws-a', name: 'Again' });
+    expect(taken.status).toBe(409);
+    expect(await taken.text()).toContain('workspace ws-a already exists');
+    expect(await ids()).toEqual(before);
+    const created = await b.fetch('POST', '/console/workspaces', {
+      _csrf: b.csrf,
+      id: 'ws-new',
+      name: 'New one',
+    });
+    expect(created.status, await created.clone().text()).toBe(303);
+    expect(created.headers.get('location')).toBe('/console/workspaces?done=ws-created');
+    expect(await ids()).toEqual([...before, 'ws-new'].sort());
+    // The admin API sees it: an operator can open it, and it is empty.
+    expect(await accountsOf('ws-new')).toEqual([]);
+    const listed = await b.page('/console/workspaces?done=ws-created');
+    expect(listed.html).toContain('Workspace created.');
+    expect(listed.html).toContain('New one');
+  });
+
+  it('refuses workspace creation to a workspace admin (403, nothing created)', async () => {
+    const ids = async () => (await repos.listWorkspaces(h.db.db, { limit: 200 })).map((w) => w.id).sort();
+    const b = new Browser(h);
+    await b.signInWithCode(await createSignInCode(h.db.db, 'ws-a'));
+    await b.page('/console/w/ws-a/keys');
+    expect(b.csrf).not.toBe('');
+    const before = await ids();
+    const res = await b.fetch('POST', '/console/workspaces', { _csrf: b.csrf, id: 'ws-admin', name: 'Mine' });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('this action needs the operator token');
+    expect(await ids()).toEqual(before);
+  });
+
   it('signs out by revoking the session server-side', async () => {
     const b = new Browser(h);
     await b.signInWithToken(TEST_ADMIN_TOKEN);
@@ -750,5 +799,155 @@ describe('admin console runs without a worker', () => {
     expect((await b.page('/console/w/ws-runs/flows')).html).toContain(
       `Enable installation ${inst?.installationId}`,
     );
+  });
+
+  it('binds an installation slot, pins its version and opts in to its metadata trust from its page', async () => {
+    await h.createWorkspace('ws-pub');
+    const saved = await h.request('PUT', '/api/workspaces/ws-pub/flows/enrich-company/draft', {
+      body: EXAMPLE_FLOWS['enrich-company'] as string,
+      headers: { 'content-type': 'application/edn' },
+    });
+    expect(saved.status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      // Two versions to pin between (the second release of an unchanged draft reuses v1, so change a note).
+      if (i === 1) {
+        const again = await h.request('PUT', '/api/workspaces/ws-pub/flows/enrich-company/draft', {
+          body: (EXAMPLE_FLOWS['enrich-company'] as string).replace('"Enrich company"', '"Enrich a company"'),
+          headers: { 'content-type': 'application/edn' },
+        });
+        expect(again.status).toBe(200);
+      }
+      const released = await h.request('POST', '/api/workspaces/ws-pub/flows/enrich-company/release', {
+        body: {},
+      });
+      expect(released.status).toBe(200);
+    }
+    const conn = await h.request('POST', '/api/workspaces/ws-runs/connections', {
+      body: {
+        name: 'crm-api',
+        type: 'http-api',
+        baseUrl: 'http://127.0.0.1:9/crm',
+        auth: { type: 'bearer', secret: 'crm-secret-value' },
+      },
+    });
+    expect(conn.status).toBe(201);
+    const { connectionId } = (await conn.json()) as { connectionId: string };
+    const install = await h.request('POST', '/api/workspaces/ws-runs/installations', {
+      body: { sourceWorkspaceId: 'ws-pub', flowSlug: 'enrich-company', versionPolicy: 'track-latest' },
+    });
+    expect(install.status).toBe(201);
+    const { installationId } = (await install.json()) as { installationId: string };
+    const read = async () => {
+      const res = await h.request('GET', '/api/workspaces/ws-runs/installations?limit=200');
+      const items = ((await res.json()) as { items: Record<string, unknown>[] }).items;
+      const {
+        createdAt: _c,
+        updatedAt: _u,
+        ...rest
+      } = items.find((x) => x.installationId === installationId) ?? {};
+      return rest;
+    };
+    const initial = await read();
+    expect(initial).toMatchObject({
+      versionPolicy: 'track-latest',
+      pinnedVersion: null,
+      enabled: false,
+      trustMetadata: false,
+      slotBindings: {},
+    });
+
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    expect((await b.page('/console/w/ws-runs/flows')).html).toContain(
+      `href="/console/w/ws-runs/installations/${installationId}"`,
+    );
+    const page = await b.page(`/console/w/ws-runs/installations/${installationId}`);
+    expect(page.res.status).toBe(200);
+    expect(page.html).toContain(`<option value="${connectionId}">crm-api</option>`);
+    expect(page.html).not.toContain('crm-secret-value');
+    const base = `/console/w/ws-runs/installations/${installationId}`;
+
+    // Without the CSRF token: refused, nothing changed.
+    for (const [path, form] of [
+      [`${base}/bindings`, { slot: 'crm', connectionId }],
+      [`${base}/trust`, { trust: 'true' }],
+      [`${base}/version`, { pinnedVersion: '1' }],
+    ] as const) {
+      expect((await b.fetch('POST', path, form)).status, path).toBe(403);
+    }
+    expect(await read()).toEqual(initial);
+
+    // Bad values: the API's error on the installation's page, nothing changed.
+    const badSlot = await b.fetch('POST', `${base}/bindings`, { _csrf: b.csrf, slot: 'nope', connectionId });
+    expect(badSlot.status).toBe(400);
+    const badSlotHtml = await badSlot.text();
+    expect(badSlotHtml).toContain('slot bindings are invalid: slotBindings');
+    expect(badSlotHtml).toContain('<h2>Slot bindings</h2>');
+    const badConn = await b.fetch('POST', `${base}/bindings`, {
+      _csrf: b.csrf,
+      slot: 'crm',
+      connectionId: 'conn_doesnotexist00',
+    });
+    expect(badConn.status).toBe(400);
+    expect(await badConn.text()).toContain('slot bindings are invalid');
+    const badPin = await b.fetch('POST', `${base}/version`, { _csrf: b.csrf, pinnedVersion: '99' });
+    expect(badPin.status).toBe(404);
+    expect(await badPin.text()).toContain('flow enrich-company has no public version 99');
+    const notNumber = await b.fetch('POST', `${base}/version`, { _csrf: b.csrf, pinnedVersion: 'x' });
+    expect(notNumber.status).toBe(400);
+    expect(await notNumber.text()).toContain('request body is invalid: pinnedVersion');
+    expect(await read()).toEqual(initial);
+
+    // Each form changes exactly its own fields.
+    const bound = await b.fetch('POST', `${base}/bindings`, { _csrf: b.csrf, slot: 'crm', connectionId });
+    expect(bound.status, await bound.clone().text()).toBe(303);
+    expect(bound.headers.get('location')).toBe(`${base}?done=inst-bound`);
+    const afterBind = await read();
+    expect(afterBind).toEqual({ ...initial, slotBindings: { crm: connectionId } });
+    expect((await b.page(`${base}?done=inst-bound`)).html).toContain('<td>crm-api</td>');
+
+    const pinned = await b.fetch('POST', `${base}/version`, { _csrf: b.csrf, pinnedVersion: '1' });
+    expect(pinned.status, await pinned.clone().text()).toBe(303);
+    const afterPin = await read();
+    expect(afterPin).toEqual({ ...afterBind, versionPolicy: 'pinned', pinnedVersion: 1 });
+
+    const trusted = await b.fetch('POST', `${base}/trust`, { _csrf: b.csrf, trust: 'true' });
+    expect(trusted.status, await trusted.clone().text()).toBe(303);
+    const afterTrust = await read();
+    expect(afterTrust).toEqual({ ...afterPin, trustMetadata: true });
+    const trustedRow = await repos.getInstallation(h.db.db, 'ws-runs', installationId);
+    expect(trustedRow?.trustedLiteralSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect((await b.page(`${base}?done=inst-trusted`)).html).toContain('Stop trusting this text');
+
+    const latest = await b.fetch('POST', `${base}/version`, { _csrf: b.csrf, pinnedVersion: '' });
+    expect(latest.status).toBe(303);
+    expect(await read()).toEqual({ ...afterTrust, versionPolicy: 'track-latest', pinnedVersion: null });
+    const untrusted = await b.fetch('POST', `${base}/trust`, { _csrf: b.csrf, trust: 'false' });
+    expect(untrusted.status).toBe(303);
+    expect(await read()).toEqual({
+      ...afterTrust,
+      versionPolicy: 'track-latest',
+      pinnedVersion: null,
+      trustMetadata: false,
+    });
+  });
+
+  it("keeps a workspace admin from editing another workspace's installation (403, nothing changed)", async () => {
+    const list = await h.request('GET', '/api/workspaces/ws-runs/installations?limit=200');
+    const items = ((await list.json()) as { items: { installationId: string }[] }).items;
+    const target = items[0]?.installationId ?? '';
+    expect(target).not.toBe('');
+    await h.createWorkspace('ws-other');
+    const b = new Browser(h);
+    await b.signInWithCode(await createSignInCode(h.db.db, 'ws-other'));
+    await b.page('/console/w/ws-other/flows');
+    expect((await b.page(`/console/w/ws-runs/installations/${target}`)).res.status).toBe(403);
+    const post = await b.fetch('POST', `/console/w/ws-runs/installations/${target}/trust`, {
+      _csrf: b.csrf,
+      trust: 'true',
+    });
+    expect(post.status).toBe(403);
+    const again = await h.request('GET', '/api/workspaces/ws-runs/installations?limit=200');
+    expect(((await again.json()) as { items: unknown[] }).items).toEqual(items as unknown[]);
   });
 });

@@ -184,7 +184,23 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
     const items = rows.slice(0, q.data.limit);
     return c.json({ items, next: more ? (items.at(-1)?.id ?? null) : null });
   });
-  app.route('/', adminRoutes({ ...deps, db: deps.db.db }));
+  app.route(
+    '/',
+    adminRoutes({
+      ...deps,
+      db: deps.db.db,
+      // The session's principal (set above) stands in for the operator bearer token.
+      operatorGuard: async (c, next) => {
+        if (c.get('principal').kind !== 'operator') {
+          throw new AppError(
+            'insufficient_role',
+            'this action needs the operator token (FLOWGATE_ADMIN_TOKEN)',
+          );
+        }
+        await next();
+      },
+    }),
+  );
 
   return async (c, session, method, path, body) => {
     const headers: Record<string, string> = {};

@@ -210,6 +210,17 @@ interface FlowDetail extends FlowSummary {
   versions: { version: number; releaseNote: string | null; createdAt: string }[];
   bindings: { live: Record<string, unknown>; draft: Record<string, unknown> };
 }
+interface Installation {
+  installationId: string;
+  sourceWorkspaceId: string;
+  flowSlug: string;
+  versionPolicy: 'pinned' | 'track-latest';
+  pinnedVersion: number | null;
+  enabled: boolean;
+  trustMetadata: boolean;
+  slotBindings: Record<string, string>;
+}
+
 interface Connection {
   connectionId: string;
   name: string;
@@ -257,6 +268,12 @@ const NOTICES: Record<string, string> = {
   'conn-rotated': 'Secret replaced; the next run uses the new one. The old one is gone.',
   'conn-disabled': 'Connection disabled: steps that use it fail with connection_disabled.',
   'conn-enabled': 'Connection enabled.',
+  'ws-created': 'Workspace created. Open it to add service accounts, keys and connections.',
+  'inst-bound': 'Slot binding saved.',
+  'inst-trusted':
+    'Trusted: models now see the text of the version this installation runs as reviewed by you.',
+  'inst-untrusted': 'Untrusted: models see this installed flow’s authored text only as untrusted data again.',
+  'inst-version': 'Version policy saved.',
   'policy-saved': 'Policy saved. Agents see it on their next request; the preview below already does.',
 };
 
@@ -412,7 +429,7 @@ export function consoleRoutes(
     );
 
   // --- workspaces (operator) ----------------------------------------------------------------------------------------
-  console_.get('/console/workspaces', async (c) => {
+  const workspacesPage = async (c: C, error?: ApiAnswer, form?: { id: string; name: string }) => {
     const after = c.req.query('after');
     const answer = await api(c, 'GET', `/api/console/workspaces${qs({ limit: PAGE_SIZE, after })}`);
     if (answer.status !== 200) return failed(c, 'Workspaces', 'workspaces', answer);
@@ -425,11 +442,24 @@ export function consoleRoutes(
       frameOf(c, 'Workspaces', null, 'workspaces'),
       <>
         <h1>Workspaces</h1>
+        {noticeOf(c)}
+        {error ? <Notice kind="error">{message(error)}</Notice> : null}
+        <form method="post" action="/console/workspaces" class="filters">
+          <Csrf token={c.get('csrf')} />
+          <label>
+            Id (lowercase letters, digits, dashes)
+            <input name="id" required maxlength={63} value={form?.id ?? ''} />
+          </label>
+          <label>
+            Name
+            <input name="name" required maxlength={200} value={form?.name ?? ''} />
+          </label>
+          <button type="submit" class="secondary">
+            Create workspace
+          </button>
+        </form>
         {items.length === 0 ? (
-          <Empty>
-            No workspaces yet. Create one with <code>flowgate workspaces create</code> or POST
-            /api/admin/workspaces.
-          </Empty>
+          <Empty>No workspaces yet. Create the first one with the form above.</Empty>
         ) : (
           <div class="scroll" tabindex={0}>
             <table>
@@ -456,7 +486,17 @@ export function consoleRoutes(
         )}
         <Pager next={next ? `/console/workspaces${qs({ after: next })}` : null} />
       </>,
+      error ? (error.status >= 400 ? error.status : 500) : 200,
     );
+  };
+  console_.get('/console/workspaces', (c) => workspacesPage(c));
+  console_.post('/console/workspaces', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const body = { id: formText(form, 'id'), name: formText(form, 'name') };
+    const answer = await api(c, 'POST', '/api/admin/workspaces', body);
+    if (answer.status === 403) return failed(c, 'Workspaces', 'workspaces', answer);
+    if (answer.status !== 201) return workspacesPage(c, answer, body);
+    return c.redirect('/console/workspaces?done=ws-created', 303);
   });
 
   // --- service accounts & keys ------------------------------------------------------------------------------------
@@ -1386,7 +1426,9 @@ export function consoleRoutes(
               <tbody>
                 {installations.map((i) => (
                   <tr>
-                    <td class="mono">{i.installationId}</td>
+                    <td class="mono">
+                      <a href={`/console/w/${ws}/installations/${i.installationId}`}>{i.installationId}</a>
+                    </td>
                     <td>
                       {i.sourceWorkspaceId}/{i.flowSlug}
                     </td>
@@ -1453,6 +1495,172 @@ export function consoleRoutes(
     return c.redirect(
       `/console/w/${c.req.param('ws')}/flows?done=inst-${enabled ? 'enabled' : 'disabled'}`,
       303,
+    );
+  });
+  /** One installation, found by walking the admin API's list (it has no single-installation read). */
+  const findInstallation = async (c: C, id: string): Promise<Installation | ApiAnswer | null> => {
+    let cursor: string | undefined;
+    for (let i = 0; i < 50; i++) {
+      const answer = await api(c, 'GET', wsPath(c, `/installations${qs({ limit: 200, cursor })}`));
+      if (answer.status !== 200) return answer;
+      const page = answer.body as { items: Installation[]; nextCursor: string | null };
+      const found = page.items.find((x) => x.installationId === id);
+      if (found) return found;
+      if (!page.nextCursor) return null;
+      cursor = page.nextCursor;
+    }
+    return null;
+  };
+  const installationPage = async (c: C, error?: ApiAnswer) => {
+    const ws = c.req.param('ws') as string;
+    const id = c.req.param('id') as string;
+    const [found, connectionsAnswer] = await Promise.all([
+      findInstallation(c, id),
+      api(c, 'GET', wsPath(c, '/connections?limit=200')),
+    ]);
+    if (found === null)
+      return failed(c, 'Installation', 'flows', { status: 404, body: { message: 'installation not found' } });
+    if ('status' in found) return failed(c, 'Installation', 'flows', found);
+    const inst = found;
+    const connections =
+      connectionsAnswer.status === 200 ? (connectionsAnswer.body as { items: Connection[] }).items : [];
+    const nameOf = (connectionId: string) =>
+      connections.find((x) => x.connectionId === connectionId)?.name ?? connectionId;
+    const csrf = c.get('csrf');
+    const base = `/console/w/${ws}/installations/${inst.installationId}`;
+    const bound = Object.entries(inst.slotBindings);
+    return render(
+      c,
+      frameOf(c, `Installation ${inst.installationId}`, ws, 'flows'),
+      <>
+        <h1>
+          {inst.sourceWorkspaceId}/{inst.flowSlug} <span class="muted mono">{inst.installationId}</span>
+        </h1>
+        {noticeOf(c)}
+        {error ? <Notice kind="error">{message(error)}</Notice> : null}
+        <p>
+          Version:{' '}
+          <strong>
+            {inst.versionPolicy === 'pinned' ? `pinned v${inst.pinnedVersion}` : 'tracks the latest'}
+          </strong>{' '}
+          · Enabled: <strong>{inst.enabled ? 'yes' : 'no'}</strong>
+        </p>
+        <h2>Version</h2>
+        <form method="post" action={`${base}/version`} class="filters">
+          <Csrf token={csrf} />
+          <label>
+            Pin version (empty: track the latest)
+            <input
+              name="pinnedVersion"
+              inputmode="numeric"
+              pattern="[0-9]*"
+              maxlength={10}
+              value={inst.pinnedVersion === null ? '' : String(inst.pinnedVersion)}
+            />
+          </label>
+          <button type="submit" class="secondary">
+            Save version policy
+          </button>
+        </form>
+        <h2>Slot bindings</h2>
+        <p class="muted">
+          Which of this workspace's connections fills each slot the installed flow requires.
+        </p>
+        {bound.length === 0 ? (
+          <Empty>No slot is bound yet.</Empty>
+        ) : (
+          <div class="scroll" tabindex={0}>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Slot</th>
+                  <th scope="col">Connection</th>
+                </tr>
+              </thead>
+              <tbody>
+                {bound.map(([slot, connectionId]) => (
+                  <tr>
+                    <td class="mono">{slot}</td>
+                    <td>{nameOf(connectionId)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {connections.length === 0 ? (
+          <Empty>
+            No connections to bind yet. <a href={`/console/w/${ws}/connections`}>Create one</a> first.
+          </Empty>
+        ) : (
+          <form method="post" action={`${base}/bindings`} class="filters">
+            <Csrf token={csrf} />
+            <label>
+              Slot
+              <input name="slot" required maxlength={64} />
+            </label>
+            <label>
+              Connection
+              <select name="connectionId">
+                {connections.map((x) => (
+                  <option value={x.connectionId}>{x.name}</option>
+                ))}
+              </select>
+            </label>
+            <button type="submit" class="secondary">
+              Bind slot
+            </button>
+          </form>
+        )}
+        <h2>Metadata trust</h2>
+        <p>
+          {inst.trustMetadata
+            ? 'Trusted: models see the authored text of the version this installation ran when you opted in as reviewed by you; another version is untrusted until you opt in again.'
+            : 'Untrusted: models see this installed flow’s authored text only as untrusted data. Opting in trusts the text of the version this installation runs now.'}
+        </p>
+        <form method="post" action={`${base}/trust`}>
+          <Csrf token={csrf} />
+          <input type="hidden" name="trust" value={inst.trustMetadata ? 'false' : 'true'} />
+          <button type="submit" class={inst.trustMetadata ? 'danger' : 'secondary'}>
+            {inst.trustMetadata ? 'Stop trusting this text' : 'Trust the text of the version it runs'}
+          </button>
+        </form>
+        <p>
+          <a href={`/console/w/${ws}/flows`}>Back to flows</a>
+        </p>
+      </>,
+      error ? (error.status >= 400 ? error.status : 500) : 200,
+    );
+  };
+  console_.get('/console/w/:ws/installations/:id', (c) => installationPage(c));
+  /** A PATCH of the installation through the admin API; its refusal is shown on the installation's page. */
+  const patchInstallation = async (c: C, body: Record<string, unknown>, done: string) => {
+    const id = encodeURIComponent(c.req.param('id') ?? '');
+    const answer = await api(c, 'PATCH', wsPath(c, `/installations/${id}`), body);
+    if (answer.status === 403) return failed(c, 'Installation', 'flows', answer);
+    if (answer.status !== 200) return installationPage(c, answer);
+    return c.redirect(`/console/w/${c.req.param('ws')}/installations/${id}?done=${done}`, 303);
+  };
+  console_.post('/console/w/:ws/installations/:id/bindings', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    return patchInstallation(
+      c,
+      { slotBindings: { [formText(form, 'slot')]: formText(form, 'connectionId') } },
+      'inst-bound',
+    );
+  });
+  console_.post('/console/w/:ws/installations/:id/trust', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const trusted = formText(form, 'trust') === 'true';
+    return patchInstallation(c, { trustMetadata: trusted }, trusted ? 'inst-trusted' : 'inst-untrusted');
+  });
+  console_.post('/console/w/:ws/installations/:id/version', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const pinned = formText(form, 'pinnedVersion');
+    return patchInstallation(
+      c,
+      pinned ? { versionPolicy: 'pinned', pinnedVersion: Number(pinned) } : { versionPolicy: 'track-latest' },
+      'inst-version',
     );
   });
   const flowPage = async (c: C, error?: string) => {
