@@ -52,6 +52,8 @@ interface DriverFigures {
   latency: { list: Summary; call: Summary };
   loaded: { list: Summary; call: Summary };
   runs: { total: number; completed: number };
+  /** SQL statements one call sends (request path, worker, audit), counted on a warm gateway. */
+  statementsPerCall: number;
 }
 
 /** One real call before the load: the load must measure completed runs answered inline, nothing else. */
@@ -77,7 +79,13 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
   let h: DbHandle | undefined;
   let gw: Awaited<ReturnType<typeof startGateway>> | undefined;
   try {
-    h = await createTestDb();
+    let counting = false;
+    let statements = 0;
+    h = await createTestDb({
+      onStatement: () => {
+        if (counting) statements++;
+      },
+    });
     const adminToken = `bench-${randomBytes(24).toString('hex')}`;
     // The gateway runs in this process (on the handle): its CPU is what readCpuMs(process.pid) measures, since
     // this process only waits while the load generator (its own process) runs.
@@ -132,6 +140,13 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
     const url = `${base}/api/workspaces/${WS}/mcp`;
     const headers = mcpHeaders(key.apiKey);
     await probeCall(url, headers);
+    // A second call on the warm gateway, its statements counted (the audit queue and the worker's last writes
+    // settle within the pause).
+    counting = true;
+    await probeCall(url, headers);
+    await new Promise((r) => setTimeout(r, 1500));
+    counting = false;
+    const statementsPerCall = statements;
 
     const spec = (body: string, connections: number, durationS = options.durationS): LoadSpec => ({
       url,
@@ -188,6 +203,7 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
       latency: { list: list1, call: call1 },
       loaded: { list: listN, call: callN },
       runs: { total: rows.length, completed: rows.filter((s) => s === 'completed').length },
+      statementsPerCall,
     };
   } finally {
     await gw?.close();
@@ -202,6 +218,7 @@ function report(f: DriverFigures): Check[] {
   log();
   log(`  ${f.driver}:`);
   printSummaries(f.summaries, f.summaries[0]?.name ?? '');
+  log(`  SQL statements per call_flow_tool (warm, one :function step): ${f.statementsPerCall}`);
   const ratio = (cand: Summary, base: Summary) => {
     const r = roundRatios(cand, base);
     return `${fmt(median(r), 3)} (rounds ${fmt(Math.min(...r), 3)}–${fmt(Math.max(...r), 3)})`;
