@@ -41,6 +41,7 @@ import {
   type PageFrame,
   Pager,
   SignInPage,
+  Table,
   when,
 } from './views.js';
 
@@ -461,28 +462,17 @@ export function consoleRoutes(
         {items.length === 0 ? (
           <Empty>No workspaces yet. Create the first one with the form above.</Empty>
         ) : (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((w) => (
-                  <tr>
-                    <td>
-                      <a href={`/console/w/${w.id}/keys`}>{w.id}</a>
-                    </td>
-                    <td>{w.name}</td>
-                    <td>{when(w.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Id', 'Name', 'Created']}>
+            {items.map((w) => (
+              <tr>
+                <td>
+                  <a href={`/console/w/${w.id}/keys`}>{w.id}</a>
+                </td>
+                <td>{w.name}</td>
+                <td>{when(w.createdAt)}</td>
+              </tr>
+            ))}
+          </Table>
         )}
         <Pager next={next ? `/console/workspaces${qs({ after: next })}` : null} />
       </>,
@@ -767,34 +757,21 @@ export function consoleRoutes(
           </Empty>
         ) : null}
         {page && page.items.length > 0 ? (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Run</th>
-                  <th scope="col">Flow</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Finished</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((r) => (
-                  <tr>
-                    <td class="mono">
-                      <a href={`/console/w/${ws}/runs/${r.runId}`}>{r.runId}</a>
-                    </td>
-                    <td>{r.flowSlug}</td>
-                    <td>
-                      <Badge value={r.status} />
-                    </td>
-                    <td>{when(r.createdAt)}</td>
-                    <td>{when(r.finishedAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Run', 'Flow', 'Status', 'Created', 'Finished']}>
+            {page.items.map((r) => (
+              <tr>
+                <td class="mono">
+                  <a href={`/console/w/${ws}/runs/${r.runId}`}>{r.runId}</a>
+                </td>
+                <td>{r.flowSlug}</td>
+                <td>
+                  <Badge value={r.status} />
+                </td>
+                <td>{when(r.createdAt)}</td>
+                <td>{when(r.finishedAt)}</td>
+              </tr>
+            ))}
+          </Table>
         ) : null}
         <Pager
           next={
@@ -929,28 +906,16 @@ export function consoleRoutes(
         {run.events.length === 0 ? (
           <Empty>No events yet.</Empty>
         ) : (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">At</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Step</th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.events.map((e) => (
-                  <tr>
-                    <td>{when(e.at)}</td>
-                    <td>{e.type}</td>
-                    <td class="mono">{e.stepId ?? '—'}</td>
-                    <td>{e.status ?? '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['At', 'Event', 'Step', 'Status']}>
+            {run.events.map((e) => (
+              <tr>
+                <td>{when(e.at)}</td>
+                <td>{e.type}</td>
+                <td class="mono">{e.stepId ?? '—'}</td>
+                <td>{e.status ?? '—'}</td>
+              </tr>
+            ))}
+          </Table>
         )}
         <h2>Input</h2>
         <Json value={run.input} />
@@ -1051,46 +1016,31 @@ export function consoleRoutes(
           </Empty>
         ) : null}
         {page && page.items.length > 0 ? (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">At</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Tool / action</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Blockers</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((e) => (
-                  <tr>
-                    <td>{when(e.at)}</td>
-                    <td>
-                      {e.principalType} <span class="mono">{e.keyId ?? e.principalId}</span>
-                    </td>
-                    <td>{e.kind}</td>
-                    <td class="mono">
-                      {e.action}
-                      {e.count > 1 ? ` ×${e.count}` : ''}
-                      {e.runId ? (
-                        <>
-                          {' '}
-                          <a href={`/console/w/${ws}/runs/${e.runId}`}>run</a>
-                        </>
-                      ) : null}
-                    </td>
-                    <td>
-                      <Badge value={e.outcome} />{' '}
-                      {e.errorCode ? <span class="mono">{e.errorCode}</span> : null}
-                    </td>
-                    <td>{e.blockers ? <Json value={e.blockers} /> : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['At', 'Who', 'Kind', 'Tool / action', 'Outcome', 'Blockers']}>
+            {page.items.map((e) => (
+              <tr>
+                <td>{when(e.at)}</td>
+                <td>
+                  {e.principalType} <span class="mono">{e.keyId ?? e.principalId}</span>
+                </td>
+                <td>{e.kind}</td>
+                <td class="mono">
+                  {e.action}
+                  {e.count > 1 ? ` ×${e.count}` : ''}
+                  {e.runId ? (
+                    <>
+                      {' '}
+                      <a href={`/console/w/${ws}/runs/${e.runId}`}>run</a>
+                    </>
+                  ) : null}
+                </td>
+                <td>
+                  <Badge value={e.outcome} /> {e.errorCode ? <span class="mono">{e.errorCode}</span> : null}
+                </td>
+                <td>{e.blockers ? <Json value={e.blockers} /> : '—'}</td>
+              </tr>
+            ))}
+          </Table>
         ) : null}
         <Pager
           next={
@@ -1146,82 +1096,68 @@ export function consoleRoutes(
             No connections yet. Create one below for each API your flows call; flows bind to them by slot.
           </Empty>
         ) : (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Base URL</th>
-                  <th scope="col">Auth</th>
-                  <th scope="col">Health</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((x) => (
-                  <tr>
-                    <td>
-                      {x.name}
-                      <div class="muted mono">{x.connectionId}</div>
-                    </td>
-                    <td>
-                      {x.type}
-                      {x.model ? <div class="muted">{x.model}</div> : null}
-                    </td>
-                    <td class="mono">{x.baseUrl ?? '—'}</td>
-                    <td>
-                      {x.auth.type}
-                      {x.auth.headerName ? ` (${x.auth.headerName})` : ''}
-                    </td>
-                    <td>{health(x)}</td>
-                    <td>
-                      <form
-                        method="post"
-                        action={`/console/w/${ws}/connections/${x.connectionId}/check`}
-                        class="inline"
-                      >
-                        <Csrf token={csrf} />
-                        <button type="submit" class="secondary" aria-label={`Check ${x.name}`}>
-                          Check
-                        </button>
-                      </form>{' '}
-                      <form
-                        method="post"
-                        action={`/console/w/${ws}/connections/${x.connectionId}/${x.status === 'active' ? 'disable' : 'enable'}`}
-                        class="inline"
-                      >
-                        <Csrf token={csrf} />
-                        <button
-                          type="submit"
-                          class={x.status === 'active' ? 'danger' : 'secondary'}
-                          aria-label={`${x.status === 'active' ? 'Disable' : 'Enable'} ${x.name}`}
-                        >
-                          {x.status === 'active' ? 'Disable' : 'Enable'}
-                        </button>
-                      </form>
-                      {x.auth.type !== 'none' ? (
-                        <form
-                          method="post"
-                          action={`/console/w/${ws}/connections/${x.connectionId}/rotate`}
-                          class="stack"
-                        >
-                          <Csrf token={csrf} />
-                          <label>
-                            New secret for {x.name}
-                            <input type="password" name="secret" autocomplete="off" required />
-                          </label>
-                          <button type="submit" class="secondary">
-                            Rotate
-                          </button>
-                        </form>
-                      ) : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Name', 'Type', 'Base URL', 'Auth', 'Health', 'Actions']}>
+            {page.items.map((x) => (
+              <tr>
+                <td>
+                  {x.name}
+                  <div class="muted mono">{x.connectionId}</div>
+                </td>
+                <td>
+                  {x.type}
+                  {x.model ? <div class="muted">{x.model}</div> : null}
+                </td>
+                <td class="mono">{x.baseUrl ?? '—'}</td>
+                <td>
+                  {x.auth.type}
+                  {x.auth.headerName ? ` (${x.auth.headerName})` : ''}
+                </td>
+                <td>{health(x)}</td>
+                <td>
+                  <form
+                    method="post"
+                    action={`/console/w/${ws}/connections/${x.connectionId}/check`}
+                    class="inline"
+                  >
+                    <Csrf token={csrf} />
+                    <button type="submit" class="secondary" aria-label={`Check ${x.name}`}>
+                      Check
+                    </button>
+                  </form>{' '}
+                  <form
+                    method="post"
+                    action={`/console/w/${ws}/connections/${x.connectionId}/${x.status === 'active' ? 'disable' : 'enable'}`}
+                    class="inline"
+                  >
+                    <Csrf token={csrf} />
+                    <button
+                      type="submit"
+                      class={x.status === 'active' ? 'danger' : 'secondary'}
+                      aria-label={`${x.status === 'active' ? 'Disable' : 'Enable'} ${x.name}`}
+                    >
+                      {x.status === 'active' ? 'Disable' : 'Enable'}
+                    </button>
+                  </form>
+                  {x.auth.type !== 'none' ? (
+                    <form
+                      method="post"
+                      action={`/console/w/${ws}/connections/${x.connectionId}/rotate`}
+                      class="stack"
+                    >
+                      <Csrf token={csrf} />
+                      <label>
+                        New secret for {x.name}
+                        <input type="password" name="secret" autocomplete="off" required />
+                      </label>
+                      <button type="submit" class="secondary">
+                        Rotate
+                      </button>
+                    </form>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
         <Pager
           next={page.nextCursor ? `/console/w/${ws}/connections${qs({ cursor: page.nextCursor })}` : null}
@@ -1358,33 +1294,20 @@ export function consoleRoutes(
             then release it here.
           </Empty>
         ) : (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Flow</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Live</th>
-                  <th scope="col">Latest</th>
-                  <th scope="col">Draft</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((f) => (
-                  <tr>
-                    <td>
-                      <a href={`/console/w/${ws}/flows/${f.flowSlug}`}>{f.flowSlug}</a>
-                      <div class="muted">{f.name}</div>
-                    </td>
-                    <td>{f.description ?? '—'}</td>
-                    <td>{f.liveVersion === null ? 'not released' : `v${f.liveVersion}`}</td>
-                    <td>{f.latestVersion === null ? '—' : `v${f.latestVersion}`}</td>
-                    <td>{f.hasDraft ? 'yes' : 'no'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Flow', 'Description', 'Live', 'Latest', 'Draft']}>
+            {page.items.map((f) => (
+              <tr>
+                <td>
+                  <a href={`/console/w/${ws}/flows/${f.flowSlug}`}>{f.flowSlug}</a>
+                  <div class="muted">{f.name}</div>
+                </td>
+                <td>{f.description ?? '—'}</td>
+                <td>{f.liveVersion === null ? 'not released' : `v${f.liveVersion}`}</td>
+                <td>{f.latestVersion === null ? '—' : `v${f.latestVersion}`}</td>
+                <td>{f.hasDraft ? 'yes' : 'no'}</td>
+              </tr>
+            ))}
+          </Table>
         )}
         <Pager next={page.nextCursor ? `/console/w/${ws}/flows${qs({ cursor: page.nextCursor })}` : null} />
         <h2>Installed from other workspaces</h2>
@@ -1412,50 +1335,37 @@ export function consoleRoutes(
             No installations. Install a public flow of another workspace with POST …/installations.
           </Empty>
         ) : (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Installation</th>
-                  <th scope="col">Flow</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Enabled</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {installations.map((i) => (
-                  <tr>
-                    <td class="mono">
-                      <a href={`/console/w/${ws}/installations/${i.installationId}`}>{i.installationId}</a>
-                    </td>
-                    <td>
-                      {i.sourceWorkspaceId}/{i.flowSlug}
-                    </td>
-                    <td>{i.pinnedVersion !== null ? `pinned v${i.pinnedVersion}` : i.versionPolicy}</td>
-                    <td>{i.enabled ? 'yes' : 'no'}</td>
-                    <td>
-                      <form
-                        method="post"
-                        action={`/console/w/${ws}/installations/${i.installationId}`}
-                        class="inline"
-                      >
-                        <Csrf token={c.get('csrf')} />
-                        <input type="hidden" name="enabled" value={i.enabled ? 'false' : 'true'} />
-                        <button
-                          type="submit"
-                          class={i.enabled ? 'danger' : 'secondary'}
-                          aria-label={`${i.enabled ? 'Disable' : 'Enable'} installation ${i.installationId}`}
-                        >
-                          {i.enabled ? 'Disable' : 'Enable'}
-                        </button>
-                      </form>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Installation', 'Flow', 'Version', 'Enabled', 'Action']}>
+            {installations.map((i) => (
+              <tr>
+                <td class="mono">
+                  <a href={`/console/w/${ws}/installations/${i.installationId}`}>{i.installationId}</a>
+                </td>
+                <td>
+                  {i.sourceWorkspaceId}/{i.flowSlug}
+                </td>
+                <td>{i.pinnedVersion !== null ? `pinned v${i.pinnedVersion}` : i.versionPolicy}</td>
+                <td>{i.enabled ? 'yes' : 'no'}</td>
+                <td>
+                  <form
+                    method="post"
+                    action={`/console/w/${ws}/installations/${i.installationId}`}
+                    class="inline"
+                  >
+                    <Csrf token={c.get('csrf')} />
+                    <input type="hidden" name="enabled" value={i.enabled ? 'false' : 'true'} />
+                    <button
+                      type="submit"
+                      class={i.enabled ? 'danger' : 'secondary'}
+                      aria-label={`${i.enabled ? 'Disable' : 'Enable'} installation ${i.installationId}`}
+                    >
+                      {i.enabled ? 'Disable' : 'Enable'}
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </>,
     );
@@ -1569,24 +1479,14 @@ export function consoleRoutes(
         {bound.length === 0 ? (
           <Empty>No slot is bound yet.</Empty>
         ) : (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Slot</th>
-                  <th scope="col">Connection</th>
-                </tr>
-              </thead>
-              <tbody>
-                {bound.map(([slot, connectionId]) => (
-                  <tr>
-                    <td class="mono">{slot}</td>
-                    <td>{nameOf(connectionId)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Slot', 'Connection']}>
+            {bound.map(([slot, connectionId]) => (
+              <tr>
+                <td class="mono">{slot}</td>
+                <td>{nameOf(connectionId)}</td>
+              </tr>
+            ))}
+          </Table>
         )}
         {connections.length === 0 ? (
           <Empty>
@@ -1723,40 +1623,28 @@ export function consoleRoutes(
         {flow.versions.length === 0 ? (
           <Empty>No released versions yet; release the draft to make the flow live.</Empty>
         ) : (
-          <div class="scroll" tabindex={0}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">Released</th>
-                  <th scope="col">Note</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {flow.versions.map((v) => (
-                  <tr>
-                    <td>
-                      v{v.version} {v.version === flow.liveVersion ? <Badge value="live" /> : null}
-                    </td>
-                    <td>{when(v.createdAt)}</td>
-                    <td>{v.releaseNote ?? '—'}</td>
-                    <td>
-                      {v.version === flow.liveVersion
-                        ? null
-                        : releaseForm(
-                            v.version,
-                            flow.liveVersion !== null && v.version < flow.liveVersion
-                              ? `Roll back to v${v.version}`
-                              : `Make v${v.version} live`,
-                            flow.liveVersion !== null && v.version < flow.liveVersion,
-                          )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Version', 'Released', 'Note', 'Action']}>
+            {flow.versions.map((v) => (
+              <tr>
+                <td>
+                  v{v.version} {v.version === flow.liveVersion ? <Badge value="live" /> : null}
+                </td>
+                <td>{when(v.createdAt)}</td>
+                <td>{v.releaseNote ?? '—'}</td>
+                <td>
+                  {v.version === flow.liveVersion
+                    ? null
+                    : releaseForm(
+                        v.version,
+                        flow.liveVersion !== null && v.version < flow.liveVersion
+                          ? `Roll back to v${v.version}`
+                          : `Make v${v.version} live`,
+                        flow.liveVersion !== null && v.version < flow.liveVersion,
+                      )}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
         {flow.versions.length > 1 ? (
           <>
@@ -2151,24 +2039,14 @@ export function consoleRoutes(
               </ul>
             )}
             <h3>Hidden ({result.hidden.length})</h3>
-            <div class="scroll" tabindex={0}>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Why</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {result.hidden.map((h) => (
-                    <tr>
-                      <td class="mono">{h.name}</td>
-                      <td>{h.blockers.map((b) => b.reason).join(', ')}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table columns={['Tool', 'Why']}>
+              {result.hidden.map((h) => (
+                <tr>
+                  <td class="mono">{h.name}</td>
+                  <td>{h.blockers.map((b) => b.reason).join(', ')}</td>
+                </tr>
+              ))}
+            </Table>
           </section>
         ) : null}
       </>,

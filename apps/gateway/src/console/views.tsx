@@ -103,6 +103,24 @@ export function Empty(props: { children?: Child }) {
   return <p class="empty">{props.children}</p>;
 }
 
+/** A table with column headers that scrolls sideways on narrow screens (focusable, so keyboards can scroll it). */
+export function Table(props: { columns: string[]; children?: Child }) {
+  return (
+    <div class="scroll" tabindex={0}>
+      <table>
+        <thead>
+          <tr>
+            {props.columns.map((column) => (
+              <th scope="col">{column}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Badge(props: { value: string }) {
   return <span class={`badge s-${props.value.replace(/[^a-z-]/g, '')}`}>{props.value}</span>;
 }
