@@ -4,6 +4,7 @@
  * bodies) with valid and invalid credentials. Every answer must come within 2 s, never be a 5xx, and be
  * well-formed: a JSON-RPC response (JSON or SSE), or the gateway's `{code, message}` error body.
  */
+import { CATALOG } from '@flowgate/workspace-mcp';
 import fc from 'fast-check';
 
 export const FUZZ_WS = 'ws-fuzz';
@@ -48,24 +49,8 @@ const segment = fc.oneof(
   fc.string({ maxLength: 40 }).map(encodeURIComponent),
 );
 
-const TOOLS = [
-  'get_workspace_context',
-  'search_flows',
-  'search_flow_tools',
-  'list_connections',
-  'check_connections',
-  'inspect_flow_tool',
-  'call_flow_tool',
-  'get_run_status',
-  'inspect_run_step',
-  'check_flow_readiness',
-  'get_step_reference',
-  'send_feedback',
-  'validate_flow_definition',
-  'get_flow_definition',
-  'create_flow_draft',
-  'release_flow',
-];
+// The catalog's own names, so a renamed or added tool is fuzzed without touching this file.
+const TOOLS = CATALOG.map((t) => t.name);
 const METHODS = [
   'initialize',
   'notifications/initialized',

@@ -11,8 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CliIo } from '../cli-io.js';
-import { runCli } from '../program.js';
+import { runWith } from '../test-helpers.js';
 
 const WS = 'ws-acme';
 const API = 'https://flows.example.com';
@@ -31,26 +30,15 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
+// The shared in-process runner, with HOME and cwd in this test's temp dir and no network.
+const run = (argv: string[]) =>
+  runWith(['--api-url', API, ...argv], {
     env: { HOME: home },
     cwd: dir,
-    readStdin: async () => '',
     fetch: async () => {
       throw new Error('no network expected');
     },
-  };
-  const code = await runCli(['--api-url', API, ...argv], io);
-  return { code, stdout, stderr };
-}
+  });
 
 const init = (provider: string, ...more: string[]) =>
   run(['mcp', 'init', '--workspace-id', WS, '--provider', provider, ...more]);
