@@ -17,6 +17,15 @@ export async function insertConsoleSession(
   await db.insert(consoleSessions).values(input);
 }
 
+/** The row of that id and kind while it is live: not revoked, not expired. */
+const live = (idHash: string, kind: 'session' | 'code', now: Date) =>
+  and(
+    eq(consoleSessions.idHash, idHash),
+    eq(consoleSessions.kind, kind),
+    isNull(consoleSessions.revokedAt),
+    gt(consoleSessions.expiresAt, now),
+  );
+
 /** The live row of that kind (not expired, not revoked), or null. */
 export async function getConsoleSession(
   db: Database,
@@ -27,14 +36,7 @@ export async function getConsoleSession(
   const rows = await db
     .select()
     .from(consoleSessions)
-    .where(
-      and(
-        eq(consoleSessions.idHash, idHash),
-        eq(consoleSessions.kind, kind),
-        isNull(consoleSessions.revokedAt),
-        gt(consoleSessions.expiresAt, now),
-      ),
-    )
+    .where(live(idHash, kind, now))
     .limit(1);
   return rows[0] ?? null;
 }
@@ -52,14 +54,7 @@ export async function revokeConsoleSession(
   const rows = await db
     .update(consoleSessions)
     .set({ revokedAt: now })
-    .where(
-      and(
-        eq(consoleSessions.idHash, idHash),
-        eq(consoleSessions.kind, kind),
-        isNull(consoleSessions.revokedAt),
-        gt(consoleSessions.expiresAt, now),
-      ),
-    )
+    .where(live(idHash, kind, now))
     .returning();
   return rows[0] ?? null;
 }
