@@ -226,17 +226,19 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     if (typeof token !== 'string' || token.length === 0) return invalid('bearer token is missing');
     if (token.length > MAX_TOKEN_LENGTH) return invalid('bearer token is too long');
 
-    if (operatorDigest && timingSafeEqual(digest(token), operatorDigest)) {
+    // One sha256 per request: the operator comparison and the cache both use it.
+    const key = TokenCache.keyOf(token);
+    if (operatorDigest && timingSafeEqual(Buffer.from(key, 'hex'), operatorDigest)) {
       return { ok: true, principal: { kind: 'operator', id: 'operator' } };
     }
 
-    const cached = cache.get(token);
+    const cached = cache.getByKey(key);
     if (cached) {
       if (cached.kind === 'service_account') keyUsed(cached.keyId);
       return { ok: true, principal: cached };
     }
 
-    const flightKey = TokenCache.keyOf(token);
+    const flightKey = key;
     const pending = inFlight.get(flightKey);
     if (pending) {
       const shared = await pending;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 interface Entry<V> {
   value: V;
@@ -22,11 +22,15 @@ export class TokenCache<V> {
   }
 
   static keyOf(token: string): string {
-    return createHash('sha256').update(token, 'utf8').digest('hex');
+    return hash('sha256', token, 'hex');
   }
 
   get(token: string): V | undefined {
-    const k = TokenCache.keyOf(token);
+    return this.getByKey(TokenCache.keyOf(token));
+  }
+
+  /** `get` for a caller that already hashed the token with `keyOf` (one hash per request instead of two). */
+  getByKey(k: string): V | undefined {
     const entry = this.#entries.get(k);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.#now()) {

@@ -377,6 +377,50 @@ describe('tools/list', () => {
     expect(body.result).toEqual({ tools: CATALOG.map((t) => JSON.parse(JSON.stringify(t.descriptor))) });
   });
 
+  it('answers with the cached list as UTF-8 bytes equal to the text, for single messages only', async () => {
+    // An id with quotes and non-ASCII, so the spliced envelope is checked byte for byte.
+    const id = 'id "quoted" ≤ é';
+    const single = await handleMcpMessage({ jsonrpc: '2.0', id, method: 'tools/list' }, env.ctx());
+    expect(single.encoded).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(single.encoded as Uint8Array).toString('utf8')).toBe(single.body);
+    expect(parse(single.body).id).toBe(id);
+    // Anything not assembled from cached bytes carries text only.
+    const ping = await handleMcpMessage({ jsonrpc: '2.0', id: 2, method: 'ping' }, env.ctx());
+    expect(ping.encoded).toBeUndefined();
+    const batch = await handleMcpMessage(
+      [{ jsonrpc: '2.0', id: 3, method: 'tools/list' }],
+      env.ctx({ protocolVersionHeader: '2025-03-26' }),
+    );
+    expect(batch.encoded).toBeUndefined();
+    expect(parse(batch.body)[0].result.tools.length).toBe(CATALOG.length);
+  });
+
+  it('lists and pings without opening the workspace use cases', async () => {
+    const ctx = env.ctx();
+    Object.defineProperty(ctx, 'workspace', {
+      get() {
+        throw new Error('workspace opened');
+      },
+    });
+    expect((await rpc(ctx, 'tools/list')).body.result.tools.length).toBe(CATALOG.length);
+    expect((await rpc(ctx, 'ping')).body.result).toEqual({});
+    // A call needs them, and reaches the getter.
+    const onError = vi.fn();
+    const called = await rpc(
+      {
+        ...env.ctx(),
+        onError,
+        get workspace(): never {
+          throw new Error('workspace opened');
+        },
+      },
+      'tools/call',
+      { name: 'check_connections', arguments: {} },
+    );
+    expect(called.body.error).toEqual({ code: -32603, message: 'Internal error' });
+    expect(String(onError.mock.calls[0]?.[0])).toBe('Error: workspace opened');
+  });
+
   it('serialises once per distinct visible set', async () => {
     const names = (body: { result?: { tools: { name: string }[] } }) => body.result?.tools.map((t) => t.name);
     // The full set (listed by earlier tests too): repeating it never serialises again.

@@ -33,6 +33,7 @@ import {
   ACCEPTED,
   adaptContentForVersion,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  encodeRawResult,
   errorResult,
   invalidParams,
   isSupportedProtocolVersion,
@@ -109,12 +110,16 @@ interface Scope extends ToolContext {
 
 /** A method result that is already serialised JSON. */
 class RawJson {
-  constructor(readonly json: string) {}
+  constructor(
+    readonly json: string,
+    /** The same JSON as UTF-8 when cached that way. */
+    readonly bytes?: Uint8Array,
+  ) {}
 }
 
 type MethodHandler = (params: Params, scope: Scope) => Promise<unknown> | unknown;
 
-type Outcome = { status: 200 | 400 | 404; json: string } | null;
+type Outcome = { status: 200 | 400 | 404; json: string; encoded?: Uint8Array<ArrayBuffer> } | null;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -166,15 +171,26 @@ function makeScope(
       : version === '2025-11-25'
         ? { generation: 'v1' as const, declared: false }
         : null;
+  // The use cases and codecs are built on first use: list calls and ping need none of them.
+  let taskIds: CursorCodec | undefined;
+  let cursors: CursorCodec | undefined;
   return {
     tasks,
-    taskIds: taskCodec(ctx.workspaceId, ctx.principal, ctx.cursorKey),
+    get taskIds() {
+      taskIds ??= taskCodec(ctx.workspaceId, ctx.principal, ctx.cursorKey);
+      return taskIds;
+    },
     request: ctx,
-    workspace: ctx.workspace,
+    get workspace() {
+      return ctx.workspace;
+    },
     catalog: CATALOG_TOOLS,
     surface: ctx.surface ?? WORKSPACE_SURFACE,
     protocolVersion: version,
-    cursors: createCursorCodec(ctx.workspaceId, ctx.cursorKey),
+    get cursors() {
+      cursors ??= createCursorCodec(ctx.workspaceId, ctx.cursorKey);
+      return cursors;
+    },
     publicBaseUrl: ctx.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL,
     serverVersion: ctx.serverVersion ?? DEFAULT_SERVER_VERSION,
     clientInfo,
@@ -190,7 +206,10 @@ export async function handleMcpMessage(body: unknown, ctx: McpRequestContext): P
   try {
     if (Array.isArray(body)) return await handleBatch(body, ctx);
     const outcome = await handleOne(body, ctx, false);
-    return outcome === null ? ACCEPTED : { status: outcome.status, body: outcome.json };
+    if (outcome === null) return ACCEPTED;
+    return outcome.encoded
+      ? { status: outcome.status, body: outcome.json, encoded: outcome.encoded }
+      : { status: outcome.status, body: outcome.json };
   } catch (error) {
     // Method failures are answered per message; this only catches a broken hook or context.
     ctx.onError?.(error);
@@ -338,13 +357,13 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
       methodInfo(method, params, surface, version, requestId, !inBatch),
       async () => handler(params, makeScope(ctx, version)),
     );
-    return {
-      status: 200,
-      json:
-        result instanceof RawJson
-          ? serializeRawResult(requestId, result.json)
-          : serializeResult(requestId, result),
-    };
+    if (result instanceof RawJson) {
+      const json = serializeRawResult(requestId, result.json);
+      return result.bytes && !inBatch
+        ? { status: 200, json, encoded: encodeRawResult(requestId, result.bytes) }
+        : { status: 200, json };
+    }
+    return { status: 200, json: serializeResult(requestId, result) };
   } catch (error) {
     if (error instanceof JsonRpcFailure) return fail(200, requestId, error.toError());
     ctx.onError?.(error);
@@ -499,7 +518,8 @@ function listTools(params: Params, scope: Scope): RawJson | unknown {
   const surface = scope.surface;
   const extra = narrowingFromParams(params, surface);
   const key = visibilityKey(surface.tools, scope.request, extra);
-  if (params.cursor === undefined) return new RawJson(surface.toolsListJson(key));
+  if (params.cursor === undefined)
+    return new RawJson(surface.toolsListJson(key), surface.toolsListBytes(key));
   // Every list fits one page, so no cursor is ever issued; a cursor is checked anyway and refused when bad.
   const descriptors = surface.tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor);
   const page = paginate(descriptors, scope.cursors, 'tools/list', params.cursor, 100);

@@ -45,6 +45,8 @@ export interface JsonRpcError {
 export interface McpHttpResult {
   status: 200 | 202 | 400 | 404;
   body: string | null;
+  /** The same body as UTF-8, when it was assembled from cached bytes (tools/list): written as is, not re-encoded. */
+  encoded?: Uint8Array<ArrayBuffer>;
 }
 
 export const ACCEPTED: McpHttpResult = Object.freeze({ status: 202, body: null }) as McpHttpResult;
@@ -56,6 +58,17 @@ export function serializeResult(id: JsonRpcId, result: unknown): string {
 /** Wraps an already serialised result (e.g. the cached tools list) without parsing it again. */
 export function serializeRawResult(id: JsonRpcId, resultJson: string): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
+const CLOSE = Buffer.from('}');
+
+/** `serializeRawResult` over the result's UTF-8 bytes: one copy of the cached bytes, no encoding. */
+export function encodeRawResult(id: JsonRpcId, resultBytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  return Buffer.concat([
+    Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`),
+    resultBytes,
+    CLOSE,
+  ]);
 }
 
 export function serializeError(id: JsonRpcId | null, error: JsonRpcError): string {

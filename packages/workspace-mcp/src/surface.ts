@@ -14,6 +14,8 @@ export interface McpSurface {
   find(name: string): AnyToolDefinition | undefined;
   /** `{"tools":[…]}` for a visibility key (one character per tool). */
   toolsListJson(key: string): string;
+  /** The same list as UTF-8 bytes, cached with the text, so an answer is written without encoding ≈ 25 KB again. */
+  toolsListBytes(key: string): Uint8Array;
   readonly servesResources: boolean;
   readonly servesPrompts: boolean;
   instructions(workspaceId: string): string;
@@ -35,22 +37,25 @@ export function surfaceOf(
 ): McpSurface {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const served = tools.map((t) => t.name);
-  const cache = new Map<string, string>();
+  const cache = new Map<string, { json: string; bytes: Uint8Array }>();
+  const entry = (key: string) => {
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    const json = JSON.stringify({ tools: tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor) });
+    const made = { json, bytes: Buffer.from(json, 'utf8') };
+    listSerialisations++;
+    if (options.cacheLists) {
+      if (cache.size >= TOOLS_LIST_CACHE_MAX) cache.delete(cache.keys().next().value as string);
+      cache.set(key, made);
+    }
+    return made;
+  };
   return {
     tools,
     toolNames: [...served, ...(options.alsoNarrowable ?? []).filter((n) => !byName.has(n))],
     find: (name) => byName.get(name),
-    toolsListJson(key) {
-      const hit = cache.get(key);
-      if (hit !== undefined) return hit;
-      const json = JSON.stringify({ tools: tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor) });
-      listSerialisations++;
-      if (options.cacheLists) {
-        if (cache.size >= TOOLS_LIST_CACHE_MAX) cache.delete(cache.keys().next().value as string);
-        cache.set(key, json);
-      }
-      return json;
-    },
+    toolsListJson: (key) => entry(key).json,
+    toolsListBytes: (key) => entry(key).bytes,
     servesResources: options.resources,
     servesPrompts: options.prompts,
     instructions: options.instructions,
