@@ -1,5 +1,5 @@
 /**
- * `pnpm bench [--only name] [--rounds n] [--duration s] [--profile] [--strict]`
+ * `pnpm bench [--only name] [--rounds n] [--duration s] [--profile] [--strict] [--source]`
  * Runs every benchmark, each against a baseline measured in the same run, and prints figures, ratios and
  * PASS/FAIL against the targets. Benchmarks inform rather than gate: exit 0 whatever the figures, unless
  * --strict; a benchmark that cannot run at all (setup error, error responses under load) exits 1.
@@ -10,6 +10,7 @@ import { abuseBench } from './abuse.js';
 import { callFlowToolBench } from './call-flow-tool.js';
 import { flowSearchBench } from './flow-search.js';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
+import { prepareServerBuild } from './lib/build.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { runsBench } from './runs.js';
 import { soakBench } from './soak.js';
@@ -41,6 +42,7 @@ const { values } = parseArgs({
     verbose: { type: 'boolean', default: false },
     'soak-minutes': { type: 'string', default: '10' },
     list: { type: 'boolean', default: false },
+    source: { type: 'boolean', default: false },
   },
   allowPositionals: false,
 });
@@ -90,6 +92,8 @@ const started = Date.now();
 log(
   `node ${process.version}, ${(await import('node:os')).cpus().length} CPUs; loopback only; figures are medians of interleaved rounds`,
 );
+// The servers run what production runs (the bundle), unless --source asks for the TypeScript under tsx.
+log(`  ${await prepareServerBuild(values.source)}`);
 const checks: Check[] = [];
 let broken = false;
 for (const b of selected) {

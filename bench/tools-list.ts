@@ -7,9 +7,10 @@ import { randomBytes } from 'node:crypto';
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
+import { serverBuild, serverScript } from './lib/build.js';
 import type { MemoryFigures } from './lib/control.js';
 import {
   type GatewayChild,
@@ -49,8 +50,9 @@ const TARGETS = {
 };
 
 /**
- * Resident memory of a gateway at idle: started on a new data directory (or a new Postgres database), seeded,
- * 200 tools/list answered, then 3 s of quiet. What an operator sees in `ps` for a gateway nobody is calling.
+ * Resident memory of a gateway at idle: `flowgate serve` started on a new data directory (or a new Postgres
+ * database), seeded, 200 tools/list answered, then 3 s of quiet. What an operator sees in `ps` for a gateway nobody
+ * is calling.
  */
 async function idleRss(driver: 'pglite' | 'postgres'): Promise<number | undefined> {
   let db: { url: string; drop(): Promise<void> } | undefined;
@@ -62,6 +64,7 @@ async function idleRss(driver: 'pglite' | 'postgres'): Promise<number | undefine
   try {
     const gw = await startGatewayChild({
       label: `gateway:idle:${driver}`,
+      cli: true,
       ...(db
         ? { env: { DATABASE_URL: db.url, FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('base64') } }
         : {}),
@@ -82,6 +85,12 @@ async function idleRss(driver: 'pglite' | 'postgres'): Promise<number | undefine
 
 async function idleChecks(): Promise<Check[]> {
   heading('tools-list: gateway RSS at idle');
+  const build = serverBuild();
+  log(
+    build.kind === 'dist'
+      ? `  node ${relative(ROOT, build.cli)} serve (production bundle)`
+      : '  node --import tsx apps/cli/src/main.ts serve (source under tsx)',
+  );
   const checks: Check[] = [];
   for (const driver of ['pglite', 'postgres'] as const) {
     const mb = await idleRss(driver);
@@ -222,7 +231,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
     writeFileSync(responseFile, keyText);
     baseline = await spawnTsx({
       label: 'bare-hono',
-      script: 'bench/servers/bare-hono.ts',
+      script: serverScript('bareHono'),
       env: { BENCH_RESPONSE_FILE: responseFile },
     });
     const baseUrl = String(baseline.ready.url);

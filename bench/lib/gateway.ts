@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serverBuild, serverScript } from './build.js';
 import { type ChildHandle, spawnTsx } from './proc.js';
 
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
@@ -30,6 +31,24 @@ export interface GatewayChildOptions {
   label?: string;
   env?: Record<string, string>;
   nodeArgs?: string[];
+  /**
+   * Runs `flowgate serve` (the CLI, as an operator would) instead of the benchmark's gateway server: no IPC control
+   * commands, readiness from its "listening" log line.
+   */
+  cli?: boolean;
+}
+
+/** `flowgate serve`'s log line once it listens: `{"level":30,…,"url":"http://…","msg":"flowgate gateway listening"}`. */
+function listeningLine(line: string): Record<string, unknown> | undefined {
+  if (!line.includes('"flowgate gateway listening"')) return undefined;
+  const parsed = JSON.parse(line) as { url?: unknown };
+  return typeof parsed.url === 'string' ? { url: parsed.url } : undefined;
+}
+
+/** Info-level JSON log lines (level 30 and below): the request log of a `cli` child. */
+function infoLogLine(line: string): boolean {
+  const m = /^\{"level":(\d+),/.exec(line);
+  return m !== null && Number(m[1]) <= 30;
 }
 
 /** The real gateway in a child process over the embedded database in a fresh temp dir, loopback only. */
@@ -38,9 +57,18 @@ export async function startGatewayChild(options: GatewayChildOptions = {}): Prom
   const adminToken = `bench-${randomBytes(24).toString('hex')}`;
   let child: ChildHandle;
   try {
+    const build = serverBuild();
+    const cli = options.cli
+      ? {
+          script: build.kind === 'dist' ? build.cli : 'apps/cli/src/main.ts',
+          args: ['serve'],
+          readyFrom: listeningLine,
+          ignore: infoLogLine,
+        }
+      : { script: serverScript('gateway') };
     child = await spawnTsx({
       label: options.label ?? 'gateway',
-      script: 'bench/servers/gateway.ts',
+      ...cli,
       nodeArgs: options.nodeArgs ?? [],
       env: {
         FLOWGATE_HOST: '127.0.0.1',
@@ -50,6 +78,8 @@ export async function startGatewayChild(options: GatewayChildOptions = {}): Prom
         FLOWGATE_LOG_LEVEL: 'warn',
         FLOWGATE_WORKER: 'false',
         ...BENCH_RATE_LIMITS,
+        // The CLI announces its URL in an info-level log line.
+        ...(options.cli ? { FLOWGATE_LOG_LEVEL: 'info' } : {}),
         ...options.env,
       },
       readyTimeoutMs: 120_000,

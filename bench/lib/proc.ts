@@ -23,13 +23,23 @@ export interface ChildHandle {
 
 export interface SpawnOptions {
   label: string;
-  /** Script path relative to the repository root (TypeScript, run through the tsx loader). */
+  /**
+   * Script path, absolute or relative to the repository root: TypeScript runs through the tsx loader, a bundled
+   * `.mjs` (see build.ts) under plain node.
+   */
   script: string;
   args?: string[];
   env?: Record<string, string>;
   /** Extra Node flags, e.g. `--expose-gc`. */
   nodeArgs?: string[];
   readyTimeoutMs?: number;
+  /**
+   * Reads readiness from a line of the child's stdout other than `READY {json}` (e.g. `flowgate serve`'s
+   * "listening" log line): the ready payload, or undefined for a line that is not it.
+   */
+  readyFrom?: (line: string) => Record<string, unknown> | undefined;
+  /** stdout lines not to forward (e.g. info-level log lines a `readyFrom` child needs to print). */
+  ignore?: (line: string) => boolean;
 }
 
 interface Reply {
@@ -58,11 +68,6 @@ function installExitHooks(): void {
 }
 
 /**
- * Starts `node --import tsx <script>` directly (not through the tsx CLI, which would add a wrapper process),
- * so `pid` is the process doing the work — what RSS and CPU sampling need. An IPC channel carries control
- * commands (memory figures, profiling); other stdout/stderr lines are forwarded to our stderr with the label.
- */
-/**
  * The parent's environment with the child's own settings on top. `DATABASE_URL` is the child's only when it is
  * given: a benchmark of the embedded database must not turn into one of Postgres because the shell exported it.
  */
@@ -71,11 +76,17 @@ function childEnv(own: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...rest, ...own };
 }
 
+/**
+ * Starts `node --import tsx <script>` (or `node <bundle>.mjs`) directly, not through the tsx CLI (which would add a
+ * wrapper process), so `pid` is the process doing the work — what RSS and CPU sampling need. An IPC channel carries
+ * control commands (memory figures, profiling); other stdout/stderr lines are forwarded to our stderr with the label.
+ */
 export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
   installExitHooks();
+  const loader = options.script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', resolve(ROOT, options.script), ...(options.args ?? [])],
+    [...(options.nodeArgs ?? []), ...loader, resolve(ROOT, options.script), ...(options.args ?? [])],
     { cwd: ROOT, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
   );
   live.add(child);
@@ -115,9 +126,16 @@ export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
       reject(new Error(`${options.label}: not ready within ${readyTimeoutMs} ms`));
     }, readyTimeoutMs);
     if (!child.stdout) throw new Error('child has no stdout');
+    const readyOf = (line: string): Record<string, unknown> | undefined => {
+      if (options.readyFrom) return options.readyFrom(line);
+      return line.startsWith(READY_PREFIX)
+        ? (JSON.parse(line.slice(READY_PREFIX.length)) as Record<string, unknown>)
+        : undefined;
+    };
     createInterface({ input: child.stdout }).on('line', (line) => {
-      if (settled || !line.startsWith(READY_PREFIX)) {
-        forward(line);
+      const ready = settled ? undefined : readyOf(line);
+      if (!ready) {
+        if (!options.ignore?.(line)) forward(line);
         return;
       }
       settled = true;
@@ -125,7 +143,7 @@ export function spawnTsx(options: SpawnOptions): Promise<ChildHandle> {
       resolveReady({
         label: options.label,
         pid: child.pid ?? -1,
-        ready: JSON.parse(line.slice(READY_PREFIX.length)) as Record<string, unknown>,
+        ready,
         call<T>(cmd: string, args: Record<string, unknown> = {}, timeoutMs = 60_000) {
           return new Promise<T>((res, rej) => {
             const id = nextId++;

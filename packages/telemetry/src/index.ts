@@ -70,7 +70,7 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   if (!explicit && !otelConfigured(options.env ?? process.env)) return null;
   if (active) return NOOP_HANDLE;
   // Loaded only here: without telemetry the SDK (and its exporters) never enter the process.
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const { NodeSDK } = await import('./node-sdk.js');
   const named =
     Boolean(process.env.OTEL_SERVICE_NAME) ||
     /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
