@@ -566,9 +566,12 @@ function toolStatement(
   o: { exact: boolean; after: ToolSearchPosition | undefined; draft: boolean },
 ): SQL {
   const { exact, after } = o;
-  const sources = o.draft ? sql.raw(`('live','draft')`) : sql.raw(`('live')`);
+  // Each source has its own partial trigram index (schema.ts); spelled as literals so a generic plan can use them.
+  const sources = o.draft
+    ? sql.raw(`(t.source = 'live' or t.source = 'draft')`)
+    : sql.raw(`t.source = 'live'`);
   const own = ownStatement(TOOL_TABLE, q, {
-    base: sql`t.workspace_id = ${WORKSPACE} and t.source in ${sources}`,
+    base: sql`t.workspace_id = ${WORKSPACE} and ${sources}`,
     filter: !exact
       ? undefined
       : sql` and t.tool_name = ${EXACT_NAME}${sql.join(
