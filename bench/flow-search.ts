@@ -38,8 +38,8 @@ interface Size {
 }
 const FULL: Size = { flows: 10_000, neighbourFlows: 2_000, queries: 500 };
 const QUICK: Size = { flows: 1_000, neighbourFlows: 200, queries: 100 };
-/** The trigram index a text search should be answered from (migration 0002). */
-const TRIGRAM_INDEX = 'flow_tools_search_idx';
+/** The trigram index a text search of live interfaces should be answered from (migration 0011). */
+const TRIGRAM_INDEX = 'flow_tools_live_search_idx';
 const PAGE = 20;
 const TARGETS = {
   /** Repository search p99, ms, and as a multiple of the primary-key lookup's p99 in the same run. */

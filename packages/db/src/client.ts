@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { PGlite, parse, protocol } from '@electric-sql/pglite';
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
-import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -17,6 +17,7 @@ import {
 } from './embedded.js';
 import { backfillVersionSummaries } from './repos/flows.js';
 import * as schema from './schema.js';
+import { type Statement, toQuery } from './statement.js';
 import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
 
 export type Schema = typeof schema;
@@ -28,13 +29,13 @@ export type Schema = typeof schema;
  */
 export interface Statements {
   /** The rows of one statement. */
-  rows<T>(statement: SQL): Promise<T[]>;
+  rows<T>(statement: Statement): Promise<T[]>;
   /**
    * The rows of a statement run as a named prepared statement with a generic plan, kept per connection and reused for
    * every parameter value: for multi-branch statements whose branches are gated by parameters at run time, where
    * planning costs more than running.
    */
-  prepared<T>(statement: SQL): Promise<T[]>;
+  prepared<T>(statement: Statement): Promise<T[]>;
 }
 
 export type Database = PgDatabase<PgQueryResultHKT, Schema> & { readonly statements: Statements };
@@ -79,8 +80,6 @@ export async function createDb(options: DbOptions = {}): Promise<DbHandle> {
       );
 }
 
-const dialect = new PgDialect();
-
 /** Timestamp, date and interval types: passed through as text, as the query builder's drivers do. */
 const TEXT_TYPES = [1082, 1083, 1114, 1184, 1182, 1185, 1115, 1231, 1186];
 
@@ -117,23 +116,25 @@ const statementName = (text: string) => `fg_${createHash('sha1').update(text).di
  */
 function pgliteStatements(client: PGlite, onStatement: ((text: string) => void) | undefined): Statements {
   const serialize = protocol.serialize;
-  const parsed = new Set<string>();
+  /** Statement text → the name it was parsed under on this connection. */
+  const parsed = new Map<string, string>();
   const parsers: Record<number, (v: string) => string> = {};
   for (const oid of TEXT_TYPES) parsers[oid] = (v) => v;
   const genericOn = serialize.query('set plan_cache_mode = force_generic_plan');
   const genericOff = serialize.query('reset plan_cache_mode');
   return {
-    async rows<T>(statement: SQL) {
-      const { sql: text, params } = dialect.sqlToQuery(statement);
+    async rows<T>(statement: Statement) {
+      const { sql: text, params } = toQuery(statement);
       onStatement?.(text);
       return (await client.query<T>(text, params, { parsers })).rows;
     },
-    async prepared<T>(statement: SQL) {
-      const { sql: text, params } = dialect.sqlToQuery(statement);
+    async prepared<T>(statement: Statement) {
+      const { sql: text, params } = toQuery(statement);
       onStatement?.(text);
-      const name = statementName(text);
+      const known = parsed.get(text);
+      const name = known ?? statementName(text);
       const messages = [];
-      if (!parsed.has(name)) messages.push(serialize.parse({ name, text }), serialize.sync());
+      if (known === undefined) messages.push(serialize.parse({ name, text }), serialize.sync());
       messages.push(
         genericOn,
         serialize.bind({ statement: name, values: params.map(textParam) }),
@@ -146,7 +147,7 @@ function pgliteStatements(client: PGlite, onStatement: ((text: string) => void) 
       const result = await client._runExclusiveTransaction(() =>
         client._runExclusiveQuery(() => client.execProtocol(message)),
       );
-      parsed.add(name);
+      parsed.set(text, name);
       const sets = parse.parseResults(result.messages, { ...client.parsers, ...parsers });
       // The SET and RESET answer without rows; the statement's rows are the set with a row description.
       const answer = sets.find((r) => r.fields.length > 0);
@@ -208,8 +209,8 @@ function postgresStatements(
   for (const pool of [client, generic]) {
     for (const oid of TEXT_TYPES) pool.options.parsers[oid] = (v: string) => v;
   }
-  const run = async <T>(pool: postgres.Sql, statement: SQL) => {
-    const { sql: text, params } = dialect.sqlToQuery(statement);
+  const run = async <T>(pool: postgres.Sql, statement: Statement) => {
+    const { sql: text, params } = toQuery(statement);
     onStatement?.(text);
     const rows = await pool.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
     return [...rows] as T[];

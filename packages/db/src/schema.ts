@@ -244,9 +244,17 @@ export const flowTools = pgTable(
       t.source,
       sql`("tool_name" collate "C")`,
     ),
-    index('flow_tools_search_idx')
+    // One trigram index per source: every own flow has a draft row beside its live one, and most searches want only
+    // live rows, so one index over both read (and rechecked) twice the candidates. Searches with drafts say
+    // `source = 'live' or source = 'draft'`, which the planner answers with both indexes.
+    index('flow_tools_live_search_idx')
       .using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops'))
-      .with({ fastupdate: false }),
+      .with({ fastupdate: false })
+      .where(sql`"source" = 'live'`),
+    index('flow_tools_draft_search_idx')
+      .using('gin', t.workspaceId, t.searchText.op('gin_trgm_ops'))
+      .with({ fastupdate: false })
+      .where(sql`"source" = 'draft'`),
   ],
 );
 

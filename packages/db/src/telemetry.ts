@@ -1,11 +1,8 @@
 import { SpanKind, telemetryActive, withSpan } from '@flowgate/telemetry';
-import type { SQL } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
 import { PglitePreparedQuery } from 'drizzle-orm/pglite';
 import { PostgresJsPreparedQuery } from 'drizzle-orm/postgres-js';
 import type { Statements } from './client.js';
-
-const dialect = new PgDialect();
+import { type Statement, toQuery } from './statement.js';
 
 function statementSpan<T>(text: string, driver: 'pglite' | 'postgres', run: () => Promise<T>): Promise<T> {
   const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
@@ -57,13 +54,13 @@ export function instrumentQueryBuilder(): void {
  */
 export function tracedStatements(inner: Statements, driver: 'pglite' | 'postgres'): Statements {
   const traced =
-    <T>(run: (statement: SQL) => Promise<T[]>) =>
-    (statement: SQL): Promise<T[]> => {
+    <T>(run: (statement: Statement) => Promise<T[]>) =>
+    (statement: Statement): Promise<T[]> => {
       if (!telemetryActive()) return run(statement);
-      return statementSpan(dialect.sqlToQuery(statement).sql, driver, () => run(statement));
+      return statementSpan(toQuery(statement).sql, driver, () => run(statement));
     };
   return {
-    rows: <T>(statement: SQL) => traced<T>((s) => inner.rows<T>(s))(statement),
-    prepared: <T>(statement: SQL) => traced<T>((s) => inner.prepared<T>(s))(statement),
+    rows: <T>(statement: Statement) => traced<T>((s) => inner.rows<T>(s))(statement),
+    prepared: <T>(statement: Statement) => traced<T>((s) => inner.prepared<T>(s))(statement),
   };
 }

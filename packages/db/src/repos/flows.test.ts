@@ -814,6 +814,43 @@ describe('search', () => {
     ]);
     expect((await repos.searchFlowTools(h.db, 'ws-search', { limit: 0 })).items).toHaveLength(1);
   });
+
+  it('sends one statement text per query shape, with the query in its parameters', async () => {
+    const a = repos.flowToolSearchStatement('ws-search', { query: 'alpha beta', limit: 5 });
+    const b = repos.flowToolSearchStatement('ws-other', { query: 'gamma_x delta', limit: 9 });
+    expect(b.sql).toBe(a.sql);
+    expect(a.params).toContain('%alpha%');
+    expect(b.params).toContain('%gamma\\_x%');
+    expect(b.params).toContain('ws-other');
+    expect(b.params).not.toContain('ws-search');
+    expect(b.params).toContain(10);
+    // A long term (checked whole on the row), drafts, one term and a resume point are other shapes.
+    const other = [
+      { query: 'alpha abcdefghijklmnop', limit: 5 },
+      { query: 'alpha beta', limit: 5, includeDraft: true },
+      { query: 'alpha', limit: 5 },
+      {
+        query: 'alpha beta',
+        limit: 5,
+        after: { rank: 2, key: 'k', group: 0, id: 'f', source: 'live', toolName: 'k' } as const,
+      },
+    ];
+    for (const options of other) {
+      expect(repos.flowToolSearchStatement('ws-search', options).sql, JSON.stringify(options)).not.toBe(
+        a.sql,
+      );
+    }
+    // The tuning bounds are part of the text: changing them (tests do) never reuses a stale text.
+    const saved = { ...repos.SEARCH_TUNING };
+    Object.assign(repos.SEARCH_TUNING, { firstWalkRows: 7 });
+    try {
+      expect(repos.flowToolSearchStatement('ws-search', { query: 'alpha beta', limit: 5 }).sql).not.toBe(
+        a.sql,
+      );
+    } finally {
+      Object.assign(repos.SEARCH_TUNING, saved);
+    }
+  });
 });
 
 describe('search over a workspace larger than the walk (both search paths)', () => {

@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { is, Placeholder, type Query, type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Database } from '../client.js';
 
 /**
@@ -182,19 +183,106 @@ export function isFlowSearchPosition(v: unknown): v is FlowSearchPosition {
 }
 
 const likeContains = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/*
+ * Statement text is built once per query shape (see `compiledFor`): every value a query supplies is a named
+ * placeholder, bound per call, so a search composes no SQL on its hot path.
+ */
+const WORKSPACE = sql.placeholder('ws');
+const QUERY_TEXT = sql.placeholder('text');
+/** Upper bound of the prefix range: the query text followed by the highest ASCII character. */
+const QUERY_TEXT_END = sql.placeholder('textEnd');
+const EXACT_NAME = sql.placeholder('exact');
+const PAGE_ROWS = sql`${sql.placeholder('n')}`;
+const WITH_INSTALLATIONS = sql.placeholder('inst');
+const AFTER = {
+  rank: sql.placeholder('aRank'),
+  key: sql.placeholder('aKey'),
+  group: sql.placeholder('aGroup'),
+  id: sql.placeholder('aId'),
+  source: sql.placeholder('aSource'),
+  name: sql.placeholder('aName'),
+};
+/** Term `i` of the query, and the `LIKE` pattern the trigram index gets for it. */
+const termAt = (i: number) => sql.placeholder(`t${i}`);
+const likeAt = (i: number) => sql.placeholder(`l${i}`);
+
+const dialect = new PgDialect();
+
+/** A statement's text, and for each of its parameters either the placeholder that supplies it or a constant. */
+interface Compiled {
+  text: string;
+  slots: Array<string | { value: unknown }>;
+}
+
+/** Shapes are few (terms ≤ SEARCH_MAX_TERMS, each short or long; resume kinds; flags); the bound is a safety net. */
+const COMPILED_MAX = 2000;
+const compiled = new Map<string, Compiled>();
+
+function placeholderName(p: unknown): string | undefined {
+  if (is(p, Placeholder)) return p.name;
+  const value = (p as { value?: unknown } | null)?.value;
+  return is(value, Placeholder) ? value.name : undefined;
+}
+
+/** The compiled statement of a shape; `build` runs only the first time a shape is seen. */
+function compiledFor(key: string, build: () => SQL): Compiled {
+  const t = SEARCH_TUNING;
+  // The tuning bounds are written into the text, and tests change them.
+  const fullKey = `${key}|${t.firstWalkRows},${t.denseHits},${t.indexMatchesMax},${t.secondWalkRows}`;
+  let c = compiled.get(fullKey);
+  if (!c) {
+    const { sql: text, params } = dialect.sqlToQuery(build());
+    c = { text, slots: params.map((p) => placeholderName(p) ?? { value: p }) };
+    if (compiled.size >= COMPILED_MAX) compiled.clear();
+    compiled.set(fullKey, c);
+  }
+  return c;
+}
+
+function bind(c: Compiled, values: Record<string, unknown>): Query {
+  return { sql: c.text, params: c.slots.map((s) => (typeof s === 'string' ? values[s] : s.value)) };
+}
+
+/** Shape of a query's terms: each is short (`s`, given whole to the index) or long (`l`). */
+const termsShape = (q: NormalisedQuery) =>
+  q.terms.map((t) => (t.length <= INDEX_TERM_CHARS ? 's' : 'l')).join('');
+
+/** The values of the placeholders every search statement shares. */
+function searchValues(workspaceId: string, q: NormalisedQuery, n: number, after: Ordered | undefined) {
+  const values: Record<string, unknown> = {
+    ws: workspaceId,
+    text: q.text,
+    textEnd: `${q.text}\u007f`,
+    n,
+  };
+  q.terms.forEach((term, i) => {
+    values[`t${i}`] = term;
+    values[`l${i}`] = likeContains(term.length <= INDEX_TERM_CHARS ? term : term.slice(-INDEX_TERM_CHARS));
+  });
+  if (after) {
+    values.aRank = after.rank;
+    values.aKey = after.key;
+    values.aGroup = after.group;
+    values.aId = after.id;
+    values.aSource = after.source;
+    values.aName = after.name;
+  }
+  return values;
+}
 const joinAnd = (parts: SQL[]) => sql.join(parts, sql` and `);
 
 /** Text-rank conditions: `strpos` for the walk (no index wanted), trigram `LIKE` for the index branch. */
 function textConds(q: NormalisedQuery, text: SQL, name: SQL, indexed: boolean): SQL {
-  const conds = q.terms.map((term) => {
-    if (!indexed) return sql`strpos(${text}, ${term}) > 0`;
+  const conds = q.terms.map((term, i) => {
+    if (!indexed) return sql`strpos(${text}, ${termAt(i)}) > 0`;
     // Every trigram of a long term is one more posting list to intersect: the index gets the term's last
     // characters (the distinctive end of names like sync_customer_acme) and the row is checked for the whole term.
-    if (term.length <= INDEX_TERM_CHARS) return sql`${text} like ${likeContains(term)} escape '\\'`;
-    return sql`${text} like ${likeContains(term.slice(-INDEX_TERM_CHARS))} escape '\\' and strpos(${text}, ${term}) > 0`;
+    if (term.length <= INDEX_TERM_CHARS) return sql`${text} like ${likeAt(i)} escape '\\'`;
+    return sql`${text} like ${likeAt(i)} escape '\\' and strpos(${text}, ${termAt(i)}) > 0`;
   });
   // One word that is a prefix of the name already ranked higher.
-  if (q.terms.length === 1) conds.push(sql`not starts_with(lower(${name}), ${q.text})`);
+  if (q.terms.length === 1) conds.push(sql`not starts_with(lower(${name}), ${QUERY_TEXT})`);
   return joinAnd(conds);
 }
 
@@ -202,13 +290,15 @@ function textConds(q: NormalisedQuery, text: SQL, name: SQL, indexed: boolean): 
  * The rank a query gives an entry, as SQL over its name and search text, for entries not served by an index
  * (installations): 0 exact name, 1 name prefix (one term), 2 every term in the text; null when it does not match.
  */
-function rankSql(q: NormalisedQuery, exactName: string | undefined, name: SQL, text: SQL): SQL {
-  const allTerms = q.terms.length ? joinAnd(q.terms.map((t) => sql`strpos(${text}, ${t}) > 0`)) : sql`true`;
-  if (exactName !== undefined) return sql`(case when ${name} = ${exactName} and ${allTerms} then 0 end)`;
+function rankSql(q: NormalisedQuery, exact: boolean, name: SQL, text: SQL): SQL {
+  const allTerms = q.terms.length
+    ? joinAnd(q.terms.map((_, i) => sql`strpos(${text}, ${termAt(i)}) > 0`))
+    : sql`true`;
+  if (exact) return sql`(case when ${name} = ${EXACT_NAME} and ${allTerms} then 0 end)`;
   if (q.terms.length === 0) return sql`0`;
   if (q.terms.length === 1) {
-    return sql`(case when lower(${name}) = ${q.text} then 0
-      when starts_with(lower(${name}), ${q.text}) then 1 when ${allTerms} then 2 end)`;
+    return sql`(case when lower(${name}) = ${QUERY_TEXT} then 0
+      when starts_with(lower(${name}), ${QUERY_TEXT}) then 1 when ${allTerms} then 2 end)`;
   }
   return sql`(case when ${allTerms} then 2 end)`;
 }
@@ -229,7 +319,7 @@ function rankedStatement(o: {
   walkOrder: SQL;
   index: (gate: SQL) => SQL;
   indexOrder: SQL;
-  n: number;
+  n: SQL;
 }): SQL {
   const { n } = o;
   const { firstWalkRows, denseHits, indexMatchesMax, secondWalkRows } = SEARCH_TUNING;
@@ -288,7 +378,7 @@ interface RankedTable {
 function ownStatement<P extends { rank: number }>(
   table: RankedTable,
   q: NormalisedQuery,
-  o: { base: SQL; filter?: SQL; after: P | undefined; afterCond: (resume: P | undefined) => SQL; n: number },
+  o: { base: SQL; filter?: SQL; after: P | undefined; afterCond: (resume: P | undefined) => SQL; n: SQL },
 ): SQL {
   const { base, after, afterCond, n } = o;
   if (o.filter !== undefined || q.terms.length === 0) {
@@ -300,10 +390,10 @@ function ownStatement<P extends { rank: number }>(
   const textColumns = sql`${table.columns}, 2 as rank, ${table.sortColumns}, ${table.searchText} as st`;
   return rankedStatement({
     prefix: usePrefix
-      ? sql`select ${table.columns}, (case when lower(${table.name}) = ${q.text} then 0 else 1 end) as rank, ${table.sortColumns}
+      ? sql`select ${table.columns}, (case when lower(${table.name}) = ${QUERY_TEXT} then 0 else 1 end) as rank, ${table.sortColumns}
           from ${table.from}
-          where ${base} and ${table.key} >= ${q.text} and ${table.key} < ${`${q.text}\u007f`}
-            and starts_with(lower(${table.name}), ${q.text})${afterCond(after)}
+          where ${base} and ${table.key} >= ${QUERY_TEXT} and ${table.key} < ${QUERY_TEXT_END}
+            and starts_with(lower(${table.name}), ${QUERY_TEXT})${afterCond(after)}
           order by ${table.order} limit ${n}`
       : sql`select ${table.columns}, 0 as rank, ${table.sortColumns} from ${table.from} where false`,
     walk: (gate, limit) =>
@@ -351,14 +441,14 @@ interface Ordered {
 /** Rows strictly after a position in the merged order. */
 function afterMerged(after: Ordered | undefined): SQL {
   if (!after) return sql`true`;
-  return sql`(${MERGED_KEYS}) > (${after.rank}, ${after.key}, ${after.group}, ${after.id}, ${after.source}, ${after.name})`;
+  return sql`(${MERGED_KEYS}) > (${AFTER.rank}, ${AFTER.key}, ${AFTER.group}, ${AFTER.id}, ${AFTER.source}, ${AFTER.name})`;
 }
 
 /**
  * Merges a page of own rows and a page of installation rows (both carrying the merged-order columns) into one page.
  * Each side is already bounded to the page size; only installations need the position applied here.
  */
-function mergedPage(own: SQL, installed: SQL, after: Ordered | undefined, n: number): SQL {
+function mergedPage(own: SQL, installed: SQL, after: Ordered | undefined, n: SQL): SQL {
   return sql`
     select m.* from (
       (${own})
@@ -448,36 +538,54 @@ interface ToolRow extends MergedRow {
   pinMatches: boolean;
 }
 
-/** Callable flow MCP interfaces of a workspace: its own flows' and its installations' (enabled or not). */
 /**
- * The one statement of a search page (own tools and installed ones, ranked, trust facts joined). Exported so the
- * benchmark can `EXPLAIN` exactly what runs.
+ * The one statement of a search page (own tools and installed ones, ranked, trust facts joined): its text, the same
+ * for every query of a shape, and this query's parameters. Exported so the benchmark can `EXPLAIN` exactly what runs.
  */
-export function flowToolSearchStatement(workspaceId: string, options: ToolSearchOptions): SQL {
-  const limit = clampLimit(options.limit);
-  const n = limit + 1;
+export function flowToolSearchStatement(workspaceId: string, options: ToolSearchOptions): Query {
   const q = normaliseQuery(options.query);
-  const exactName = options.toolName;
+  const exact = options.toolName !== undefined;
   const after = options.after;
+  const draft = options.includeDraft === true;
+  const key = `tools|${draft ? 'd' : 'l'}|${exact ? 'x' : ''}|${termsShape(q)}|${after ? `${after.rank}${after.group}` : '-'}`;
+  const c = compiledFor(key, () => toolStatement(q, { exact, after, draft }));
+  const values = searchValues(
+    workspaceId,
+    q,
+    clampLimit(options.limit) + 1,
+    after && { ...after, name: after.toolName },
+  );
+  values.exact = options.toolName;
+  values.inst = options.includeInstallations !== false;
+  return bind(c, values);
+}
 
-  const sources = options.includeDraft === true ? sql.raw(`('live','draft')`) : sql.raw(`('live')`);
+/** The statement of a tool search shape, every value a placeholder. */
+function toolStatement(
+  q: NormalisedQuery,
+  o: { exact: boolean; after: ToolSearchPosition | undefined; draft: boolean },
+): SQL {
+  const { exact, after } = o;
+  // Each source has its own partial trigram index (schema.ts); spelled as literals so a generic plan can use them.
+  const sources = o.draft
+    ? sql.raw(`(t.source = 'live' or t.source = 'draft')`)
+    : sql.raw(`t.source = 'live'`);
   const own = ownStatement(TOOL_TABLE, q, {
-    base: sql`t.workspace_id = ${workspaceId} and t.source in ${sources}`,
-    filter:
-      exactName === undefined
-        ? undefined
-        : sql` and t.tool_name = ${exactName}${sql.join(
-            q.terms.map((term) => sql` and strpos(t.search_text, ${term}) > 0`),
-            sql``,
-          )}`,
+    base: sql`t.workspace_id = ${WORKSPACE} and ${sources}`,
+    filter: !exact
+      ? undefined
+      : sql` and t.tool_name = ${EXACT_NAME}${sql.join(
+          q.terms.map((_, i) => sql` and strpos(t.search_text, ${termAt(i)}) > 0`),
+          sql``,
+        )}`,
     after,
     afterCond: (resume) =>
       !resume
         ? sql``
         : resume.group === 0
-          ? sql` and (${TOOL_ORDER}) > (${resume.key}, ${resume.id}, ${resume.source}, ${resume.toolName})`
-          : sql` and ${TOOL_KEY} > ${resume.key}`,
-    n,
+          ? sql` and (${TOOL_ORDER}) > (${AFTER.key}, ${AFTER.id}, ${AFTER.source}, ${AFTER.name})`
+          : sql` and ${TOOL_KEY} > ${AFTER.key}`,
+    n: PAGE_ROWS,
   });
   const ownRows = sql`
     select o."flowId", o."flowSlug", o.source, o."toolName", o.invocation, o.version, o.title, o.description,
@@ -486,8 +594,8 @@ export function flowToolSearchStatement(workspaceId: string, options: ToolSearch
            null::boolean as enabled, null::text as "sourceWorkspaceId", f.trust_metadata as "optedIn",
            f.trusted_literal_sha256 as "reviewedSha256", (o.source = 'live' and ${pinMatches('f.trusted_literal_sha256', 'lv.literal_sha256')}) as "pinMatches"
     from (${own}) o
-    join flows f on f.id = o."flowId" and f.workspace_id = ${workspaceId}
-    left join flow_versions lv on lv.flow_id = o."flowId" and lv.workspace_id = ${workspaceId}
+    join flows f on f.id = o."flowId" and f.workspace_id = ${WORKSPACE}
+    left join flow_versions lv on lv.flow_id = o."flowId" and lv.workspace_id = ${WORKSPACE}
       and lv.version = o.version`;
 
   const tool = sql.raw(`(tool.value->>'toolName')`);
@@ -495,17 +603,16 @@ export function flowToolSearchStatement(workspaceId: string, options: ToolSearch
     select sf.id as "flowId", sf.slug as "flowSlug", 'live' as source, ${tool} as "toolName",
            (tool.value->>'invocation') as invocation, v.version, (tool.value->>'title') as title,
            (tool.value->>'description') as description, (tool.value->>'flowName') as "flowName",
-           ${rankSql(q, exactName, tool, sql.raw(`(tool.value->>'searchText')`))} as rank, lower(${tool}) as key,
+           ${rankSql(q, exact, tool, sql.raw(`(tool.value->>'searchText')`))} as rank, lower(${tool}) as key,
            1 as grp, i.id as "sortId", '' as "sortSource", ${tool} as "sortName", i.id as "installationId",
            i.enabled, i.source_workspace_id as "sourceWorkspaceId", i.trust_metadata as "optedIn",
            i.trusted_literal_sha256 as "reviewedSha256",
            ${pinMatches('i.trusted_literal_sha256', 'v.literal_sha256')} as "pinMatches"
     from ${INSTALLED_VERSIONS}
     cross join lateral jsonb_array_elements(v.summary->'tools') as tool(value)
-    where i.workspace_id = ${workspaceId} and ${options.includeInstallations !== false}`;
+    where i.workspace_id = ${WORKSPACE} and ${WITH_INSTALLATIONS}`;
 
-  const resume = after ? { ...after, name: after.toolName } : undefined;
-  return mergedPage(ownRows, installedRows, resume, n);
+  return mergedPage(ownRows, installedRows, after && { ...after, name: after.toolName }, PAGE_ROWS);
 }
 
 /** EXPLAIN ANALYZE of a search page's statement, one plan line per element (benchmarks and diagnostics). */
@@ -515,10 +622,10 @@ export async function explainFlowToolSearch(
   options: ToolSearchOptions,
 ): Promise<string[]> {
   const statement = flowToolSearchStatement(workspaceId, options);
-  const result = await db.execute(sql`explain (analyze, costs off, timing off, summary off) ${statement}`);
-  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<
-    Record<string, unknown>
-  >;
+  const rows = await db.statements.rows<Record<string, unknown>>({
+    sql: `explain (analyze, costs off, timing off, summary off) ${statement.sql}`,
+    params: statement.params,
+  });
   return rows.map((r) => String(Object.values(r)[0] ?? ''));
 }
 
@@ -609,31 +716,18 @@ interface FlowRow extends MergedRow {
 const summaryToolNames = (summary: string) =>
   sql.raw(`coalesce(jsonb_path_query_array(${summary}, '$.tools[*].toolName'), '[]'::jsonb)`);
 
-/** The workspace's flows and the flows it installed: slug match, slug prefix, then text match. */
-export async function searchFlows(
-  db: Database,
-  workspaceId: string,
-  options: {
-    query?: string | undefined;
-    limit: number;
-    after?: FlowSearchPosition | undefined;
-    includeInstallations?: boolean | undefined;
-  },
-): Promise<SearchPage<FlowHit, FlowSearchPosition>> {
-  const limit = clampLimit(options.limit);
-  const n = limit + 1;
-  const q = normaliseQuery(options.query);
-  const after = options.after;
+/** The statement of a flow search shape, every value a placeholder. */
+function flowStatement(q: NormalisedQuery, after: FlowSearchPosition | undefined): SQL {
   const own = ownStatement(FLOW_TABLE, q, {
-    base: sql`f.workspace_id = ${workspaceId}`,
+    base: sql`f.workspace_id = ${WORKSPACE}`,
     after,
     afterCond: (resume) =>
       !resume
         ? sql``
         : resume.group === 0
-          ? sql` and (${FLOW_ORDER}) > (${resume.key}, ${resume.id})`
-          : sql` and ${FLOW_KEY} > ${resume.key}`,
-    n,
+          ? sql` and (${FLOW_ORDER}) > (${AFTER.key}, ${AFTER.id})`
+          : sql` and ${FLOW_KEY} > ${AFTER.key}`,
+    n: PAGE_ROWS,
   });
   // Authored text and tool names of an own flow come from its live version, never from a newer draft (any
   // flows.manage key can rewrite a draft after an admin's review); a flow with nothing released shows its draft.
@@ -654,8 +748,8 @@ export async function searchFlows(
            ${pinMatches('f.trusted_literal_sha256', 'lv.literal_sha256')} as "pinMatches",
            o.rank, lower(f.slug) as key, 0 as grp, f.slug as "sortId", '' as "sortSource", '' as "sortName"
     from (${own}) o
-    join flows f on f.id = o."flowId" and f.workspace_id = ${workspaceId}
-    left join flow_versions lv on lv.flow_id = f.id and lv.workspace_id = ${workspaceId}
+    join flows f on f.id = o."flowId" and f.workspace_id = ${WORKSPACE}
+    left join flow_versions lv on lv.flow_id = f.id and lv.workspace_id = ${WORKSPACE}
       and lv.version = f.live_version`;
   const installedRows = sql`
     select sf.id as "flowId", sf.slug as "flowSlug", v.summary->>'name' as name,
@@ -667,13 +761,33 @@ export async function searchFlows(
            i.trust_metadata as "optedIn",
            i.trusted_literal_sha256 as "reviewedSha256",
            ${pinMatches('i.trusted_literal_sha256', 'v.literal_sha256')} as "pinMatches",
-           ${rankSql(q, undefined, sql.raw('sf.slug'), sql.raw(`(v.summary->>'searchText')`))} as rank,
+           ${rankSql(q, false, sql.raw('sf.slug'), sql.raw(`(v.summary->>'searchText')`))} as rank,
            lower(sf.slug) as key, 1 as grp, i.id as "sortId", '' as "sortSource", '' as "sortName"
     from ${INSTALLED_VERSIONS}
-    where i.workspace_id = ${workspaceId} and ${options.includeInstallations !== false}`;
+    where i.workspace_id = ${WORKSPACE} and ${WITH_INSTALLATIONS}`;
 
-  const resume = after ? { ...after, source: '', name: '' } : undefined;
-  const rows = await db.statements.prepared<FlowRow>(mergedPage(ownRows, installedRows, resume, n));
+  return mergedPage(ownRows, installedRows, after && { ...after, source: '', name: '' }, PAGE_ROWS);
+}
+
+/** The workspace's flows and the flows it installed: slug match, slug prefix, then text match. */
+export async function searchFlows(
+  db: Database,
+  workspaceId: string,
+  options: {
+    query?: string | undefined;
+    limit: number;
+    after?: FlowSearchPosition | undefined;
+    includeInstallations?: boolean | undefined;
+  },
+): Promise<SearchPage<FlowHit, FlowSearchPosition>> {
+  const limit = clampLimit(options.limit);
+  const q = normaliseQuery(options.query);
+  const after = options.after;
+  const key = `flows|${termsShape(q)}|${after ? `${after.rank}${after.group}` : '-'}`;
+  const c = compiledFor(key, () => flowStatement(q, after));
+  const values = searchValues(workspaceId, q, limit + 1, after && { ...after, source: '', name: '' });
+  values.inst = options.includeInstallations !== false;
+  const rows = await db.statements.prepared<FlowRow>(bind(c, values));
   const next = nextPosition(rows, limit);
   return {
     items: rows.slice(0, limit).map((r) => ({

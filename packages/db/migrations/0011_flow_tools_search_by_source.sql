@@ -1,0 +1,3 @@
+DROP INDEX "flow_tools_search_idx";--> statement-breakpoint
+CREATE INDEX "flow_tools_live_search_idx" ON "flow_tools" USING gin ("workspace_id","search_text" gin_trgm_ops) WITH (fastupdate=false) WHERE "source" = 'live';--> statement-breakpoint
+CREATE INDEX "flow_tools_draft_search_idx" ON "flow_tools" USING gin ("workspace_id","search_text" gin_trgm_ops) WITH (fastupdate=false) WHERE "source" = 'draft';
