@@ -13,13 +13,14 @@ import {
   type JournalEntry,
   type JsonValue,
   type RunLimits,
+  RunError,
   type RunOutcome,
   runBody,
   type StepEvent,
 } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
 import { traceHeaders } from '@flowgate/telemetry';
-import { runConnections, workspaceKv } from './ports.js';
+import { type RunConnections, runConnections, workspaceKv } from './ports.js';
 import { tracedSteps } from './telemetry.js';
 
 export interface ExecuteDeps {
@@ -44,6 +45,15 @@ export type AttemptResult =
   | { kind: 'finished'; status: RunOutcome['status']; freedSlot: boolean }
   /** Nothing more was written: another worker holds the run, or it ended meanwhile. */
   | { kind: 'abandoned'; why: 'lease_lost' | 'shutdown' };
+
+const noConnections: RunConnections = {
+  knownSecrets: [],
+  resolver: {
+    async resolve(slot) {
+      throw new RunError('connection_unavailable', `no connection is bound to :${slot} for this run`);
+    },
+  },
+};
 
 /** Bounded previews in final events: the full result is in the run row. */
 const EVENT_PREVIEW_CHARS = 500;
@@ -145,7 +155,10 @@ export async function executeAttempt(
   const model = await modelOf(db, run);
   if (!model) return fail('definition_unavailable', 'the flow definition this run was started with is gone');
 
-  const connections = await runConnections(db, deps.secretBox, run);
+  // A flow without `:requires` slots reaches no connection (validation refuses a step naming an undeclared slot).
+  const connections = model.requires.length
+    ? await runConnections(db, deps.secretBox, run)
+    : noConnections;
   // Values of secret-typed inputs are redacted like connection secrets wherever the run lets something out.
   const input = run.input as Record<string, unknown> | null;
   const secretInputs = run.secretInputs

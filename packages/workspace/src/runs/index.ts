@@ -278,7 +278,8 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
           );
         }
       }
-      const bindings = await open.slotBindings(target);
+      // A flow without `:requires` slots needs no binding (and no read of them).
+      const bindings = model.requires.length ? await open.slotBindings(target) : [];
       const bound = new Set(bindings.filter((b) => b.connection !== null).map((b) => b.slot));
       const unbound = model.requires.map((r) => r.slot).filter((slot) => !bound.has(slot));
       if (unbound.length) {
