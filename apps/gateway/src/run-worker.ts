@@ -28,9 +28,19 @@ export function createRunWorkers(options: {
   let local: Worker | null = null;
   /** Callers waiting for a run to settle, by run id. */
   const waiting = new Map<string, Set<() => void>>();
+  /**
+   * Runs that settled with nobody waiting yet: a run handed to the in-process worker may end before its caller starts
+   * waiting. The next wait for one returns at once (and consumes it); bounded, oldest dropped first.
+   */
+  const early = new Set<string>();
+  const EARLY_MAX = 1_024;
   const settle = (runId: string) => {
     const set = waiting.get(runId);
-    if (!set) return;
+    if (!set) {
+      early.add(runId);
+      if (early.size > EARLY_MAX) early.delete(early.values().next().value as string);
+      return;
+    }
     waiting.delete(runId);
     for (const wake of set) wake();
   };
@@ -54,6 +64,7 @@ export function createRunWorkers(options: {
         notify(CANCEL_CHANNEL, runId);
       },
       settled(runId, timeoutMs) {
+        if (early.delete(runId)) return Promise.resolve();
         return new Promise<void>((resolve) => {
           let set = waiting.get(runId);
           if (!set) {
@@ -69,6 +80,9 @@ export function createRunWorkers(options: {
           }
           set.add(done);
         });
+      },
+      handoff() {
+        return local?.reserve() ?? null;
       },
       maxLiveRuns: options.config.maxLiveRunsPerWorkspace,
       maxRunDurationMs: options.config.runMaxDurationMs,

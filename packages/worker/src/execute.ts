@@ -12,8 +12,8 @@ import {
   createStepRunner,
   type JournalEntry,
   type JsonValue,
-  type RunLimits,
   RunError,
+  type RunLimits,
   type RunOutcome,
   runBody,
   type StepEvent,
@@ -156,9 +156,7 @@ export async function executeAttempt(
   if (!model) return fail('definition_unavailable', 'the flow definition this run was started with is gone');
 
   // A flow without `:requires` slots reaches no connection (validation refuses a step naming an undeclared slot).
-  const connections = model.requires.length
-    ? await runConnections(db, deps.secretBox, run)
-    : noConnections;
+  const connections = model.requires.length ? await runConnections(db, deps.secretBox, run) : noConnections;
   // Values of secret-typed inputs are redacted like connection secrets wherever the run lets something out.
   const input = run.input as Record<string, unknown> | null;
   const secretInputs = run.secretInputs

@@ -211,6 +211,89 @@ describe('the worker', () => {
     expect(b.run.id).toBe(a.run.id);
   });
 
+  it('takes a run whose caller waits at its insert, leased already, and a run handed to a dead worker is taken over', async () => {
+    const w = worker('w-handoff');
+    await w.start();
+    const woken: string[] = [];
+    const handoffWs = (reserve: () => ReturnType<Worker['reserve']>) =>
+      openWorkspace(
+        testWorkspaceDeps(h.db, {
+          now: () => new Date(),
+          runs: {
+            queued: () => {
+              woken.push('queued');
+              w.wake();
+            },
+            cancelRequested: () => {},
+            handoff: reserve,
+          },
+        }),
+        { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
+      );
+    const start = (ws: Workspace, waits: boolean) =>
+      ws.runs.start({
+        slug: 'double',
+        toolName: 'double_it',
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: { n: 4 },
+        idempotencyKey: null,
+        includeInstalled: false,
+        allowDraft: false,
+        waits,
+      });
+    try {
+      const ws = handoffWs(() => w.reserve());
+      const { run } = await start(ws, true);
+      // No queue round: inserted running under the worker's lease, nobody woken.
+      expect([run.status, run.attempts]).toEqual(['running', 1]);
+      expect(woken).toEqual([]);
+      const done = await waitFor(ws, run.id, finished);
+      expect([done.status, done.attempts]).toEqual(['completed', 1]);
+      expect(await ws.runs.result(run.id)).toEqual({ mimeType: 'application/json', value: { doubled: 8 } });
+      // A caller that does not wait queues as before.
+      const queued = await start(ws, false);
+      expect(queued.run.status).toBe('queued');
+      expect(woken).toEqual(['queued']);
+      await waitFor(ws, queued.run.id, finished);
+    } finally {
+      await w.stop();
+    }
+    // Every slot reserved: no handoff.
+    const busy = worker('w-busy');
+    await busy.start();
+    const slots = [1, 2, 3, 4].map(() => busy.reserve());
+    expect(slots.every((r) => r !== null)).toBe(true);
+    expect(busy.reserve()).toBeNull();
+    for (const r of slots) r?.release();
+    expect(busy.reserve()).not.toBeNull();
+    await busy.stop();
+    // A worker that took a run at its insert and died: its lease expires and another worker runs it.
+    const dead = { owner: 'w-dead', leaseMs: 300, take: () => {}, release: () => {} };
+    const { run } = await start(
+      handoffWs(() => dead),
+      true,
+    );
+    expect(run.status).toBe('running');
+    const heir = worker('w-heir');
+    await heir.start();
+    try {
+      const ws = workspaceFor(() => heir, 'ws-run');
+      const done = await waitFor(ws, run.id, finished);
+      expect([done.status, done.attempts]).toEqual(['completed', 2]);
+      const events = await ws.runs.events(run.id, { limit: 50, afterId: null, stepId: null });
+      expect(events?.map((e) => e.type)).toEqual([
+        'run_resumed',
+        'step_started',
+        'step_completed',
+        'run_completed',
+      ]);
+    } finally {
+      await heir.stop();
+    }
+  });
+
   it('sleeps durably, resumes on another worker after a restart, and never repeats a finished step', async () => {
     hits.clear();
     const first = worker('w-first');

@@ -55,10 +55,22 @@ export interface Worker {
   /** A run may be claimable now (a start in this process, a freed slot). */
   wake(): void;
   /**
+   * Reserves a free slot for a run this process is about to insert already leased to this worker (a caller waits for
+   * it): `take` runs it at once, `release` gives the slot back. Null when every slot is busy or the worker stops.
+   */
+  reserve(): Reservation | null;
+  /**
    * Stops claiming, lets in-flight attempts finish for up to `graceMs`, then abandons the rest and hands their leases
    * back so another worker resumes them at once.
    */
   stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+export interface Reservation {
+  owner: string;
+  leaseMs: number;
+  take(run: repos.RunRow): void;
+  release(): void;
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
@@ -87,6 +99,9 @@ export function createWorker(options: WorkerOptions): Worker {
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
   };
   const inFlight = new Map<string, InFlight>();
+  /** Slots promised to runs being inserted already leased to this worker. */
+  let reserved = 0;
+  const free = () => options.concurrency - inFlight.size - reserved;
   let stopping = false;
   let started = false;
   let pumping: Promise<void> | null = null;
@@ -137,15 +152,15 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function pumpOnce(): Promise<void> {
-    while (!stopping && inFlight.size < options.concurrency) {
-      const want = options.concurrency - inFlight.size;
+    while (!stopping && free() > 0) {
+      const want = free();
       const claimed = await repos.claimRuns(db, { owner: id, leaseMs, limit: want });
       for (const run of claimed) launch(run);
       // Fewer than asked for: nothing else is claimable now (a claim already skips what others hold).
       if (claimed.length < want) break;
     }
     if (stopping) return;
-    if (inFlight.size >= options.concurrency) {
+    if (free() <= 0) {
       schedule(pollMs);
       return;
     }
@@ -226,6 +241,33 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     wake() {
       if (started && !stopping) void pump();
+    },
+    reserve() {
+      if (!started || stopping || free() <= 0) return null;
+      reserved++;
+      let open = true;
+      return {
+        owner: id,
+        leaseMs,
+        take(run) {
+          if (!open) return;
+          open = false;
+          reserved--;
+          // Stopping meanwhile: hand the run back so any worker resumes it at once instead of after the lease.
+          if (stopping) {
+            void repos
+              .releaseLease(db, { runId: run.id, workspaceId: run.workspaceId, owner: id })
+              .catch(() => {});
+            return;
+          }
+          launch(run);
+        },
+        release() {
+          if (!open) return;
+          open = false;
+          reserved--;
+        },
+      };
     },
     async stop(stopOptions = {}) {
       if (stopping) return;

@@ -1,7 +1,7 @@
 import { recordLeaseTakeovers } from '@flowgate/telemetry';
 import { and, eq, getTableColumns, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { type RunStatus, runEvents, runSlots, runSteps, runs } from '../schema.js';
+import { type RunStatus, runSteps, runs } from '../schema.js';
 import type { RunRow } from './runs.js';
 
 /**
@@ -96,7 +96,9 @@ export async function claimRuns(
   if (rows.length) recordLeaseTakeovers(takeovers);
   return rows
     .map(runRowOf)
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    .sort(
+      (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
 }
 
 /**

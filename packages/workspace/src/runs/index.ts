@@ -82,6 +82,8 @@ export interface StartRunInput {
   includeInstalled: boolean;
   /** The caller may run drafts. */
   allowDraft: boolean;
+  /** The caller waits for the run's end: a worker of this process with a free slot may take it at its insert. */
+  waits?: boolean;
 }
 
 export interface RunUseCases {
@@ -313,25 +315,43 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         definition.version,
         checked,
       );
-      const { run, created } = await repos.createRun(db, workspaceId, {
-        id: newId('run', 20),
-        flowId: open.source.flowId,
-        flowSlug: flow.slug,
-        definitionWorkspaceId: open.source.workspaceId,
-        installationId: installation?.id ?? null,
-        version: definition.version,
-        target,
-        draftLiteral: definition.version === null ? definition.literal : null,
-        toolName: input.toolName,
-        invocation,
-        input: checked,
-        secretInputs: secretInputNames(model, invocation),
-        concurrencyKey: key,
-        principalType: ctx.actor.kind,
-        principalId: ctx.actor.id,
-        idempotencyKey: input.idempotencyKey,
-        deadlineAt: new Date(ctx.now().getTime() + (hooks?.maxRunDurationMs ?? DEFAULT_MAX_RUN_DURATION_MS)),
-      });
+      // A keyed run must take its key's slot first, which only a claim does.
+      const handoff = input.waits && key === null ? (hooks?.handoff?.() ?? null) : null;
+      let outcome: { run: repos.RunRow; created: boolean };
+      try {
+        outcome = await repos.createRun(
+          db,
+          workspaceId,
+          {
+            id: newId('run', 20),
+            flowId: open.source.flowId,
+            flowSlug: flow.slug,
+            definitionWorkspaceId: open.source.workspaceId,
+            installationId: installation?.id ?? null,
+            version: definition.version,
+            target,
+            draftLiteral: definition.version === null ? definition.literal : null,
+            toolName: input.toolName,
+            invocation,
+            input: checked,
+            secretInputs: secretInputNames(model, invocation),
+            concurrencyKey: key,
+            principalType: ctx.actor.kind,
+            principalId: ctx.actor.id,
+            idempotencyKey: input.idempotencyKey,
+            deadlineAt: new Date(
+              ctx.now().getTime() + (hooks?.maxRunDurationMs ?? DEFAULT_MAX_RUN_DURATION_MS),
+            ),
+          },
+          handoff ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined,
+        );
+      } catch (error) {
+        handoff?.release();
+        throw error;
+      }
+      const { run, created } = outcome;
+      if (created && handoff) handoff.take(run);
+      else handoff?.release();
       if (!created) {
         // A retry must be the same call; a reused key on a different one would silently answer with a run the
         // caller did not ask for.
@@ -353,7 +373,8 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         if (key !== null && model.concurrency?.onNewVersion === 'supersede' && definition.version !== null) {
           await repos.supersedeQueuedRuns(db, workspaceId, key, definition.version);
         }
-        hooks?.queued();
+        // A run handed off is running already: no worker needs waking.
+        if (!handoff) hooks?.queued();
       }
       return { run: record(run), created };
     },
