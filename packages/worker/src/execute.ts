@@ -42,7 +42,7 @@ export class AttemptAbandoned extends Error {
 }
 
 export type AttemptResult =
-  | { kind: 'finished'; status: RunOutcome['status']; freedSlot: boolean }
+  | { kind: 'finished'; status: RunOutcome['status']; freedSlot: boolean; run: repos.RunRow }
   /** Nothing more was written: another worker holds the run, or it ended meanwhile. */
   | { kind: 'abandoned'; why: 'lease_lost' | 'shutdown' };
 
@@ -119,6 +119,12 @@ export async function executeAttempt(
    * (its journal entry) instead of four. Held events are lost only with the attempt, whose replay writes new ones.
    */
   const held: repos.EventRecord[] = [];
+  /**
+   * Completed pure steps' journal entries wait the same way (written before anything with side effects starts, and
+   * with the attempt's end): nothing outside can have seen a pure step, so one lost with its attempt is run again by
+   * the replay, unobserved.
+   */
+  const heldSteps: repos.CompletedStep[] = [];
   const HELD_MAX = 32;
   const abandonedBy = (): AttemptAbandoned | null =>
     signal.reason instanceof AttemptAbandoned ? signal.reason : null;
@@ -129,9 +135,16 @@ export async function executeAttempt(
     event: repos.EventRecord,
     used: Record<string, number>,
   ): Promise<AttemptResult> => {
-    const done = await repos.finishAttempt(db, lease, end, used, [...held.splice(0), event]);
+    const done = await repos.finishAttempt(
+      db,
+      lease,
+      end,
+      used,
+      [...held.splice(0), event],
+      heldSteps.splice(0),
+    );
     return done
-      ? { kind: 'finished', status, freedSlot: done.freedSlot }
+      ? { kind: 'finished', status, freedSlot: done.freedSlot, run: done.run }
       : { kind: 'abandoned', why: 'lease_lost' };
   };
   const fail = (code: string, message: string) =>
@@ -172,7 +185,13 @@ export async function executeAttempt(
   const lost = () => {
     throw new AttemptAbandoned('lease_lost');
   };
+  const flushSteps = async () => {
+    for (const step of heldSteps.splice(0)) {
+      if (!(await repos.recordStep(db, lease, { ...step, status: 'completed', countsStart: true }))) lost();
+    }
+  };
   const flush = async () => {
+    await flushSteps();
     if (held.length === 0) return;
     if (!(await repos.appendEvents(db, lease, held.splice(0)))) lost();
   };
@@ -185,6 +204,8 @@ export async function executeAttempt(
       pureStarts.set(event.stepId, at);
     } else if (event.type === 'step_started') {
       flushNow = true;
+      // The journal before the side effect: pure steps first, then this step's `running` row.
+      await flushSteps();
       if (
         !(await repos.recordStep(db, lease, {
           stepId: event.stepId,
@@ -222,6 +243,19 @@ export async function executeAttempt(
     if (flushNow) await flush();
   };
   const record = async (stepId: string, entry: JournalEntry) => {
+    const pureStart = pureStarts.get(stepId);
+    if (pureStart && entry.status === 'completed') {
+      pureStarts.delete(stepId);
+      heldSteps.push({
+        stepId,
+        type: entry.type,
+        result: entry.result,
+        startedAt: pureStart,
+        finishedAt: new Date(),
+      });
+      if (heldSteps.length >= HELD_MAX) await flush();
+      return;
+    }
     const ok = await repos.recordStep(db, lease, {
       stepId,
       type: entry.type,

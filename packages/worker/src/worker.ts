@@ -41,8 +41,8 @@ export interface WorkerOptions {
   log?: WorkerLog;
   /** Identifies the worker in leases (and logs); unique per process by default. */
   id?: string;
-  /** A run ended or parked itself (waiting): in-process callers waiting for it learn at once. */
-  onSettled?: (runId: string) => void;
+  /** A run ended or parked itself (waiting), as it now is: in-process callers waiting for it learn at once. */
+  onSettled?: (runId: string, run: repos.RunRow) => void;
   /** Called after every attempt (tests and metrics). */
   onAttempt?: (runId: string, result: AttemptResult | { kind: 'error' }) => void;
 }
@@ -131,7 +131,7 @@ export function createWorker(options: WorkerOptions): Worker {
         options.onAttempt?.(run.id, result);
         if (result.kind === 'abandoned' && result.why === 'shutdown') await repos.releaseLease(db, lease);
         if (result.kind === 'finished') {
-          options.onSettled?.(run.id);
+          options.onSettled?.(run.id, result.run);
           options.db.notify(ENDED_CHANNEL, run.id).catch(() => {});
           if (result.freedSlot) notifyOthers();
         }

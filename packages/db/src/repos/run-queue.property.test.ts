@@ -283,7 +283,7 @@ class Finish implements Cmd {
             };
     const done = await finishAttempt(r.h.db, leaseOf(run, this.w), end, {}, { type: `run_${this.end}` });
     if (holds(run, this.w)) {
-      expect(done?.status).toBe(end.status);
+      expect(done?.run.status).toBe(end.status);
       run.status = end.status;
       run.holder = null;
       run.expired = false;

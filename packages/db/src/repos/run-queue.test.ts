@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../client.js';
-import { runEvents, runSlots, runs } from '../schema.js';
+import { runEvents, runSlots, runSteps, runs } from '../schema.js';
 import { createTestDb } from '../testing.js';
 import { claimRuns, finishAttempt } from './run-queue.js';
 import { createRun, getRun, type NewRun } from './runs.js';
@@ -72,8 +72,14 @@ describe('run queue claim and finish', () => {
         { type: 'step_completed', stepId: 'a', detail: { x: 1 } },
         { type: 'run_completed', status: 'completed' },
       ],
+      [{ stepId: 'a', type: 'function', result: { y: 2 }, startedAt: at, finishedAt: at }],
     );
-    expect(done).toEqual({ status: 'completed', freedSlot: true });
+    expect(done?.freedSlot).toBe(true);
+    expect(done?.run).toEqual(await getRun(h.db, WS, 'run_batch_k1'));
+    const journal = await h.db.select().from(runSteps).where(eq(runSteps.runId, 'run_batch_k1'));
+    expect(
+      journal.map((s) => [s.stepId, s.type, s.status, s.result, s.attempts, s.startedAt, s.finishedAt]),
+    ).toEqual([['a', 'function', 'completed', { y: 2 }, 1, at, at]]);
     // A second finish of the same lease writes nothing.
     expect(
       await finishAttempt(

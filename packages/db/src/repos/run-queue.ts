@@ -1,7 +1,7 @@
 import { recordLeaseTakeovers } from '@flowgate/telemetry';
 import { and, eq, getTableColumns, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { type RunStatus, runSteps, runs } from '../schema.js';
+import { runSteps, runs } from '../schema.js';
 import type { RunRow } from './runs.js';
 
 /**
@@ -239,6 +239,15 @@ export async function appendEvents(db: Database, lease: Lease, events: EventReco
   return rows.length === events.length;
 }
 
+/** A completed pure step's journal entry, held by its worker until the attempt's next write. */
+export interface CompletedStep {
+  stepId: string;
+  type: string;
+  result: unknown;
+  startedAt: Date | null;
+  finishedAt: Date;
+}
+
 export type RunEnd =
   | { status: 'completed'; result: unknown; resultMime: string }
   | { status: 'failed' | 'timed-out' | 'cancelled'; error: { code: string; message: string } }
@@ -246,8 +255,9 @@ export type RunEnd =
 
 /**
  * Ends an attempt while the lease holds: a final state frees the run's concurrency slot; `waiting` parks the run
- * until its wake time, keeping the slot. The attempt's last events go with it: one statement, one round trip. Null
- * when the lease was lost (another worker owns the run now, or it was cancelled while queued): nothing was written.
+ * until its wake time, keeping the slot. The attempt's last journal entries (completed pure steps its worker held
+ * back) and events go with it: one statement, one round trip. Returns the run as it now is; null when the lease was
+ * lost (another worker owns the run now, or it was cancelled while queued): nothing was written.
  */
 export async function finishAttempt(
   db: Database,
@@ -255,7 +265,8 @@ export async function finishAttempt(
   end: RunEnd,
   usage: Record<string, number>,
   event: EventRecord | EventRecord[],
-): Promise<{ status: RunStatus; freedSlot: boolean } | null> {
+  steps: CompletedStep[] = [],
+): Promise<{ run: RunRow; freedSlot: boolean } | null> {
   const events = Array.isArray(event) ? event : [event];
   const set =
     end.status === 'waiting'
@@ -269,14 +280,32 @@ export async function finishAttempt(
       sql`(${i}::int, ${e.type}, ${e.stepId ?? null}, ${e.stepType ?? null}, ${e.status ?? null},
         ${e.detail === undefined || e.detail === null ? null : JSON.stringify(e.detail)}::jsonb, ${iso(e.at)}::timestamptz)`,
   );
+  // A journal entry written here counts its step's start, as recordStep does for a pure step (no `running` row).
+  const journal = steps.length
+    ? sql`, st as (
+      insert into run_steps (workspace_id, run_id, step_id, type, status, result, attempts, started_at, finished_at)
+      select u.workspace_id, u.id, v.step_id, v.type, 'completed', v.result, 1, v.started_at, v.finished_at
+      from u, (values ${sql.join(
+        steps.map(
+          (s) =>
+            sql`(${s.stepId}, ${s.type}, ${JSON.stringify(s.result)}::jsonb, ${iso(s.startedAt)}::timestamptz,
+              ${iso(s.finishedAt)}::timestamptz)`,
+        ),
+        sql`, `,
+      )}) as v(step_id, type, result, started_at, finished_at)
+      on conflict (run_id, step_id) do update set status = 'completed', result = excluded.result, error = null,
+        wake_at = null, attempts = run_steps.attempts + 1,
+        started_at = coalesce(run_steps.started_at, excluded.started_at), finished_at = excluded.finished_at
+    )`
+    : sql``;
   // Every part applies only when the update found the lease held: the statement is atomic, all or nothing.
-  const [row] = await db.statements.rows<{ status: RunStatus; freed: number }>(sql`
+  const [row] = await db.statements.rows<Record<string, unknown>>(sql`
     with u as (
       update runs set ${set}, lease_owner = null, lease_expires_at = null,
         usage = ${JSON.stringify(usage)}::jsonb, updated_at = now()
       where workspace_id = ${lease.workspaceId} and id = ${lease.runId} and lease_owner = ${lease.owner}
         and status = 'running'
-      returning id, workspace_id, status, concurrency_key
+      returning *
     ), freed as (
       delete from run_slots s using u
       where u.status <> 'waiting' and u.concurrency_key is not null
@@ -287,9 +316,9 @@ export async function finishAttempt(
       select u.workspace_id, u.id, v.type, v.step_id, v.step_type, v.status, v.detail, coalesce(v.at, now())
       from u, (values ${sql.join(values, sql`, `)}) as v(ord, type, step_id, step_type, status, detail, at)
       order by v.ord
-    )
-    select u.status, (select count(*) from freed)::int as freed from u`);
-  return row ? { status: row.status, freedSlot: Number(row.freed) > 0 } : null;
+    )${journal}
+    select u.*, (select count(*) from freed)::int as freed_slots from u`);
+  return row ? { run: runRowOf(row), freedSlot: Number(row.freed_slots) > 0 } : null;
 }
 
 /** Hands a run back before its lease ends (graceful shutdown): any worker may take it over at once, by replay. */

@@ -459,9 +459,14 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         const left = until - Date.now();
         if (left <= 0) break;
         // Notified by the worker that ran it; a slow poll covers a missed notification.
-        if (hooks?.settled) await hooks.settled(runId, Math.min(left, 1_000));
+        let settled: repos.RunRow | null = null;
+        if (hooks?.settled) settled = await hooks.settled(runId, Math.min(left, 1_000));
         else await new Promise((r) => setTimeout(r, Math.min(left, 50)));
-        row = await repos.getRun(db, workspaceId, runId);
+        // The run as the in-process worker left it spares the read (same run, same workspace: tenancy holds).
+        row =
+          settled && settled.id === runId && settled.workspaceId === workspaceId
+            ? settled
+            : await repos.getRun(db, workspaceId, runId);
         if (!row) return null;
       }
       row ??= await own(runId);
