@@ -102,6 +102,11 @@ export function createWorker(options: WorkerOptions): Worker {
   /** Slots promised to runs being inserted already leased to this worker. */
   let reserved = 0;
   const free = () => options.concurrency - inFlight.size - reserved;
+  /**
+   * The last pump ran out of slots (or failed), so runs may be waiting that no wake will announce again: an attempt's
+   * end must look for them. Otherwise every claimable run was taken, and a run queued since woke the worker.
+   */
+  let saturated = false;
   let stopping = false;
   let started = false;
   let pumping: Promise<void> | null = null;
@@ -126,6 +131,8 @@ export function createWorker(options: WorkerOptions): Worker {
     const lease: repos.Lease = { runId: run.id, workspaceId: run.workspaceId, owner: id };
     const controller = new AbortController();
     const done = (async () => {
+      // An attempt that ended without parking a run or freeing a slot changed nothing another claim could take.
+      let quiet = false;
       try {
         const result = await tracedAttempt(run, () => executeAttempt(deps, run, id, controller.signal));
         options.onAttempt?.(run.id, result);
@@ -134,6 +141,7 @@ export function createWorker(options: WorkerOptions): Worker {
           options.onSettled?.(run.id, result.run);
           options.db.notify(ENDED_CHANNEL, run.id).catch(() => {});
           if (result.freedSlot) notifyOthers();
+          quiet = result.status !== 'waiting' && !result.freedSlot;
         }
       } catch (error) {
         options.onAttempt?.(run.id, { kind: 'error' });
@@ -145,7 +153,7 @@ export function createWorker(options: WorkerOptions): Worker {
         await repos.releaseLease(db, lease).catch(() => {});
       } finally {
         inFlight.delete(run.id);
-        if (!stopping) void pump();
+        if (!stopping && (saturated || !quiet)) void pump();
       }
     })();
     inFlight.set(run.id, { lease, controller, done });
@@ -161,10 +169,12 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     if (stopping) return;
     if (free() <= 0) {
+      saturated = true;
       schedule(pollMs);
       return;
     }
     const due = await repos.nextDueAt(db);
+    saturated = false;
     schedule(due === null ? pollMs : due.getTime() - Date.now());
   }
 
@@ -181,6 +191,7 @@ export function createWorker(options: WorkerOptions): Worker {
         try {
           await pumpOnce();
         } catch (error) {
+          saturated = true;
           log.error(
             { err: error instanceof Error ? error.message.slice(0, 300) : 'unknown' },
             'run claim failed',
