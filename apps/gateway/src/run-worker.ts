@@ -38,6 +38,8 @@ export function createRunWorkers(options: {
   const settle = (runId: string, run?: repos.RunRow) => {
     const set = waiting.get(runId);
     if (!set) {
+      // The NOTIFY echo of a run the local worker just reported keeps the run it reported (a final state is final).
+      if (!run && early.get(runId)) return;
       early.set(runId, run && repos.FINAL_RUN_STATUSES.includes(run.status) ? run : null);
       if (early.size > EARLY_MAX) early.delete(early.keys().next().value as string);
       return;

@@ -31,6 +31,8 @@ export interface ExecuteDeps {
   limits: Partial<RunLimits>;
   /** A run claimed more often than this fails instead of being tried again (e.g. a body that crashes workers). */
   maxAttempts: number;
+  /** NOTIFY channel told the run's id by the statement that ends an attempt (callers waiting elsewhere). */
+  endedChannel?: string;
 }
 
 /** Why a worker stopped an attempt on its own: the attempt's writes end, the run itself does not. */
@@ -142,6 +144,7 @@ export async function executeAttempt(
       used,
       [...held.splice(0), event],
       heldSteps.splice(0),
+      deps.endedChannel,
     );
     return done
       ? { kind: 'finished', status, freedSlot: done.freedSlot, run: done.run }

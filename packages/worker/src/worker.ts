@@ -97,6 +97,7 @@ export function createWorker(options: WorkerOptions): Worker {
     allowPrivateNetwork: options.allowPrivateNetwork ?? false,
     limits: options.limits ?? {},
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    endedChannel: ENDED_CHANNEL,
   };
   const inFlight = new Map<string, InFlight>();
   /** Slots promised to runs being inserted already leased to this worker. */
@@ -138,8 +139,8 @@ export function createWorker(options: WorkerOptions): Worker {
         options.onAttempt?.(run.id, result);
         if (result.kind === 'abandoned' && result.why === 'shutdown') await repos.releaseLease(db, lease);
         if (result.kind === 'finished') {
+          // ENDED_CHANNEL was notified by the finishing statement itself.
           options.onSettled?.(run.id, result.run);
-          options.db.notify(ENDED_CHANNEL, run.id).catch(() => {});
           if (result.freedSlot) notifyOthers();
           quiet = result.status !== 'waiting' && !result.freedSlot;
         }

@@ -60,6 +60,8 @@ describe('run queue claim and finish', () => {
     // The key is held: its second run is no candidate.
     expect(await claimRuns(h.db, { owner: 'w2', leaseMs: 60_000, limit: 10 })).toEqual([]);
 
+    const notified: string[] = [];
+    const unlisten = await h.listen('queue_test_ended', (id) => notified.push(id));
     const lease = { runId: 'run_batch_k1', workspaceId: WS, owner: 'w1' };
     const at = new Date('2026-01-01T00:00:00.000Z');
     const done = await finishAttempt(
@@ -73,8 +75,13 @@ describe('run queue claim and finish', () => {
         { type: 'run_completed', status: 'completed' },
       ],
       [{ stepId: 'a', type: 'function', result: { y: 2 }, startedAt: at, finishedAt: at }],
+      'queue_test_ended',
     );
     expect(done?.freedSlot).toBe(true);
+    // The finishing statement itself told the channel.
+    for (let i = 0; i < 100 && notified.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(notified).toEqual(['run_batch_k1']);
+    await unlisten();
     expect(done?.run).toEqual(await getRun(h.db, WS, 'run_batch_k1'));
     const journal = await h.db.select().from(runSteps).where(eq(runSteps.runId, 'run_batch_k1'));
     expect(

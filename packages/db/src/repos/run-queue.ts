@@ -266,6 +266,8 @@ export async function finishAttempt(
   usage: Record<string, number>,
   event: EventRecord | EventRecord[],
   steps: CompletedStep[] = [],
+  /** NOTIFY this channel with the run's id when it applies (delivered at commit, no round trip of its own). */
+  notifyChannel?: string,
 ): Promise<{ run: RunRow; freedSlot: boolean } | null> {
   const events = Array.isArray(event) ? event : [event];
   const set =
@@ -317,7 +319,8 @@ export async function finishAttempt(
       from u, (values ${sql.join(values, sql`, `)}) as v(ord, type, step_id, step_type, status, detail, at)
       order by v.ord
     )${journal}
-    select u.*, (select count(*) from freed)::int as freed_slots from u`);
+    select u.*, (select count(*) from freed)::int as freed_slots
+      ${notifyChannel ? sql`, pg_notify(${notifyChannel}, u.id) as notified` : sql``} from u`);
   return row ? { run: runRowOf(row), freedSlot: Number(row.freed_slots) > 0 } : null;
 }
 
