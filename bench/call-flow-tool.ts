@@ -80,10 +80,10 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
   let gw: Awaited<ReturnType<typeof startGateway>> | undefined;
   try {
     let counting = false;
-    let statements = 0;
+    const statements: string[] = [];
     h = await createTestDb({
-      onStatement: () => {
-        if (counting) statements++;
+      onStatement: (text) => {
+        if (counting) statements.push(text);
       },
     });
     const adminToken = `bench-${randomBytes(24).toString('hex')}`;
@@ -146,7 +146,11 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
     await probeCall(url, headers);
     await new Promise((r) => setTimeout(r, 1500));
     counting = false;
-    const statementsPerCall = statements;
+    const statementsPerCall = statements.length;
+    if (options.verbose) {
+      log(`  ${driver}: the statements of one warm call_flow_tool`);
+      for (const text of statements) log(`    ${text.replace(/\s+/g, ' ').slice(0, 160)}`);
+    }
 
     const spec = (body: string, connections: number, durationS = options.durationS): LoadSpec => ({
       url,

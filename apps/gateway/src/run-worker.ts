@@ -1,4 +1,4 @@
-import type { DbHandle } from '@flowgate/db';
+import { type DbHandle, repos } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
 import { CANCEL_CHANNEL, createWorker, ENDED_CHANNEL, RUNS_CHANNEL, type Worker } from '@flowgate/worker';
 import type { RunHooks } from '@flowgate/workspace';
@@ -26,13 +26,26 @@ export function createRunWorkers(options: {
   logger: Logger;
 }): RunWorkers {
   let local: Worker | null = null;
-  /** Callers waiting for a run to settle, by run id. */
-  const waiting = new Map<string, Set<() => void>>();
-  const settle = (runId: string) => {
+  /** Callers waiting for a run to settle, by run id; given the run as it settled when the local worker ran it. */
+  const waiting = new Map<string, Set<(run: repos.RunRow | null) => void>>();
+  /**
+   * Runs that settled with nobody waiting yet: a run handed to the in-process worker may end before its caller starts
+   * waiting. The next wait for one returns at once (and consumes it), with the run only when it ended (a parked run
+   * may be running again by then); bounded, oldest dropped first.
+   */
+  const early = new Map<string, repos.RunRow | null>();
+  const EARLY_MAX = 1_024;
+  const settle = (runId: string, run?: repos.RunRow) => {
     const set = waiting.get(runId);
-    if (!set) return;
+    if (!set) {
+      // The NOTIFY echo of a run the local worker just reported keeps the run it reported (a final state is final).
+      if (!run && early.get(runId)) return;
+      early.set(runId, run && repos.FINAL_RUN_STATUSES.includes(run.status) ? run : null);
+      if (early.size > EARLY_MAX) early.delete(early.keys().next().value as string);
+      return;
+    }
     waiting.delete(runId);
-    for (const wake of set) wake();
+    for (const wake of set) wake(run ?? null);
   };
   let unlisten: (() => Promise<void>) | null = null;
   const notify = (channel: string, payload: string) => {
@@ -54,21 +67,29 @@ export function createRunWorkers(options: {
         notify(CANCEL_CHANNEL, runId);
       },
       settled(runId, timeoutMs) {
-        return new Promise<void>((resolve) => {
+        if (early.has(runId)) {
+          const run = early.get(runId) ?? null;
+          early.delete(runId);
+          return Promise.resolve(run);
+        }
+        return new Promise<repos.RunRow | null>((resolve) => {
           let set = waiting.get(runId);
           if (!set) {
             set = new Set();
             waiting.set(runId, set);
           }
-          const timer = setTimeout(done, timeoutMs);
-          function done() {
+          const timer = setTimeout(() => done(null), timeoutMs);
+          function done(run: repos.RunRow | null) {
             clearTimeout(timer);
             waiting.get(runId)?.delete(done);
             if (waiting.get(runId)?.size === 0) waiting.delete(runId);
-            resolve();
+            resolve(run);
           }
           set.add(done);
         });
+      },
+      handoff() {
+        return local?.reserve() ?? null;
       },
       maxLiveRuns: options.config.maxLiveRunsPerWorkspace,
       maxRunDurationMs: options.config.runMaxDurationMs,
@@ -92,7 +113,7 @@ export function createRunWorkers(options: {
       return local;
     },
     async listen() {
-      unlisten ??= await options.db.listen(ENDED_CHANNEL, settle);
+      unlisten ??= await options.db.listen(ENDED_CHANNEL, (runId) => settle(runId));
     },
     async stop() {
       await local?.stop();

@@ -12,6 +12,7 @@ import {
   createStepRunner,
   type JournalEntry,
   type JsonValue,
+  RunError,
   type RunLimits,
   type RunOutcome,
   runBody,
@@ -19,7 +20,7 @@ import {
 } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
 import { traceHeaders } from '@flowgate/telemetry';
-import { runConnections, workspaceKv } from './ports.js';
+import { type RunConnections, runConnections, workspaceKv } from './ports.js';
 import { tracedSteps } from './telemetry.js';
 
 export interface ExecuteDeps {
@@ -30,6 +31,8 @@ export interface ExecuteDeps {
   limits: Partial<RunLimits>;
   /** A run claimed more often than this fails instead of being tried again (e.g. a body that crashes workers). */
   maxAttempts: number;
+  /** NOTIFY channel told the run's id by the statement that ends an attempt (callers waiting elsewhere). */
+  endedChannel?: string;
 }
 
 /** Why a worker stopped an attempt on its own: the attempt's writes end, the run itself does not. */
@@ -41,9 +44,18 @@ export class AttemptAbandoned extends Error {
 }
 
 export type AttemptResult =
-  | { kind: 'finished'; status: RunOutcome['status']; freedSlot: boolean }
+  | { kind: 'finished'; status: RunOutcome['status']; freedSlot: boolean; run: repos.RunRow }
   /** Nothing more was written: another worker holds the run, or it ended meanwhile. */
   | { kind: 'abandoned'; why: 'lease_lost' | 'shutdown' };
+
+const noConnections: RunConnections = {
+  knownSecrets: [],
+  resolver: {
+    async resolve(slot) {
+      throw new RunError('connection_unavailable', `no connection is bound to :${slot} for this run`);
+    },
+  },
+};
 
 /** Bounded previews in final events: the full result is in the run row. */
 const EVENT_PREVIEW_CHARS = 500;
@@ -109,6 +121,12 @@ export async function executeAttempt(
    * (its journal entry) instead of four. Held events are lost only with the attempt, whose replay writes new ones.
    */
   const held: repos.EventRecord[] = [];
+  /**
+   * Completed pure steps' journal entries wait the same way (written before anything with side effects starts, and
+   * with the attempt's end): nothing outside can have seen a pure step, so one lost with its attempt is run again by
+   * the replay, unobserved.
+   */
+  const heldSteps: repos.CompletedStep[] = [];
   const HELD_MAX = 32;
   const abandonedBy = (): AttemptAbandoned | null =>
     signal.reason instanceof AttemptAbandoned ? signal.reason : null;
@@ -119,9 +137,17 @@ export async function executeAttempt(
     event: repos.EventRecord,
     used: Record<string, number>,
   ): Promise<AttemptResult> => {
-    const done = await repos.finishAttempt(db, lease, end, used, [...held.splice(0), event]);
+    const done = await repos.finishAttempt(
+      db,
+      lease,
+      end,
+      used,
+      [...held.splice(0), event],
+      heldSteps.splice(0),
+      deps.endedChannel,
+    );
     return done
-      ? { kind: 'finished', status, freedSlot: done.freedSlot }
+      ? { kind: 'finished', status, freedSlot: done.freedSlot, run: done.run }
       : { kind: 'abandoned', why: 'lease_lost' };
   };
   const fail = (code: string, message: string) =>
@@ -145,7 +171,8 @@ export async function executeAttempt(
   const model = await modelOf(db, run);
   if (!model) return fail('definition_unavailable', 'the flow definition this run was started with is gone');
 
-  const connections = await runConnections(db, deps.secretBox, run);
+  // A flow without `:requires` slots reaches no connection (validation refuses a step naming an undeclared slot).
+  const connections = model.requires.length ? await runConnections(db, deps.secretBox, run) : noConnections;
   // Values of secret-typed inputs are redacted like connection secrets wherever the run lets something out.
   const input = run.input as Record<string, unknown> | null;
   const secretInputs = run.secretInputs
@@ -161,7 +188,13 @@ export async function executeAttempt(
   const lost = () => {
     throw new AttemptAbandoned('lease_lost');
   };
+  const flushSteps = async () => {
+    for (const step of heldSteps.splice(0)) {
+      if (!(await repos.recordStep(db, lease, { ...step, status: 'completed', countsStart: true }))) lost();
+    }
+  };
   const flush = async () => {
+    await flushSteps();
     if (held.length === 0) return;
     if (!(await repos.appendEvents(db, lease, held.splice(0)))) lost();
   };
@@ -174,6 +207,8 @@ export async function executeAttempt(
       pureStarts.set(event.stepId, at);
     } else if (event.type === 'step_started') {
       flushNow = true;
+      // The journal before the side effect: pure steps first, then this step's `running` row.
+      await flushSteps();
       if (
         !(await repos.recordStep(db, lease, {
           stepId: event.stepId,
@@ -211,6 +246,19 @@ export async function executeAttempt(
     if (flushNow) await flush();
   };
   const record = async (stepId: string, entry: JournalEntry) => {
+    const pureStart = pureStarts.get(stepId);
+    if (pureStart && entry.status === 'completed') {
+      pureStarts.delete(stepId);
+      heldSteps.push({
+        stepId,
+        type: entry.type,
+        result: entry.result,
+        startedAt: pureStart,
+        finishedAt: new Date(),
+      });
+      if (heldSteps.length >= HELD_MAX) await flush();
+      return;
+    }
     const ok = await repos.recordStep(db, lease, {
       stepId,
       type: entry.type,

@@ -12,6 +12,7 @@ export {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_POLL_MS,
   ENDED_CHANNEL,
+  type Reservation,
   RUNS_CHANNEL,
   type Worker,
   type WorkerLog,

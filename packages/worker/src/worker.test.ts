@@ -33,6 +33,17 @@ const HOOK_FLOW = `{:slug :notify
  :invocations {:default {:inputs []}}
  :flow (let [r (flow/step :http :post {:connection :hook :method :post :json {:text "hi"}})] {:status (:status r)})}`;
 
+const MIXED_FLOW = `{:slug :mixed
+ :requires [{:slot :api :type :http-api}]
+ :invocations {:default {:inputs []}}
+ :flow (let [a (flow/step :function :prep {:code (fn [x] {:id "m1"}) :input (flow/input)})
+             b (flow/step :http :probe {:connection :api :path "/probe" :query {:id (:id a)}})
+             c (flow/step :function :after {:code (fn [x] {:seen (:path x)}) :input (:body b)})]
+         c)}`;
+
+/** The journal as the /probe request found it (step id, status, attempts), by run. */
+const journalAtProbe: Array<Array<[string, string, number]>> = [];
+
 const SINGLETON_FLOW = `{:slug :one-at-a-time
  :concurrency {:type :singleton :on-new-version :drain}
  :invocations {:default {:inputs [{:name :tag :type :string :required true}]}}
@@ -62,9 +73,14 @@ const finished = (s: string) => ['completed', 'failed', 'cancelled', 'timed-out'
 
 beforeAll(async () => {
   h = await createTestDb();
-  server = createServer((req, res) => {
+  server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (path === '/probe') {
+      const [run] = await repos.listRuns(h.db, 'ws-run', { limit: 1, flowSlug: 'mixed' });
+      const steps = run ? await repos.listRunSteps(h.db, 'ws-run', run.id, { limit: 10 }) : [];
+      journalAtProbe.push(steps.map((s) => [s.stepId, s.status, s.attempts]));
+    }
     res.writeHead(200, { 'content-type': 'application/json' });
     // Echoes the credential it was sent: the run must never store or show it.
     res.end(JSON.stringify({ path, auth: req.headers.authorization ?? null }));
@@ -75,9 +91,11 @@ beforeAll(async () => {
   await seedFlow(h.db, 'ws-run', FUNCTION_FLOW, { release: 'v1' });
   await seedFlow(h.db, 'ws-run', HTTP_FLOW, { release: 'v1' });
   await seedFlow(h.db, 'ws-run', SINGLETON_FLOW, { release: 'v1' });
+  await seedFlow(h.db, 'ws-run', MIXED_FLOW, { release: 'v1' });
   const deps = testWorkspaceDeps(h.db);
   const conn = await seedConnection(deps, 'ws-run', 1, { baseUrl: base, secret: SECRET, authType: 'bearer' });
   await repos.setFlowBindings(h.db, 'ws-run', 'fetch-two', 'live', { api: conn });
+  await repos.setFlowBindings(h.db, 'ws-run', 'mixed', 'live', { api: conn });
   await seedFlow(h.db, 'ws-run', HOOK_FLOW, { release: 'v1' });
   const hook = await seedConnection(deps, 'ws-run', 2, { type: 'secret', baseUrl: null, secret: HOOK_URL() });
   await repos.setFlowBindings(h.db, 'ws-run', 'notify', 'live', { hook });
@@ -135,6 +153,45 @@ describe('the worker', () => {
         'step_started',
         'step_completed',
         'run_completed',
+      ]);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('journals a pure step before a step with side effects starts, and the last one with the end', async () => {
+    const w = worker('w-mixed');
+    await w.start();
+    try {
+      const ws = workspaceFor(() => w, 'ws-run');
+      const { run } = await ws.runs.start({
+        slug: 'mixed',
+        toolName: null,
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: {},
+        idempotencyKey: null,
+        includeInstalled: false,
+        allowDraft: false,
+      });
+      const done = await waitFor(ws, run.id, finished);
+      expect(done.status, JSON.stringify(done.error)).toBe('completed');
+      expect(await ws.runs.result(run.id)).toEqual({
+        mimeType: 'application/json',
+        value: { seen: '/probe' },
+      });
+      expect(journalAtProbe).toEqual([
+        [
+          ['prep', 'completed', 1],
+          ['probe', 'running', 1],
+        ],
+      ]);
+      const steps = await ws.runs.steps(run.id, { limit: 10, includeResults: false });
+      expect(steps?.map((s) => [s.stepId, s.status, s.attempts])).toEqual([
+        ['prep', 'completed', 1],
+        ['probe', 'completed', 1],
+        ['after', 'completed', 1],
       ]);
     } finally {
       await w.stop();
@@ -209,6 +266,89 @@ describe('the worker', () => {
     expect(a.created).toBe(true);
     expect(b.created).toBe(false);
     expect(b.run.id).toBe(a.run.id);
+  });
+
+  it('takes a run whose caller waits at its insert, leased already, and a run handed to a dead worker is taken over', async () => {
+    const w = worker('w-handoff');
+    await w.start();
+    const woken: string[] = [];
+    const handoffWs = (reserve: () => ReturnType<Worker['reserve']>) =>
+      openWorkspace(
+        testWorkspaceDeps(h.db, {
+          now: () => new Date(),
+          runs: {
+            queued: () => {
+              woken.push('queued');
+              w.wake();
+            },
+            cancelRequested: () => {},
+            handoff: reserve,
+          },
+        }),
+        { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
+      );
+    const start = (ws: Workspace, waits: boolean) =>
+      ws.runs.start({
+        slug: 'double',
+        toolName: 'double_it',
+        invocation: null,
+        installationId: null,
+        target: null,
+        input: { n: 4 },
+        idempotencyKey: null,
+        includeInstalled: false,
+        allowDraft: false,
+        waits,
+      });
+    try {
+      const ws = handoffWs(() => w.reserve());
+      const { run } = await start(ws, true);
+      // No queue round: inserted running under the worker's lease, nobody woken.
+      expect([run.status, run.attempts]).toEqual(['running', 1]);
+      expect(woken).toEqual([]);
+      const done = await waitFor(ws, run.id, finished);
+      expect([done.status, done.attempts]).toEqual(['completed', 1]);
+      expect(await ws.runs.result(run.id)).toEqual({ mimeType: 'application/json', value: { doubled: 8 } });
+      // A caller that does not wait queues as before.
+      const queued = await start(ws, false);
+      expect(queued.run.status).toBe('queued');
+      expect(woken).toEqual(['queued']);
+      await waitFor(ws, queued.run.id, finished);
+    } finally {
+      await w.stop();
+    }
+    // Every slot reserved: no handoff.
+    const busy = worker('w-busy');
+    await busy.start();
+    const slots = [1, 2, 3, 4].map(() => busy.reserve());
+    expect(slots.every((r) => r !== null)).toBe(true);
+    expect(busy.reserve()).toBeNull();
+    for (const r of slots) r?.release();
+    expect(busy.reserve()).not.toBeNull();
+    await busy.stop();
+    // A worker that took a run at its insert and died: its lease expires and another worker runs it.
+    const dead = { owner: 'w-dead', leaseMs: 300, take: () => {}, release: () => {} };
+    const { run } = await start(
+      handoffWs(() => dead),
+      true,
+    );
+    expect(run.status).toBe('running');
+    const heir = worker('w-heir');
+    await heir.start();
+    try {
+      const ws = workspaceFor(() => heir, 'ws-run');
+      const done = await waitFor(ws, run.id, finished);
+      expect([done.status, done.attempts]).toEqual(['completed', 2]);
+      const events = await ws.runs.events(run.id, { limit: 50, afterId: null, stepId: null });
+      expect(events?.map((e) => e.type)).toEqual([
+        'run_resumed',
+        'step_started',
+        'step_completed',
+        'run_completed',
+      ]);
+    } finally {
+      await heir.stop();
+    }
   });
 
   it('sleeps durably, resumes on another worker after a restart, and never repeats a finished step', async () => {

@@ -41,8 +41,8 @@ export interface WorkerOptions {
   log?: WorkerLog;
   /** Identifies the worker in leases (and logs); unique per process by default. */
   id?: string;
-  /** A run ended or parked itself (waiting): in-process callers waiting for it learn at once. */
-  onSettled?: (runId: string) => void;
+  /** A run ended or parked itself (waiting), as it now is: in-process callers waiting for it learn at once. */
+  onSettled?: (runId: string, run: repos.RunRow) => void;
   /** Called after every attempt (tests and metrics). */
   onAttempt?: (runId: string, result: AttemptResult | { kind: 'error' }) => void;
 }
@@ -55,10 +55,22 @@ export interface Worker {
   /** A run may be claimable now (a start in this process, a freed slot). */
   wake(): void;
   /**
+   * Reserves a free slot for a run this process is about to insert already leased to this worker (a caller waits for
+   * it): `take` runs it at once, `release` gives the slot back. Null when every slot is busy or the worker stops.
+   */
+  reserve(): Reservation | null;
+  /**
    * Stops claiming, lets in-flight attempts finish for up to `graceMs`, then abandons the rest and hands their leases
    * back so another worker resumes them at once.
    */
   stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+export interface Reservation {
+  owner: string;
+  leaseMs: number;
+  take(run: repos.RunRow): void;
+  release(): void;
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
@@ -85,8 +97,17 @@ export function createWorker(options: WorkerOptions): Worker {
     allowPrivateNetwork: options.allowPrivateNetwork ?? false,
     limits: options.limits ?? {},
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    endedChannel: ENDED_CHANNEL,
   };
   const inFlight = new Map<string, InFlight>();
+  /** Slots promised to runs being inserted already leased to this worker. */
+  let reserved = 0;
+  const free = () => options.concurrency - inFlight.size - reserved;
+  /**
+   * The last pump ran out of slots (or failed), so runs may be waiting that no wake will announce again: an attempt's
+   * end must look for them. Otherwise every claimable run was taken, and a run queued since woke the worker.
+   */
+  let saturated = false;
   let stopping = false;
   let started = false;
   let pumping: Promise<void> | null = null;
@@ -111,14 +132,17 @@ export function createWorker(options: WorkerOptions): Worker {
     const lease: repos.Lease = { runId: run.id, workspaceId: run.workspaceId, owner: id };
     const controller = new AbortController();
     const done = (async () => {
+      // An attempt that ended without parking a run or freeing a slot changed nothing another claim could take.
+      let quiet = false;
       try {
         const result = await tracedAttempt(run, () => executeAttempt(deps, run, id, controller.signal));
         options.onAttempt?.(run.id, result);
         if (result.kind === 'abandoned' && result.why === 'shutdown') await repos.releaseLease(db, lease);
         if (result.kind === 'finished') {
-          options.onSettled?.(run.id);
-          options.db.notify(ENDED_CHANNEL, run.id).catch(() => {});
+          // ENDED_CHANNEL was notified by the finishing statement itself.
+          options.onSettled?.(run.id, result.run);
           if (result.freedSlot) notifyOthers();
+          quiet = result.status !== 'waiting' && !result.freedSlot;
         }
       } catch (error) {
         options.onAttempt?.(run.id, { kind: 'error' });
@@ -130,26 +154,28 @@ export function createWorker(options: WorkerOptions): Worker {
         await repos.releaseLease(db, lease).catch(() => {});
       } finally {
         inFlight.delete(run.id);
-        if (!stopping) void pump();
+        if (!stopping && (saturated || !quiet)) void pump();
       }
     })();
     inFlight.set(run.id, { lease, controller, done });
   }
 
   async function pumpOnce(): Promise<void> {
-    while (!stopping && inFlight.size < options.concurrency) {
-      const want = options.concurrency - inFlight.size;
+    while (!stopping && free() > 0) {
+      const want = free();
       const claimed = await repos.claimRuns(db, { owner: id, leaseMs, limit: want });
       for (const run of claimed) launch(run);
       // Fewer than asked for: nothing else is claimable now (a claim already skips what others hold).
       if (claimed.length < want) break;
     }
     if (stopping) return;
-    if (inFlight.size >= options.concurrency) {
+    if (free() <= 0) {
+      saturated = true;
       schedule(pollMs);
       return;
     }
     const due = await repos.nextDueAt(db);
+    saturated = false;
     schedule(due === null ? pollMs : due.getTime() - Date.now());
   }
 
@@ -166,6 +192,7 @@ export function createWorker(options: WorkerOptions): Worker {
         try {
           await pumpOnce();
         } catch (error) {
+          saturated = true;
           log.error(
             { err: error instanceof Error ? error.message.slice(0, 300) : 'unknown' },
             'run claim failed',
@@ -226,6 +253,33 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     wake() {
       if (started && !stopping) void pump();
+    },
+    reserve() {
+      if (!started || stopping || free() <= 0) return null;
+      reserved++;
+      let open = true;
+      return {
+        owner: id,
+        leaseMs,
+        take(run) {
+          if (!open) return;
+          open = false;
+          reserved--;
+          // Stopping meanwhile: hand the run back so any worker resumes it at once instead of after the lease.
+          if (stopping) {
+            void repos
+              .releaseLease(db, { runId: run.id, workspaceId: run.workspaceId, owner: id })
+              .catch(() => {});
+            return;
+          }
+          launch(run);
+        },
+        release() {
+          if (!open) return;
+          open = false;
+          reserved--;
+        },
+      };
     },
     async stop(stopOptions = {}) {
       if (stopping) return;

@@ -80,7 +80,7 @@ function directTool(
     execution: TASK_EXECUTION,
   };
   // Shared by the plain call and the task-augmented one (tasks.ts), so both answer the same way.
-  const start = async (args: unknown, ctx: ToolContext) => {
+  const start = async (args: unknown, ctx: ToolContext, waits = false) => {
     try {
       return await ctx.workspace.runs.start({
         slug: flow.slug,
@@ -92,6 +92,7 @@ function directTool(
         idempotencyKey: null,
         includeInstalled: includeInstalled(ctx),
         allowDraft: false,
+        waits,
       });
     } catch (error) {
       if (isAppError(error) && error.code === 'validation_failed') {
@@ -118,7 +119,7 @@ function directTool(
     descriptor,
     task: { start, settle: async (run, created, ctx) => outcomeFor(run, created, await resultOf(run, ctx)) },
     async handler(args, ctx) {
-      const started = await start(args, ctx);
+      const started = await start(args, ctx, true);
       const waited = await ctx.workspace.runs.wait(started.run.id, FLOW_TOOL_WAIT_MS, started.run);
       const run = waited?.run ?? (await requireRun(ctx.workspace, started.run.id));
       return outcomeFor(run, started.created, waited?.result ?? null);

@@ -46,7 +46,7 @@ export {
   type RunUseCases,
   type StartRunInput,
 } from './runs/index.js';
-export type { Actor, RunHooks, WorkspaceDeps, WorkspaceScope } from './scope.js';
+export type { Actor, RunHandoff, RunHooks, WorkspaceDeps, WorkspaceScope } from './scope.js';
 export {
   isTrusted,
   type MetadataTrust,

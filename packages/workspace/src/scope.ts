@@ -1,4 +1,7 @@
-import type { Database } from '@flowgate/db';
+import type { Database, repos } from '@flowgate/db';
+
+type RunRow = repos.RunRow;
+
 import type { SecretBox } from '@flowgate/secrets';
 
 /** What the workspace use cases run on; one set per process. */
@@ -25,13 +28,27 @@ export interface RunHooks {
   cancelRequested(runId: string): void;
   /**
    * Resolves when the run may have ended or parked (a notification from whichever worker ran it), or after
-   * `timeoutMs`; callers read the run again either way.
+   * `timeoutMs`: with the run as it settled when a worker of this process ran it (no read needed), else null (read
+   * it again).
    */
-  settled?(runId: string, timeoutMs: number): Promise<void>;
+  settled?(runId: string, timeoutMs: number): Promise<RunRow | null>;
+  /**
+   * A worker of this process with a free slot, reserved for a run about to start whose caller waits for its end: the
+   * run is inserted already leased to it and runs at once, with no queue round. Null when there is none.
+   */
+  handoff?(): RunHandoff | null;
   /** Live runs one workspace may have (default 1,000). */
   maxLiveRuns?: number;
   /** Whole-life bound of a run in ms, sleeps included (default 24 h). */
   maxRunDurationMs?: number;
+}
+
+/** A reserved slot of an in-process worker: `take` it with the run inserted under its lease, or `release` it. */
+export interface RunHandoff {
+  owner: string;
+  leaseMs: number;
+  take(run: RunRow): void;
+  release(): void;
 }
 
 /** Who acts; recorded with what they write. */

@@ -1,7 +1,7 @@
 import { recordLeaseTakeovers } from '@flowgate/telemetry';
-import { and, asc, eq, inArray, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { type RunStatus, runEvents, runSlots, runSteps, runs } from '../schema.js';
+import { runSteps, runs } from '../schema.js';
 import type { RunRow } from './runs.js';
 
 /**
@@ -42,64 +42,63 @@ export async function countClaimable(db: Database): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** Claims up to `limit` runs for `owner`, oldest first, each leased for `leaseMs`. */
+/** A `runs` row as a raw statement returns it (snake_case, timestamps as text) in the query builder's shape. */
+function runRowOf(raw: Record<string, unknown>): RunRow {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(runs))) {
+    const value = raw[column.name];
+    row[key] =
+      value === null || value === undefined
+        ? null
+        : column.getSQLType().startsWith('timestamp')
+          ? column.mapFromDriverValue(value)
+          : value;
+  }
+  return row as RunRow;
+}
+
+/**
+ * Claims up to `limit` runs for `owner`, oldest first, each leased for `leaseMs`: one statement. Candidates are
+ * locked only as many as are wanted (a claim that locked spare rows would make a concurrent claim skip them and come
+ * back empty while runs wait); a queued run whose key another run holds is not a candidate, and one that loses the
+ * race for its key's slot (to a concurrent claim, or to an older run of the same key in this batch) stays queued.
+ */
 export async function claimRuns(
   db: Database,
   options: { owner: string; leaseMs: number; limit: number },
 ): Promise<RunRow[]> {
-  return db.transaction(async (tx) => {
-    const claimed: string[] = [];
-    const seen: string[] = [];
-    let takeovers = 0;
-    // Candidates are locked only as many at a time as are still wanted: a claim that locked spare rows would make a
-    // concurrent claim skip them and come back empty while runs wait. Runs whose key is busy are passed over (and
-    // stay locked until commit, unclaimable anyway), so the next batch looks further; bounded like one 4× read.
-    for (let batch = 0; batch < 4 && claimed.length < options.limit; batch++) {
-      const candidates = await tx
-        .select({
-          id: runs.id,
-          workspaceId: runs.workspaceId,
-          status: runs.status,
-          concurrencyKey: runs.concurrencyKey,
-        })
-        .from(runs)
-        .where(seen.length ? and(CLAIMABLE, notInArray(runs.id, seen)) : CLAIMABLE)
-        .orderBy(asc(runs.createdAt), asc(runs.id))
-        .limit(options.limit - claimed.length)
-        .for('update', { skipLocked: true });
-      if (candidates.length === 0) break;
-      for (const c of candidates) {
-        seen.push(c.id);
-        // Sleeping and taken-over runs already hold their slot; only a queued run must take one.
-        if (c.status === 'queued' && c.concurrencyKey !== null) {
-          const slot = await tx
-            .insert(runSlots)
-            .values({ workspaceId: c.workspaceId, concurrencyKey: c.concurrencyKey, runId: c.id })
-            .onConflictDoNothing()
-            .returning({ runId: runSlots.runId });
-          if (slot.length === 0) continue;
-        }
-        claimed.push(c.id);
-        // A running run is claimable only once its holder's lease expired: another worker takes it over.
-        if (c.status === 'running') takeovers++;
-      }
-    }
-    if (claimed.length === 0) return [];
-    recordLeaseTakeovers(takeovers);
-    return tx
-      .update(runs)
-      .set({
-        status: 'running',
-        leaseOwner: options.owner,
-        leaseExpiresAt: leaseUntil(options.leaseMs),
-        attempts: sql`${runs.attempts} + 1`,
-        startedAt: sql`coalesce(${runs.startedAt}, now())`,
-        wakeAt: null,
-        updatedAt: sql`now()`,
-      })
-      .where(inArray(runs.id, claimed))
-      .returning();
-  });
+  const rows = await db.statements.rows<Record<string, unknown>>(sql`
+    with c as (
+      select r.id, r.workspace_id, r.status as prev_status, r.concurrency_key from runs r
+      where (r.status = 'queued' or (r.status = 'waiting' and r.wake_at <= now())
+          or (r.status = 'running' and r.lease_expires_at < now()))
+        and not (r.status = 'queued' and r.concurrency_key is not null and exists (
+          select 1 from run_slots s where s.workspace_id = r.workspace_id and s.concurrency_key = r.concurrency_key))
+      order by r.created_at, r.id
+      limit ${options.limit}
+      for update of r skip locked
+    ), slot as (
+      insert into run_slots (workspace_id, concurrency_key, run_id)
+      select c.workspace_id, c.concurrency_key, c.id from c where c.prev_status = 'queued' and c.concurrency_key is not null
+      on conflict do nothing
+      returning run_id
+    )
+    update runs set status = 'running', lease_owner = ${options.owner},
+      lease_expires_at = now() + (${options.leaseMs} * interval '1 millisecond'), attempts = runs.attempts + 1,
+      started_at = coalesce(runs.started_at, now()), wake_at = null, updated_at = now()
+    from c
+    where runs.id = c.id
+      and (c.prev_status <> 'queued' or c.concurrency_key is null or c.id in (select run_id from slot))
+    returning runs.*, c.prev_status`);
+  // Sleeping and taken-over runs already hold their slot; a running run is claimable only once its holder's lease
+  // expired: another worker takes it over.
+  const takeovers = rows.filter((r) => r.prev_status === 'running').length;
+  if (rows.length) recordLeaseTakeovers(takeovers);
+  return rows
+    .map(runRowOf)
+    .sort(
+      (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
 }
 
 /**
@@ -240,6 +239,15 @@ export async function appendEvents(db: Database, lease: Lease, events: EventReco
   return rows.length === events.length;
 }
 
+/** A completed pure step's journal entry, held by its worker until the attempt's next write. */
+export interface CompletedStep {
+  stepId: string;
+  type: string;
+  result: unknown;
+  startedAt: Date | null;
+  finishedAt: Date;
+}
+
 export type RunEnd =
   | { status: 'completed'; result: unknown; resultMime: string }
   | { status: 'failed' | 'timed-out' | 'cancelled'; error: { code: string; message: string } }
@@ -247,8 +255,9 @@ export type RunEnd =
 
 /**
  * Ends an attempt while the lease holds: a final state frees the run's concurrency slot; `waiting` parks the run
- * until its wake time, keeping the slot. The last event is written in the same transaction. Null when the lease was
- * lost (another worker owns the run now, or it was cancelled while queued).
+ * until its wake time, keeping the slot. The attempt's last journal entries (completed pure steps its worker held
+ * back) and events go with it: one statement, one round trip. Returns the run as it now is; null when the lease was
+ * lost (another worker owns the run now, or it was cancelled while queued): nothing was written.
  */
 export async function finishAttempt(
   db: Database,
@@ -256,49 +265,63 @@ export async function finishAttempt(
   end: RunEnd,
   usage: Record<string, number>,
   event: EventRecord | EventRecord[],
+  steps: CompletedStep[] = [],
+  /** NOTIFY this channel with the run's id when it applies (delivered at commit, no round trip of its own). */
+  notifyChannel?: string,
 ): Promise<{ run: RunRow; freedSlot: boolean } | null> {
   const events = Array.isArray(event) ? event : [event];
-  return db.transaction(async (tx) => {
-    const common = { leaseOwner: null, leaseExpiresAt: null, usage, updatedAt: sql`now()` };
-    const set =
-      end.status === 'waiting'
-        ? { ...common, status: 'waiting' as RunStatus, wakeAt: end.wakeAt }
-        : end.status === 'completed'
-          ? {
-              ...common,
-              status: 'completed' as RunStatus,
-              result: end.result,
-              resultMime: end.resultMime,
-              error: null,
-              finishedAt: sql`now()`,
-            }
-          : { ...common, status: end.status as RunStatus, error: end.error, finishedAt: sql`now()` };
-    const [run] = await tx.update(runs).set(set).where(held(lease)).returning();
-    if (!run) return null;
-    let freedSlot = false;
-    // Only a run with a concurrency key can hold a slot.
-    if (end.status !== 'waiting' && run.concurrencyKey !== null) {
-      const freed = await tx
-        .delete(runSlots)
-        .where(and(eq(runSlots.workspaceId, lease.workspaceId), eq(runSlots.runId, lease.runId)))
-        .returning({ runId: runSlots.runId });
-      freedSlot = freed.length > 0;
-    }
-    // The attempt's last events (those its worker held back, then the end) in one statement.
-    await tx.insert(runEvents).values(
-      events.map((e) => ({
-        workspaceId: lease.workspaceId,
-        runId: lease.runId,
-        type: e.type,
-        stepId: e.stepId ?? null,
-        stepType: e.stepType ?? null,
-        status: e.status ?? null,
-        detail: e.detail ?? null,
-        ...(e.at ? { at: e.at } : {}),
-      })),
-    );
-    return { run, freedSlot };
-  });
+  const set =
+    end.status === 'waiting'
+      ? sql`status = 'waiting', wake_at = ${iso(end.wakeAt)}::timestamptz`
+      : end.status === 'completed'
+        ? sql`status = 'completed', result = ${JSON.stringify(end.result)}::jsonb, result_mime = ${end.resultMime},
+            error = null, finished_at = now()`
+        : sql`status = ${end.status}, error = ${JSON.stringify(end.error)}::jsonb, finished_at = now()`;
+  const values = events.map(
+    (e, i) =>
+      sql`(${i}::int, ${e.type}, ${e.stepId ?? null}, ${e.stepType ?? null}, ${e.status ?? null},
+        ${e.detail === undefined || e.detail === null ? null : JSON.stringify(e.detail)}::jsonb, ${iso(e.at)}::timestamptz)`,
+  );
+  // A journal entry written here counts its step's start, as recordStep does for a pure step (no `running` row).
+  const journal = steps.length
+    ? sql`, st as (
+      insert into run_steps (workspace_id, run_id, step_id, type, status, result, attempts, started_at, finished_at)
+      select u.workspace_id, u.id, v.step_id, v.type, 'completed', v.result, 1, v.started_at, v.finished_at
+      from u, (values ${sql.join(
+        steps.map(
+          (s) =>
+            sql`(${s.stepId}, ${s.type}, ${JSON.stringify(s.result)}::jsonb, ${iso(s.startedAt)}::timestamptz,
+              ${iso(s.finishedAt)}::timestamptz)`,
+        ),
+        sql`, `,
+      )}) as v(step_id, type, result, started_at, finished_at)
+      on conflict (run_id, step_id) do update set status = 'completed', result = excluded.result, error = null,
+        wake_at = null, attempts = run_steps.attempts + 1,
+        started_at = coalesce(run_steps.started_at, excluded.started_at), finished_at = excluded.finished_at
+    )`
+    : sql``;
+  // Every part applies only when the update found the lease held: the statement is atomic, all or nothing.
+  const [row] = await db.statements.rows<Record<string, unknown>>(sql`
+    with u as (
+      update runs set ${set}, lease_owner = null, lease_expires_at = null,
+        usage = ${JSON.stringify(usage)}::jsonb, updated_at = now()
+      where workspace_id = ${lease.workspaceId} and id = ${lease.runId} and lease_owner = ${lease.owner}
+        and status = 'running'
+      returning *
+    ), freed as (
+      delete from run_slots s using u
+      where u.status <> 'waiting' and u.concurrency_key is not null
+        and s.workspace_id = u.workspace_id and s.run_id = u.id
+      returning s.run_id
+    ), ev as (
+      insert into run_events (workspace_id, run_id, type, step_id, step_type, status, detail, at)
+      select u.workspace_id, u.id, v.type, v.step_id, v.step_type, v.status, v.detail, coalesce(v.at, now())
+      from u, (values ${sql.join(values, sql`, `)}) as v(ord, type, step_id, step_type, status, detail, at)
+      order by v.ord
+    )${journal}
+    select u.*, (select count(*) from freed)::int as freed_slots
+      ${notifyChannel ? sql`, pg_notify(${notifyChannel}, u.id) as notified` : sql``} from u`);
+  return row ? { run: runRowOf(row), freedSlot: Number(row.freed_slots) > 0 } : null;
 }
 
 /** Hands a run back before its lease ends (graceful shutdown): any worker may take it over at once, by replay. */

@@ -25,7 +25,11 @@ interface CallOutput {
 }
 
 /** Queues the run; shared by the plain call and the task-augmented one (which answers before it ends). */
-async function startRun(args: CallArgs, ctx: ToolContext): Promise<{ run: RunRecord; created: boolean }> {
+async function startRun(
+  args: CallArgs,
+  ctx: ToolContext,
+  waits = false,
+): Promise<{ run: RunRecord; created: boolean }> {
   try {
     return await ctx.workspace.runs.start({
       slug: args.flow_slug,
@@ -37,6 +41,7 @@ async function startRun(args: CallArgs, ctx: ToolContext): Promise<{ run: RunRec
       idempotencyKey: args.idempotency_key ?? null,
       includeInstalled: includeInstalled(ctx),
       allowDraft: ctx.request.capabilities.has('flows.manage'),
+      waits,
     });
   } catch (error) {
     // Input that does not match the invocation: the paths, nothing started.
@@ -111,7 +116,7 @@ export const callFlowToolTool = defineTool({
       outcomeFor(run, created, run.status === 'completed' ? await ctx.workspace.runs.result(run.id) : null),
   },
 }).handle(async (args, ctx) => {
-  const started = await startRun(args, ctx);
+  const started = await startRun(args, ctx, args.wait_ms > 0);
   let run = started.run;
   let value: RunResult | null = null;
   if (args.wait_ms > 0) {

@@ -106,7 +106,7 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
           ctx,
           resolved.kind === 'installed'
             ? resolved.installation.slotBindings
-            : ((await repos.getFlowBindings(ctx.db, ctx.workspaceId, resolved.row.slug, target)) ?? {}),
+            : await repos.getFlowBindingsById(ctx.db, ctx.workspaceId, resolved.row.id, target),
         );
       return {
         record,

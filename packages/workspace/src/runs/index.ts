@@ -82,6 +82,8 @@ export interface StartRunInput {
   includeInstalled: boolean;
   /** The caller may run drafts. */
   allowDraft: boolean;
+  /** The caller waits for the run's end: a worker of this process with a free slot may take it at its insert. */
+  waits?: boolean;
 }
 
 export interface RunUseCases {
@@ -278,7 +280,8 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
           );
         }
       }
-      const bindings = await open.slotBindings(target);
+      // A flow without `:requires` slots needs no binding (and no read of them).
+      const bindings = model.requires.length ? await open.slotBindings(target) : [];
       const bound = new Set(bindings.filter((b) => b.connection !== null).map((b) => b.slot));
       const unbound = model.requires.map((r) => r.slot).filter((slot) => !bound.has(slot));
       if (unbound.length) {
@@ -312,25 +315,43 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         definition.version,
         checked,
       );
-      const { run, created } = await repos.createRun(db, workspaceId, {
-        id: newId('run', 20),
-        flowId: open.source.flowId,
-        flowSlug: flow.slug,
-        definitionWorkspaceId: open.source.workspaceId,
-        installationId: installation?.id ?? null,
-        version: definition.version,
-        target,
-        draftLiteral: definition.version === null ? definition.literal : null,
-        toolName: input.toolName,
-        invocation,
-        input: checked,
-        secretInputs: secretInputNames(model, invocation),
-        concurrencyKey: key,
-        principalType: ctx.actor.kind,
-        principalId: ctx.actor.id,
-        idempotencyKey: input.idempotencyKey,
-        deadlineAt: new Date(ctx.now().getTime() + (hooks?.maxRunDurationMs ?? DEFAULT_MAX_RUN_DURATION_MS)),
-      });
+      // A keyed run must take its key's slot first, which only a claim does.
+      const handoff = input.waits && key === null ? (hooks?.handoff?.() ?? null) : null;
+      let outcome: { run: repos.RunRow; created: boolean };
+      try {
+        outcome = await repos.createRun(
+          db,
+          workspaceId,
+          {
+            id: newId('run', 20),
+            flowId: open.source.flowId,
+            flowSlug: flow.slug,
+            definitionWorkspaceId: open.source.workspaceId,
+            installationId: installation?.id ?? null,
+            version: definition.version,
+            target,
+            draftLiteral: definition.version === null ? definition.literal : null,
+            toolName: input.toolName,
+            invocation,
+            input: checked,
+            secretInputs: secretInputNames(model, invocation),
+            concurrencyKey: key,
+            principalType: ctx.actor.kind,
+            principalId: ctx.actor.id,
+            idempotencyKey: input.idempotencyKey,
+            deadlineAt: new Date(
+              ctx.now().getTime() + (hooks?.maxRunDurationMs ?? DEFAULT_MAX_RUN_DURATION_MS),
+            ),
+          },
+          handoff ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined,
+        );
+      } catch (error) {
+        handoff?.release();
+        throw error;
+      }
+      const { run, created } = outcome;
+      if (created && handoff) handoff.take(run);
+      else handoff?.release();
       if (!created) {
         // A retry must be the same call; a reused key on a different one would silently answer with a run the
         // caller did not ask for.
@@ -352,7 +373,8 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         if (key !== null && model.concurrency?.onNewVersion === 'supersede' && definition.version !== null) {
           await repos.supersedeQueuedRuns(db, workspaceId, key, definition.version);
         }
-        hooks?.queued();
+        // A run handed off is running already: no worker needs waking.
+        if (!handoff) hooks?.queued();
       }
       return { run: record(run), created };
     },
@@ -437,9 +459,14 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         const left = until - Date.now();
         if (left <= 0) break;
         // Notified by the worker that ran it; a slow poll covers a missed notification.
-        if (hooks?.settled) await hooks.settled(runId, Math.min(left, 1_000));
+        let settled: repos.RunRow | null = null;
+        if (hooks?.settled) settled = await hooks.settled(runId, Math.min(left, 1_000));
         else await new Promise((r) => setTimeout(r, Math.min(left, 50)));
-        row = await repos.getRun(db, workspaceId, runId);
+        // The run as the in-process worker left it spares the read (same run, same workspace: tenancy holds).
+        row =
+          settled && settled.id === runId && settled.workspaceId === workspaceId
+            ? settled
+            : await repos.getRun(db, workspaceId, runId);
         if (!row) return null;
       }
       row ??= await own(runId);
