@@ -29,3 +29,5 @@ export const workspaceIdSchema = z
 
 export const FLOW_SLUG_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]{0,127}$/;
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+/** `newId('inst', 16)`. */
+export const INSTALLATION_ID_PATTERN = /^inst_[A-Za-z0-9]{16}$/;

@@ -2,6 +2,7 @@ export type { AppErrorOptions, ErrorCode, ErrorIssue } from './errors.js';
 export { AppError, isAppError, statusForCode } from './errors.js';
 export {
   FLOW_SLUG_PATTERN,
+  INSTALLATION_ID_PATTERN,
   newId,
   randomBase62,
   TOOL_NAME_PATTERN,

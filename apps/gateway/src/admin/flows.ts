@@ -1,5 +1,5 @@
 import type { WorkspaceAccess } from '@flowgate/auth';
-import { AppError, FLOW_SLUG_PATTERN, workspaceIdSchema } from '@flowgate/core';
+import { AppError, FLOW_SLUG_PATTERN, INSTALLATION_ID_PATTERN, workspaceIdSchema } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import { IDENTIFIER_PATTERN, MAX_DEFINITION_BYTES } from '@flowgate/flows';
 import { openWorkspace, type WorkspaceDeps } from '@flowgate/workspace';
@@ -82,7 +82,6 @@ const installationPatchBody = z
     'provide at least one of enabled, trustMetadata, slotBindings, versionPolicy, pinnedVersion',
   );
 
-const INSTALLATION_ID = /^inst_[A-Za-z0-9]{16}$/;
 const EDN_TYPE = /^application\/edn\s*(;|$)/i;
 
 // Path traversal and odd characters never reach a query: a slug is a plain identifier.
@@ -91,7 +90,7 @@ const slugParam = params(
   () => new AppError('invalid_request', 'invalid flow slug'),
 );
 const installationParam = params(
-  z.object({ id: z.string().regex(INSTALLATION_ID) }),
+  z.object({ id: z.string().regex(INSTALLATION_ID_PATTERN) }),
   () => new AppError('not_found', 'installation not found'),
 );
 

@@ -1,5 +1,5 @@
 import type { Capability } from '@flowgate/auth';
-import { AppError } from '@flowgate/core';
+import { AppError, INSTALLATION_ID_PATTERN } from '@flowgate/core';
 import { openWorkspace, type RunRecord, type Workspace, type WorkspaceDeps } from '@flowgate/workspace';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
@@ -41,10 +41,7 @@ const slugParam = z.object({ slug: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,12
 const startBody = z.strictObject({
   input: z.record(z.string(), z.unknown()).default({}),
   target: z.enum(['live', 'draft']).optional(),
-  installationId: z
-    .string()
-    .regex(/^inst_[A-Za-z0-9]{16}$/, 'not an installation id')
-    .optional(),
+  installationId: z.string().regex(INSTALLATION_ID_PATTERN, 'not an installation id').optional(),
   invocation: z.string().max(128).optional(),
   idempotencyKey: z.string().min(1).max(200).optional(),
 });

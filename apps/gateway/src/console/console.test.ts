@@ -865,6 +865,10 @@ describe('admin console runs without a worker', () => {
     expect(page.res.status).toBe(200);
     expect(page.html).toContain(`<option value="${connectionId}">crm-api</option>`);
     expect(page.html).not.toContain('crm-secret-value');
+    // The opt-in covers exactly the text of the version it runs (track-latest: v2), shown in full before opting in.
+    expect(page.html).toContain('Trust this text (v2)');
+    expect(page.html).toContain(':name &quot;Enrich a company&quot;');
+    expect(page.html).not.toContain(':name &quot;Enrich company&quot;');
     const base = `/console/w/ws-runs/installations/${installationId}`;
 
     // Without the CSRF token: refused, nothing changed.
@@ -917,11 +921,19 @@ describe('admin console runs without a worker', () => {
     expect(afterTrust).toEqual({ ...afterPin, trustMetadata: true });
     const trustedRow = await repos.getInstallation(h.db.db, 'ws-runs', installationId);
     expect(trustedRow?.trustedLiteralSha256).toMatch(/^[0-9a-f]{64}$/);
-    expect((await b.page(`${base}?done=inst-trusted`)).html).toContain('Stop trusting this text');
+    const trustedPage = (await b.page(`${base}?done=inst-trusted`)).html;
+    expect(trustedPage).toContain('Stop trusting this text');
+    expect(trustedPage).toContain('Trusted: models see the text below (v1)');
+    expect(trustedPage).toContain(':name &quot;Enrich company&quot;');
 
     const latest = await b.fetch('POST', `${base}/version`, { _csrf: b.csrf, pinnedVersion: '' });
     expect(latest.status).toBe(303);
     expect(await read()).toEqual({ ...afterTrust, versionPolicy: 'track-latest', pinnedVersion: null });
+    // It now runs v2, which nobody reviewed: untrusted although the flag is on, and the button re-pins.
+    const movedOn = (await b.page(base)).html;
+    expect(movedOn).toContain('Untrusted for now');
+    expect(movedOn).toContain('Trust this text (v2)');
+    expect(movedOn).toContain(':name &quot;Enrich a company&quot;');
     const untrusted = await b.fetch('POST', `${base}/trust`, { _csrf: b.csrf, trust: 'false' });
     expect(untrusted.status).toBe(303);
     expect(await read()).toEqual({

@@ -1,5 +1,5 @@
 import { capabilitySchema, effectiveCapabilities } from '@flowgate/auth';
-import { AppError } from '@flowgate/core';
+import { AppError, INSTALLATION_ID_PATTERN } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import {
   CATALOG,
@@ -17,6 +17,7 @@ import type { AppEnv } from '../context.js';
 import { createErrorHandler } from '../middleware/errors.js';
 import { ipAllowlist } from '../middleware/ip.js';
 import { requireWorkspaceAdmin, workspaceAccess } from '../middleware/workspace-access.js';
+
 import type { ConsoleSession } from './session.js';
 
 /** The answer of an in-process admin API call: its status and parsed JSON body (null when it had none). */
@@ -171,6 +172,27 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
       version: live?.version ?? null,
       literal: live?.literal ?? null,
       trusted: live !== null && flow.trustMetadata && flow.trustedLiteralSha256 === live.literalSha256,
+    });
+  });
+  /**
+   * What an installation's metadata trust opt-in covers: the text of the version it runs now, exactly (a public
+   * released version of the source flow; null when it cannot run), and whether the current opt-in is pinned to it.
+   */
+  app.get('/api/workspaces/:ws/console/installations/:id/text', requireWorkspaceAdmin, async (c) => {
+    const workspaceId = c.get('access').workspaceId;
+    const id = c.req.param('id');
+    const installation = INSTALLATION_ID_PATTERN.test(id)
+      ? await repos.getInstallation(deps.db.db, workspaceId, id)
+      : null;
+    if (!installation) throw new AppError('not_found', 'installation not found');
+    const runs = await repos.resolveInstalledDefinition(deps.db.db, installation);
+    return c.json({
+      version: runs?.version ?? null,
+      literal: runs?.literal ?? null,
+      trusted:
+        runs !== null &&
+        installation.trustMetadata &&
+        installation.trustedLiteralSha256 === runs.literalSha256,
     });
   });
   app.get('/api/console/workspaces', async (c) => {

@@ -1424,14 +1424,21 @@ export function consoleRoutes(
   const installationPage = async (c: C, error?: ApiAnswer) => {
     const ws = c.req.param('ws') as string;
     const id = c.req.param('id') as string;
-    const [found, connectionsAnswer] = await Promise.all([
+    const [found, connectionsAnswer, textAnswer] = await Promise.all([
       findInstallation(c, id),
       api(c, 'GET', wsPath(c, '/connections?limit=200')),
+      api(c, 'GET', wsPath(c, `/console/installations/${encodeURIComponent(id)}/text`)),
     ]);
+    const runsText =
+      textAnswer.status === 200
+        ? (textAnswer.body as { version: number | null; literal: string | null; trusted: boolean })
+        : null;
     if (found === null)
       return failed(c, 'Installation', 'flows', { status: 404, body: { message: 'installation not found' } });
     if ('status' in found) return failed(c, 'Installation', 'flows', found);
     const inst = found;
+    // Offer to stop when the text it runs is trusted, or when it cannot run (nothing to re-pin) with the flag on.
+    const trustShown = runsText?.trusted === true || (runsText?.literal == null && inst.trustMetadata);
     const connections =
       connectionsAnswer.status === 200 ? (connectionsAnswer.body as { items: Connection[] }).items : [];
     const nameOf = (connectionId: string) =>
@@ -1513,18 +1520,34 @@ export function consoleRoutes(
           </form>
         )}
         <h2>Metadata trust</h2>
-        <p>
-          {inst.trustMetadata
-            ? 'Trusted: models see the authored text of the version this installation ran when you opted in as reviewed by you; another version is untrusted until you opt in again.'
-            : 'Untrusted: models see this installed flow’s authored text only as untrusted data. Opting in trusts the text of the version this installation runs now.'}
-        </p>
-        <form method="post" action={`${base}/trust`}>
-          <Csrf token={csrf} />
-          <input type="hidden" name="trust" value={inst.trustMetadata ? 'false' : 'true'} />
-          <button type="submit" class={inst.trustMetadata ? 'danger' : 'secondary'}>
-            {inst.trustMetadata ? 'Stop trusting this text' : 'Trust the text of the version it runs'}
-          </button>
-        </form>
+        {runsText?.literal == null ? (
+          <p>
+            {inst.trustMetadata
+              ? 'Trusted, but this installation cannot run now (its source is no longer public or released): nothing for models to see.'
+              : 'Nothing to review: this installation cannot run now (its source is no longer public or released).'}
+          </p>
+        ) : (
+          <>
+            <p>
+              {runsText.trusted
+                ? `Trusted: models see the text below (v${runsText.version}) as reviewed by you; another version is untrusted until you opt in again.`
+                : inst.trustMetadata
+                  ? `Untrusted for now: you opted in for another version; models see the text below (v${runsText.version}, the version this installation runs) only as untrusted data until you review it.`
+                  : `Untrusted: models see this installed flow’s authored text only as untrusted data. Opting in trusts exactly the text below (v${runsText.version}, the version this installation runs).`}
+            </p>
+            <pre tabindex={0}>{runsText.literal}</pre>
+          </>
+        )}
+        {runsText?.literal != null || inst.trustMetadata ? (
+          // Opting in pins the version it runs now; with the flag on but another version reviewed, it re-pins.
+          <form method="post" action={`${base}/trust`}>
+            <Csrf token={csrf} />
+            <input type="hidden" name="trust" value={trustShown ? 'false' : 'true'} />
+            <button type="submit" class={trustShown ? 'danger' : 'secondary'}>
+              {trustShown ? 'Stop trusting this text' : `Trust this text (v${runsText?.version})`}
+            </button>
+          </form>
+        ) : null}
         <p>
           <a href={`/console/w/${ws}/flows`}>Back to flows</a>
         </p>

@@ -1,4 +1,4 @@
-import { FLOW_SLUG_PATTERN } from '@flowgate/core';
+import { FLOW_SLUG_PATTERN, INSTALLATION_ID_PATTERN } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { openWorkspace, type Workspace } from '@flowgate/workspace';
 import {
@@ -20,7 +20,6 @@ import type { AppEnv } from '../context.js';
 import { createClientTokens } from './client-token.js';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
-const INSTALLATION_ID = /^inst_[A-Za-z0-9]{16}$/;
 
 /** Accept must allow both JSON and SSE answers (Streamable HTTP); wildcards count. */
 export function acceptsStreamableHttp(accept: string | undefined): boolean {
@@ -246,7 +245,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           );
         if (
           !FLOW_SLUG_PATTERN.test(slug) ||
-          (installationId !== null && !INSTALLATION_ID.test(installationId))
+          (installationId !== null && !INSTALLATION_ID_PATTERN.test(installationId))
         )
           return missing();
         const open = await workspace().flows.open({
