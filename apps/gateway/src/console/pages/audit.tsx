@@ -1,0 +1,112 @@
+/** @jsxImportSource hono/jsx */
+import { type AuditRow, frameOf, message, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
+import { Badge, Empty, Json, Notice, Pager, Table, when } from '../views.js';
+
+/** The audit log with its filters. */
+export function installAuditPage(kit: PageKit): void {
+  const { app: console_, api, wsPath, failed } = kit;
+  console_.get('/console/w/:ws/audit', async (c) => {
+    const ws = c.req.param('ws');
+    const key = c.req.query('key') || undefined;
+    const tool = c.req.query('tool') || undefined;
+    const outcome = c.req.query('outcome') || undefined;
+    const before = c.req.query('before') || undefined;
+    // <input type="datetime-local"> sends minutes without a zone; the form says they are UTC.
+    const instant = (name: string) => {
+      const v = c.req.query(name) ?? '';
+      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v) ? v : undefined;
+    };
+    const since = instant('since');
+    const until = instant('until');
+    const answer = await api(
+      c,
+      'GET',
+      wsPath(
+        c,
+        `/console/audit${qs({ limit: PAGE_SIZE, key, tool, outcome, before, since: since && `${since}:00Z`, until: until && `${until}:00Z` })}`,
+      ),
+    );
+    if (answer.status === 403) return failed(c, 'Audit', 'audit', answer);
+    const page = answer.status === 200 ? (answer.body as { items: AuditRow[]; next: number | null }) : null;
+    return render(
+      c,
+      frameOf(c, 'Audit', ws, 'audit'),
+      <>
+        <h1>Audit</h1>
+        {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
+        <form method="get" action={`/console/w/${ws}/audit`} class="filters">
+          <label>
+            Key id
+            <input name="key" value={key ?? ''} maxlength={64} />
+          </label>
+          <label>
+            Tool or action
+            <input name="tool" value={tool ?? ''} maxlength={200} />
+          </label>
+          <label>
+            Outcome
+            <select name="outcome">
+              <option value="">any</option>
+              {['ok', 'error', 'blocked', 'denied'].map((o) => (
+                <option value={o} selected={o === outcome}>
+                  {o}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            From (UTC)
+            <input type="datetime-local" name="since" value={since ?? ''} />
+          </label>
+          <label>
+            Until (UTC)
+            <input type="datetime-local" name="until" value={until ?? ''} />
+          </label>
+          <button type="submit" class="secondary">
+            Filter
+          </button>
+        </form>
+        {page && page.items.length === 0 ? (
+          <Empty>
+            No audit entries{key || tool || outcome || since || until ? ' match these filters' : ' yet'}.
+            Every MCP tool call and admin action is recorded here.
+          </Empty>
+        ) : null}
+        {page && page.items.length > 0 ? (
+          <Table columns={['At', 'Who', 'Kind', 'Tool / action', 'Outcome', 'Blockers']}>
+            {page.items.map((e) => (
+              <tr>
+                <td>{when(e.at)}</td>
+                <td>
+                  {e.principalType} <span class="mono">{e.keyId ?? e.principalId}</span>
+                </td>
+                <td>{e.kind}</td>
+                <td class="mono">
+                  {e.action}
+                  {e.count > 1 ? ` ×${e.count}` : ''}
+                  {e.runId ? (
+                    <>
+                      {' '}
+                      <a href={`/console/w/${ws}/runs/${e.runId}`}>run</a>
+                    </>
+                  ) : null}
+                </td>
+                <td>
+                  <Badge value={e.outcome} /> {e.errorCode ? <span class="mono">{e.errorCode}</span> : null}
+                </td>
+                <td>{e.blockers ? <Json value={e.blockers} /> : '—'}</td>
+              </tr>
+            ))}
+          </Table>
+        ) : null}
+        <Pager
+          next={
+            page?.next
+              ? `/console/w/${ws}/audit${qs({ key, tool, outcome, since, until, before: page.next })}`
+              : null
+          }
+        />
+      </>,
+    );
+  });
+}

@@ -1,0 +1,224 @@
+/** @jsxImportSource hono/jsx */
+import {
+  type C,
+  type Connection,
+  type ConnectionCheck,
+  formText,
+  frameOf,
+  message,
+  noticeOf,
+  PAGE_SIZE,
+  type PageKit,
+  qs,
+  render,
+} from '../kit.js';
+import { Badge, Csrf, Empty, Notice, Pager, Table, when } from '../views.js';
+
+/** Connections: health, create, rotate, check, disable. */
+export function installConnectionsPages(kit: PageKit): void {
+  const { app: console_, api, wsPath, failed } = kit;
+  const connectionsPage = async (
+    c: C,
+    extra: { error?: string; check?: ConnectionCheck & { name: string } },
+  ) => {
+    const ws = c.req.param('ws') as string;
+    const cursor = c.req.query('cursor') || undefined;
+    const answer = await api(c, 'GET', wsPath(c, `/connections${qs({ limit: PAGE_SIZE, cursor })}`));
+    if (answer.status !== 200) return failed(c, 'Connections', 'connections', answer);
+    const page = answer.body as { items: Connection[]; nextCursor: string | null };
+    const csrf = c.get('csrf');
+    const health = (x: Connection) => {
+      if (x.status === 'disabled') return <Badge value="disabled" />;
+      if (!x.health) return <span class="muted">not checked</span>;
+      return (
+        <>
+          <Badge value={x.health.ok ? 'healthy' : 'unhealthy'} />{' '}
+          <span class="muted">
+            {x.health.status ? `HTTP ${x.health.status} · ` : ''}
+            {when(x.health.checkedAt)}
+          </span>
+        </>
+      );
+    };
+    return render(
+      c,
+      frameOf(c, 'Connections', ws, 'connections'),
+      <>
+        <h1>Connections</h1>
+        {noticeOf(c)}
+        {extra.error ? <Notice kind="error">{extra.error}</Notice> : null}
+        {extra.check ? (
+          <Notice kind={extra.check.status === 'healthy' ? 'info' : 'error'}>
+            {extra.check.name}: {extra.check.status}
+            {extra.check.httpStatus !== null ? ` (HTTP ${extra.check.httpStatus})` : ''}
+            {extra.check.latencyMs !== null ? ` in ${extra.check.latencyMs} ms` : ''}
+            {extra.check.message ? ` — ${extra.check.message}` : ''}
+          </Notice>
+        ) : null}
+        {page.items.length === 0 ? (
+          <Empty>
+            No connections yet. Create one below for each API your flows call; flows bind to them by slot.
+          </Empty>
+        ) : (
+          <Table columns={['Name', 'Type', 'Base URL', 'Auth', 'Health', 'Actions']}>
+            {page.items.map((x) => (
+              <tr>
+                <td>
+                  {x.name}
+                  <div class="muted mono">{x.connectionId}</div>
+                </td>
+                <td>
+                  {x.type}
+                  {x.model ? <div class="muted">{x.model}</div> : null}
+                </td>
+                <td class="mono">{x.baseUrl ?? '—'}</td>
+                <td>
+                  {x.auth.type}
+                  {x.auth.headerName ? ` (${x.auth.headerName})` : ''}
+                </td>
+                <td>{health(x)}</td>
+                <td>
+                  <form
+                    method="post"
+                    action={`/console/w/${ws}/connections/${x.connectionId}/check`}
+                    class="inline"
+                  >
+                    <Csrf token={csrf} />
+                    <button type="submit" class="secondary" aria-label={`Check ${x.name}`}>
+                      Check
+                    </button>
+                  </form>{' '}
+                  <form
+                    method="post"
+                    action={`/console/w/${ws}/connections/${x.connectionId}/${x.status === 'active' ? 'disable' : 'enable'}`}
+                    class="inline"
+                  >
+                    <Csrf token={csrf} />
+                    <button
+                      type="submit"
+                      class={x.status === 'active' ? 'danger' : 'secondary'}
+                      aria-label={`${x.status === 'active' ? 'Disable' : 'Enable'} ${x.name}`}
+                    >
+                      {x.status === 'active' ? 'Disable' : 'Enable'}
+                    </button>
+                  </form>
+                  {x.auth.type !== 'none' ? (
+                    <form
+                      method="post"
+                      action={`/console/w/${ws}/connections/${x.connectionId}/rotate`}
+                      class="stack"
+                    >
+                      <Csrf token={csrf} />
+                      <label>
+                        New secret for {x.name}
+                        <input type="password" name="secret" autocomplete="off" required />
+                      </label>
+                      <button type="submit" class="secondary">
+                        Rotate
+                      </button>
+                    </form>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+        <Pager
+          next={page.nextCursor ? `/console/w/${ws}/connections${qs({ cursor: page.nextCursor })}` : null}
+        />
+        <h2>Create a connection</h2>
+        <form method="post" action={`/console/w/${ws}/connections`} class="stack">
+          <Csrf token={csrf} />
+          <label>
+            Name
+            <input name="name" required maxlength={100} />
+          </label>
+          <label>
+            Type
+            <select name="type">
+              <option value="http-api">http-api</option>
+              <option value="llm-provider">llm-provider</option>
+              <option value="secret">secret</option>
+            </select>
+          </label>
+          <label>
+            Base URL (no credentials in it)
+            <input name="baseUrl" type="url" maxlength={2048} />
+          </label>
+          <label>
+            Model (llm-provider only)
+            <input name="model" maxlength={200} />
+          </label>
+          <label>
+            Authentication
+            <select name="authType">
+              <option value="none">none</option>
+              <option value="bearer">bearer</option>
+              <option value="api-key">api-key</option>
+              <option value="basic">basic (user:password)</option>
+            </select>
+          </label>
+          <label>
+            Header name (api-key only)
+            <input name="headerName" placeholder="X-API-Key" maxlength={64} />
+          </label>
+          <label>
+            Secret (stored encrypted, never shown again)
+            <input name="secret" type="password" autocomplete="off" />
+          </label>
+          <button type="submit">Create connection</button>
+        </form>
+      </>,
+      extra.error ? 400 : 200,
+    );
+  };
+  console_.get('/console/w/:ws/connections', (c) => connectionsPage(c, {}));
+  console_.post('/console/w/:ws/connections', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const authType = formText(form, 'authType');
+    const secret = formText(form, 'secret');
+    const headerName = formText(form, 'headerName');
+    const auth =
+      authType === 'none' || authType === ''
+        ? { type: 'none' }
+        : { type: authType, secret, ...(authType === 'api-key' && headerName ? { headerName } : {}) };
+    const baseUrl = formText(form, 'baseUrl');
+    const model = formText(form, 'model');
+    const answer = await api(c, 'POST', wsPath(c, '/connections'), {
+      name: formText(form, 'name'),
+      type: formText(form, 'type'),
+      ...(baseUrl ? { baseUrl } : {}),
+      ...(model ? { model } : {}),
+      auth,
+    });
+    if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
+    if (answer.status !== 201) return connectionsPage(c, { error: message(answer) });
+    return c.redirect(`/console/w/${c.req.param('ws')}/connections?done=conn-created`, 303);
+  });
+  console_.post('/console/w/:ws/connections/:id/:action', async (c) => {
+    const id = encodeURIComponent(c.req.param('id'));
+    const action = c.req.param('action');
+    if (action === 'rotate') {
+      const form = await c.req.parseBody({ all: true });
+      const answer = await api(c, 'POST', wsPath(c, `/connections/${id}/rotate`), {
+        secret: formText(form, 'secret'),
+      });
+      if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
+      if (answer.status !== 200) return connectionsPage(c, { error: message(answer) });
+      return c.redirect(`/console/w/${c.req.param('ws')}/connections?done=conn-rotated`, 303);
+    }
+    if (action === 'disable' || action === 'enable') {
+      const answer = await api(c, 'POST', wsPath(c, `/connections/${id}/${action}`));
+      if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
+      if (answer.status !== 200) return connectionsPage(c, { error: message(answer) });
+      return c.redirect(`/console/w/${c.req.param('ws')}/connections?done=conn-${action}d`, 303);
+    }
+    if (action === 'check') {
+      const answer = await api(c, 'POST', wsPath(c, `/connections/${id}/check`));
+      if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
+      if (answer.status !== 200) return connectionsPage(c, { error: message(answer) });
+      return connectionsPage(c, { check: answer.body as ConnectionCheck & { name: string } });
+    }
+    return c.text('not found', 404);
+  });
+}

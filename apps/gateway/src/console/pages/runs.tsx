@@ -1,0 +1,270 @@
+/** @jsxImportSource hono/jsx */
+import {
+  type C,
+  formText,
+  frameOf,
+  message,
+  noticeOf,
+  PAGE_SIZE,
+  type PageKit,
+  qs,
+  RESULT_CSP,
+  type Run,
+  type RunDetail,
+  render,
+} from '../kit.js';
+import { Badge, Csrf, Empty, Json, Notice, Pager, Table, when } from '../views.js';
+
+/** Runs: the list, one run's timeline and result, cancel. */
+export function installRunsPages(kit: PageKit): void {
+  const { app: console_, api, wsPath, failed } = kit;
+  const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed-out'];
+  const runsPage = async (c: C, error?: string) => {
+    const ws = c.req.param('ws') as string;
+    const status = c.req.query('status') || undefined;
+    const flow = c.req.query('flow') || undefined;
+    const cursor = c.req.query('cursor') || undefined;
+    const [answer, flows] = await Promise.all([
+      api(c, 'GET', wsPath(c, `/runs${qs({ limit: PAGE_SIZE, status, flow, cursor })}`)),
+      api(c, 'GET', wsPath(c, '/flows?limit=200')),
+    ]);
+    if (answer.status === 403) return failed(c, 'Runs', 'runs', answer);
+    const page = answer.status === 200 ? (answer.body as { items: Run[]; nextCursor: string | null }) : null;
+    const slugs =
+      flows.status === 200
+        ? (flows.body as { items: { flowSlug: string }[] }).items.map((f) => f.flowSlug)
+        : [];
+    const active = page?.items.some((r) => ['queued', 'running', 'waiting'].includes(r.status)) ?? false;
+    const csrf = c.get('csrf');
+    return render(
+      c,
+      { ...frameOf(c, 'Runs', ws, 'runs'), ...(active ? { refresh: 2 } : {}) },
+      <>
+        <h1>Runs</h1>
+        {noticeOf(c)}
+        {error ? <Notice kind="error">{error}</Notice> : null}
+        {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
+        <form method="get" action={`/console/w/${ws}/runs`} class="filters">
+          <label>
+            Status
+            <select name="status">
+              <option value="">any</option>
+              {RUN_STATUSES.map((s) => (
+                <option value={s} selected={s === status}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Flow
+            <select name="flow">
+              <option value="">any</option>
+              {slugs.map((s) => (
+                <option value={s} selected={s === flow}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" class="secondary">
+            Filter
+          </button>
+        </form>
+        {page && page.items.length === 0 ? (
+          <Empty>
+            No runs{status || flow ? ' match these filters' : ' yet'}. Start one below, or let an agent call a
+            flow tool.
+          </Empty>
+        ) : null}
+        {page && page.items.length > 0 ? (
+          <Table columns={['Run', 'Flow', 'Status', 'Created', 'Finished']}>
+            {page.items.map((r) => (
+              <tr>
+                <td class="mono">
+                  <a href={`/console/w/${ws}/runs/${r.runId}`}>{r.runId}</a>
+                </td>
+                <td>{r.flowSlug}</td>
+                <td>
+                  <Badge value={r.status} />
+                </td>
+                <td>{when(r.createdAt)}</td>
+                <td>{when(r.finishedAt)}</td>
+              </tr>
+            ))}
+          </Table>
+        ) : null}
+        <Pager
+          next={
+            page?.nextCursor ? `/console/w/${ws}/runs${qs({ status, flow, cursor: page.nextCursor })}` : null
+          }
+        />
+        <h2>Start a run</h2>
+        {slugs.length === 0 ? (
+          <Empty>
+            No flows in this workspace yet. Publish one with <code>flowgate flows push</code>.
+          </Empty>
+        ) : (
+          <form method="post" action={`/console/w/${ws}/runs`} class="stack">
+            <Csrf token={csrf} />
+            <label>
+              Flow
+              <select name="flow" required>
+                {slugs.map((s) => (
+                  <option value={s}>{s}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Input (JSON object)
+              <textarea name="input" spellcheck={false}>
+                {'{}'}
+              </textarea>
+            </label>
+            <button type="submit">Start run</button>
+          </form>
+        )}
+      </>,
+      error ? 400 : 200,
+    );
+  };
+  console_.get('/console/w/:ws/runs', (c) => runsPage(c));
+  console_.post('/console/w/:ws/runs', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    const flow = formText(form, 'flow');
+    let input: unknown;
+    try {
+      input = JSON.parse(formText(form, 'input') || '{}');
+    } catch {
+      return runsPage(c, 'Input must be a JSON object.');
+    }
+    const answer = await api(c, 'POST', wsPath(c, `/flows/${encodeURIComponent(flow)}/runs`), { input });
+    if (answer.status === 403) return failed(c, 'Runs', 'runs', answer);
+    if (answer.status !== 202) return runsPage(c, message(answer));
+    const { runId } = answer.body as { runId: string };
+    return c.redirect(`/console/w/${c.req.param('ws')}/runs/${runId}?done=run-started`, 303);
+  });
+
+  const runDetail = (c: C, runId: string) => api(c, 'GET', wsPath(c, `/runs/${encodeURIComponent(runId)}`));
+  console_.get('/console/w/:ws/runs/:runId', async (c) => {
+    const ws = c.req.param('ws');
+    const answer = await runDetail(c, c.req.param('runId'));
+    if (answer.status !== 200) return failed(c, 'Run', 'runs', answer);
+    const run = answer.body as RunDetail;
+    const active = ['queued', 'running', 'waiting'].includes(run.status);
+    const mime = run.result?.mimeType ?? null;
+    return render(
+      c,
+      { ...frameOf(c, `Run ${run.runId}`, ws, 'runs'), ...(active ? { refresh: 2 } : {}) },
+      <>
+        <h1>
+          Run <span class="mono">{run.runId}</span> <Badge value={run.status} />
+        </h1>
+        {noticeOf(c)}
+        <p>
+          Flow <strong>{run.flowSlug}</strong>
+          {run.version !== null ? ` v${run.version}` : ''} · created {when(run.createdAt)} · finished{' '}
+          {when(run.finishedAt)}
+        </p>
+        {active ? (
+          <form method="post" action={`/console/w/${ws}/runs/${run.runId}/cancel`}>
+            <Csrf token={c.get('csrf')} />
+            <button type="submit" class="danger">
+              Cancel run
+            </button>
+          </form>
+        ) : null}
+        {run.error ? (
+          <Notice kind="error">
+            {run.error.code ?? 'error'}: {run.error.message ?? ''}
+          </Notice>
+        ) : null}
+        <h2>Result</h2>
+        {run.result === null ? (
+          <Empty>
+            {active ? 'No result yet; this page refreshes until the run ends.' : 'This run has no result.'}
+          </Empty>
+        ) : mime?.startsWith('text/html') ? (
+          <iframe
+            class="result"
+            title={`Result of run ${run.runId}`}
+            sandbox=""
+            src={`/console/w/${ws}/runs/${run.runId}/result`}
+          />
+        ) : (
+          <>
+            <p class="muted">{mime}</p>
+            {typeof run.result.value === 'string' ? (
+              <pre tabindex={0}>{run.result.value}</pre>
+            ) : (
+              <Json value={run.result.value} />
+            )}
+          </>
+        )}
+        <h2>Steps</h2>
+        {run.steps.length === 0 ? (
+          <Empty>No steps recorded yet.</Empty>
+        ) : (
+          <ol class="timeline">
+            {run.steps.map((s) => (
+              <li>
+                <strong class="mono">{s.stepId}</strong> <span class="muted">{s.type}</span>{' '}
+                <Badge value={s.status} />{' '}
+                <span class="muted">
+                  {when(s.startedAt)} → {when(s.finishedAt)}
+                  {s.attempts > 1 ? ` · ${s.attempts} attempts` : ''}
+                </span>
+                {s.error ? (
+                  <div>
+                    {s.error.code}: {s.error.message}
+                  </div>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        )}
+        <h2>Events</h2>
+        {run.events.length === 0 ? (
+          <Empty>No events yet.</Empty>
+        ) : (
+          <Table columns={['At', 'Event', 'Step', 'Status']}>
+            {run.events.map((e) => (
+              <tr>
+                <td>{when(e.at)}</td>
+                <td>{e.type}</td>
+                <td class="mono">{e.stepId ?? '—'}</td>
+                <td>{e.status ?? '—'}</td>
+              </tr>
+            ))}
+          </Table>
+        )}
+        <h2>Input</h2>
+        <Json value={run.input} />
+      </>,
+    );
+  });
+  console_.get('/console/w/:ws/runs/:runId/result', async (c) => {
+    const answer = await runDetail(c, c.req.param('runId'));
+    if (answer.status !== 200) return c.text(message(answer), answer.status as 404);
+    const run = answer.body as RunDetail;
+    const value = run.result?.value;
+    const body = typeof value === 'string' ? value : JSON.stringify(value ?? null);
+    const type = run.result?.mimeType?.startsWith('text/html')
+      ? 'text/html; charset=utf-8'
+      : 'text/plain; charset=utf-8';
+    return c.body(body, 200, {
+      'Content-Type': type,
+      'Content-Security-Policy': RESULT_CSP,
+      'X-Frame-Options': 'SAMEORIGIN',
+    });
+  });
+  console_.post('/console/w/:ws/runs/:runId/cancel', async (c) => {
+    const runId = c.req.param('runId');
+    const answer = await api(c, 'POST', wsPath(c, `/runs/${encodeURIComponent(runId)}/cancel`));
+    if (answer.status !== 200) return failed(c, 'Run', 'runs', answer);
+    return c.redirect(
+      `/console/w/${c.req.param('ws')}/runs/${encodeURIComponent(runId)}?done=run-cancelled`,
+      303,
+    );
+  });
+}
