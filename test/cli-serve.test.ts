@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnCaptured } from './support/process.js';
 
 /** `flowgate serve` and `flowgate db migrate` as processes, on the embedded database in a temp directory. */
 
@@ -25,17 +25,7 @@ function baseEnv(extra: Record<string, string>): Record<string, string | undefin
 }
 
 function run(args: string[], env: Record<string, string | undefined>) {
-  const child = spawn(TSX, ['apps/cli/src/main.ts', ...args], { cwd: ROOT, env, stdio: 'pipe' });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited, out: () => ({ stdout, stderr }) };
+  return spawnCaptured(TSX, ['apps/cli/src/main.ts', ...args], { cwd: ROOT, env });
 }
 
 describe('flowgate serve', () => {

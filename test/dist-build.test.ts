@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildDist } from '../scripts/build-dist.js';
+import { spawnCaptured } from './support/process.js';
 
 /**
  * The production bundle (`pnpm build:dist`) built outside the checkout, so nothing resolves from the repository's
@@ -48,30 +48,27 @@ describe('pnpm build:dist', () => {
     delete env.DATABASE_URL;
     delete env.FLOWGATE_ENCRYPTION_KEY;
     delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, [built.cli, 'serve', '--no-worker'], {
+    const { child, exited, out } = spawnCaptured(process.execPath, [built.cli, 'serve', '--no-worker'], {
       cwd: root,
       env,
-      stdio: 'pipe',
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not listening:\n${stdout}\n${stderr}`)), 60_000);
+        const timer = setTimeout(
+          () => reject(new Error(`not listening:\n${out().stdout}\n${out().stderr}`)),
+          60_000,
+        );
         child.stdout.on('data', () => {
-          const line = stdout.split('\n').find((l) => l.includes('"flowgate gateway listening"'));
+          const line = out()
+            .stdout.split('\n')
+            .find((l) => l.includes('"flowgate gateway listening"'));
           if (!line) return;
           clearTimeout(timer);
           resolve(String((JSON.parse(line) as { url: string }).url));
         });
-        void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${stdout}\n${stderr}`)));
+        void exited.then((code) =>
+          reject(new Error(`serve exited with ${code}:\n${out().stdout}\n${out().stderr}`)),
+        );
       });
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
       const card = (await (await fetch(`${url}/.well-known/mcp/server-card.json`)).json()) as {
@@ -108,6 +105,6 @@ describe('pnpm build:dist', () => {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
-    expect(stderr).toBe('');
+    expect(out().stderr).toBe('');
   });
 });
