@@ -49,6 +49,26 @@ const SINGLETON_FLOW = `{:slug :one-at-a-time
  :invocations {:default {:inputs [{:name :tag :type :string :required true}]}}
  :flow (let [_ (flow/step :sleep :hold {:duration-ms 200})] {:tag (:tag (flow/input))})}`;
 
+/** A start of `slug` with `input`, every other option at its default unless given. */
+function startInput(
+  slug: string,
+  input: Record<string, unknown>,
+  options: Partial<Parameters<Workspace['runs']['start']>[0]> = {},
+): Parameters<Workspace['runs']['start']>[0] {
+  return {
+    slug,
+    toolName: null,
+    invocation: null,
+    installationId: null,
+    target: null,
+    input,
+    idempotencyKey: null,
+    includeInstalled: false,
+    allowDraft: false,
+    ...options,
+  };
+}
+
 function workspaceFor(worker: () => Worker | null, id: string): Workspace {
   return openWorkspace(
     testWorkspaceDeps(h.db, {
@@ -126,17 +146,9 @@ describe('the worker', () => {
     await w.start();
     try {
       const ws = workspaceFor(() => w, 'ws-run');
-      const { run, created } = await ws.runs.start({
-        slug: 'double',
-        toolName: 'double_it',
-        invocation: null,
-        installationId: null,
-        target: null,
-        input: { n: 21 },
-        idempotencyKey: null,
-        includeInstalled: false,
-        allowDraft: false,
-      });
+      const { run, created } = await ws.runs.start(
+        startInput('double', { n: 21 }, { toolName: 'double_it' }),
+      );
       expect(created).toBe(true);
       expect(run.status).toBe('queued');
       expect(run.id).toMatch(/^run_[A-Za-z0-9]{20}$/);
@@ -164,17 +176,7 @@ describe('the worker', () => {
     await w.start();
     try {
       const ws = workspaceFor(() => w, 'ws-run');
-      const { run } = await ws.runs.start({
-        slug: 'mixed',
-        toolName: null,
-        invocation: null,
-        installationId: null,
-        target: null,
-        input: {},
-        idempotencyKey: null,
-        includeInstalled: false,
-        allowDraft: false,
-      });
+      const { run } = await ws.runs.start(startInput('mixed', {}));
       const done = await waitFor(ws, run.id, finished);
       expect(done.status, JSON.stringify(done.error)).toBe('completed');
       expect(await ws.runs.result(run.id)).toEqual({
@@ -203,17 +205,7 @@ describe('the worker', () => {
     await w.start();
     try {
       const ws = workspaceFor(() => w, 'ws-run');
-      const { run } = await ws.runs.start({
-        slug: 'notify',
-        toolName: null,
-        invocation: null,
-        installationId: null,
-        target: null,
-        input: {},
-        idempotencyKey: null,
-        includeInstalled: false,
-        allowDraft: false,
-      });
+      const { run } = await ws.runs.start(startInput('notify', {}));
       const done = await waitFor(ws, run.id, finished);
       expect(done.status, JSON.stringify(done.error)).toBe('completed');
       expect(hits.get(HOOK_PATH)).toBe(1);
@@ -226,17 +218,7 @@ describe('the worker', () => {
     const ws = workspaceFor(() => null, 'ws-run');
     const before = (await repos.listRuns(h.db, 'ws-run', { limit: 500 })).length;
     await expect(
-      ws.runs.start({
-        slug: 'double',
-        toolName: 'double_it',
-        invocation: null,
-        installationId: null,
-        target: null,
-        input: { n: 'two', extra: true },
-        idempotencyKey: null,
-        includeInstalled: false,
-        allowDraft: false,
-      }),
+      ws.runs.start(startInput('double', { n: 'two', extra: true }, { toolName: 'double_it' })),
     ).rejects.toMatchObject({
       code: 'validation_failed',
       issues: [
@@ -249,18 +231,7 @@ describe('the worker', () => {
 
   it('returns the same run for a retried start with the same idempotency key', async () => {
     const ws = workspaceFor(() => null, 'ws-run');
-    const start = () =>
-      ws.runs.start({
-        slug: 'double',
-        toolName: null,
-        invocation: null,
-        installationId: null,
-        target: null,
-        input: { n: 1 },
-        idempotencyKey: 'retry-me',
-        includeInstalled: false,
-        allowDraft: false,
-      });
+    const start = () => ws.runs.start(startInput('double', { n: 1 }, { idempotencyKey: 'retry-me' }));
     const a = await start();
     const b = await start();
     expect(a.created).toBe(true);
@@ -288,18 +259,7 @@ describe('the worker', () => {
         { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
       );
     const start = (ws: Workspace, waits: boolean) =>
-      ws.runs.start({
-        slug: 'double',
-        toolName: 'double_it',
-        invocation: null,
-        installationId: null,
-        target: null,
-        input: { n: 4 },
-        idempotencyKey: null,
-        includeInstalled: false,
-        allowDraft: false,
-        waits,
-      });
+      ws.runs.start(startInput('double', { n: 4 }, { toolName: 'double_it', waits }));
     try {
       const ws = handoffWs(() => w.reserve());
       const { run } = await start(ws, true);
@@ -356,17 +316,7 @@ describe('the worker', () => {
     const first = worker('w-first');
     await first.start();
     const ws = workspaceFor(() => first, 'ws-run');
-    const { run } = await ws.runs.start({
-      slug: 'fetch-two',
-      toolName: null,
-      invocation: null,
-      installationId: null,
-      target: null,
-      input: { id: 'x1' },
-      idempotencyKey: null,
-      includeInstalled: false,
-      allowDraft: false,
-    });
+    const { run } = await ws.runs.start(startInput('fetch-two', { id: 'x1' }));
     await waitFor(ws, run.id, (s) => s === 'waiting');
     // The process stops while the run sleeps; a new worker picks it up when the timer is due.
     await first.stop();
@@ -399,17 +349,7 @@ describe('the worker', () => {
     await w.start();
     try {
       const ws = workspaceFor(() => w, 'ws-run');
-      const { run } = await ws.runs.start({
-        slug: 'fetch-two',
-        toolName: null,
-        invocation: null,
-        installationId: null,
-        target: null,
-        input: { id: 'x2' },
-        idempotencyKey: null,
-        includeInstalled: false,
-        allowDraft: false,
-      });
+      const { run } = await ws.runs.start(startInput('fetch-two', { id: 'x2' }));
       await waitFor(ws, run.id, (s) => s === 'waiting');
       expect((await ws.runs.cancel(run.id))?.status).toBe('cancelled');
       await new Promise((r) => setTimeout(r, 600));
@@ -427,19 +367,7 @@ describe('the worker', () => {
     try {
       const ws = workspaceFor(() => a, 'ws-run');
       const started = await Promise.all(
-        ['t1', 't2', 't3'].map((tag) =>
-          ws.runs.start({
-            slug: 'one-at-a-time',
-            toolName: null,
-            invocation: null,
-            installationId: null,
-            target: null,
-            input: { tag },
-            idempotencyKey: null,
-            includeInstalled: false,
-            allowDraft: false,
-          }),
-        ),
+        ['t1', 't2', 't3'].map((tag) => ws.runs.start(startInput('one-at-a-time', { tag }))),
       );
       b.wake();
       const done = await Promise.all(started.map((s) => waitFor(ws, s.run.id, finished)));
