@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import type { Child } from 'hono/jsx';
 import type { ApiAnswer } from '../inner.js';
 import {
   type C,
@@ -16,6 +17,43 @@ import {
   render,
 } from '../kit.js';
 import { Badge, Csrf, Empty, Json, Notice, Pager, Table, when } from '../views.js';
+
+/** The slot-binding form of a flow or an installation page (`children`: fields only one of them has). */
+function BindSlotForm(props: {
+  ws: string;
+  action: string;
+  csrf: string;
+  connections: Connection[];
+  children?: Child;
+}) {
+  if (props.connections.length === 0)
+    return (
+      <Empty>
+        No connections to bind yet. <a href={`/console/w/${props.ws}/connections`}>Create one</a> first.
+      </Empty>
+    );
+  return (
+    <form method="post" action={props.action} class="filters">
+      <Csrf token={props.csrf} />
+      <label>
+        Slot
+        <input name="slot" required maxlength={64} />
+      </label>
+      <label>
+        Connection
+        <select name="connectionId">
+          {props.connections.map((x) => (
+            <option value={x.connectionId}>{x.name}</option>
+          ))}
+        </select>
+      </label>
+      {props.children}
+      <button type="submit" class="secondary">
+        Bind slot
+      </button>
+    </form>
+  );
+}
 
 /** Flows, their versions and trust, and installations. */
 export function installFlowsPages(kit: PageKit): void {
@@ -256,30 +294,7 @@ export function installFlowsPages(kit: PageKit): void {
             ))}
           </Table>
         )}
-        {connections.length === 0 ? (
-          <Empty>
-            No connections to bind yet. <a href={`/console/w/${ws}/connections`}>Create one</a> first.
-          </Empty>
-        ) : (
-          <form method="post" action={`${base}/bindings`} class="filters">
-            <Csrf token={csrf} />
-            <label>
-              Slot
-              <input name="slot" required maxlength={64} />
-            </label>
-            <label>
-              Connection
-              <select name="connectionId">
-                {connections.map((x) => (
-                  <option value={x.connectionId}>{x.name}</option>
-                ))}
-              </select>
-            </label>
-            <button type="submit" class="secondary">
-              Bind slot
-            </button>
-          </form>
-        )}
+        <BindSlotForm ws={ws} action={`${base}/bindings`} csrf={csrf} connections={connections} />
         <h2>Metadata trust</h2>
         {runsText?.literal == null ? (
           <p>
@@ -490,37 +505,20 @@ export function installFlowsPages(kit: PageKit): void {
           Which connection fills each slot the flow requires, for live runs and for draft runs.
         </p>
         <Json value={flow.bindings} />
-        {connections.length === 0 ? (
-          <Empty>
-            No connections to bind yet. <a href={`/console/w/${ws}/connections`}>Create one</a> first.
-          </Empty>
-        ) : (
-          <form method="post" action={`/console/w/${ws}/flows/${flow.flowSlug}/bindings`} class="filters">
-            <Csrf token={csrf} />
-            <label>
-              Slot
-              <input name="slot" required maxlength={64} />
-            </label>
-            <label>
-              Connection
-              <select name="connectionId">
-                {connections.map((x) => (
-                  <option value={x.connectionId}>{x.name}</option>
-                ))}
-              </select>
-            </label>
-            <label>
-              For
-              <select name="target">
-                <option value="live">live</option>
-                <option value="draft">draft</option>
-              </select>
-            </label>
-            <button type="submit" class="secondary">
-              Bind slot
-            </button>
-          </form>
-        )}
+        <BindSlotForm
+          ws={ws}
+          action={`/console/w/${ws}/flows/${flow.flowSlug}/bindings`}
+          csrf={csrf}
+          connections={connections}
+        >
+          <label>
+            For
+            <select name="target">
+              <option value="live">live</option>
+              <option value="draft">draft</option>
+            </select>
+          </label>
+        </BindSlotForm>
       </>,
       error ? 400 : 200,
     );
