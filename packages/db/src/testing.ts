@@ -1,6 +1,7 @@
 import { randomBase62 } from '@flowgate/core';
 import postgres from 'postgres';
 import { createDb, type DbHandle, type DbOptions } from './client.js';
+import type { NewRun } from './repos/runs.js';
 
 export interface TestDbOptions {
   /** Sees the text of every statement sent, migrations included (tests count statements with it). */
@@ -46,4 +47,28 @@ export async function createTestDb(options: TestDbOptions = {}): Promise<DbHandl
     await dropper.end();
   };
   return handle;
+}
+
+/** A queued run of a stand-in flow `f` (version 1, live) for run-queue tests; `overrides` set what a test is about. */
+export function testRun(workspaceId: string, id: string, overrides: Partial<NewRun> = {}): NewRun {
+  return {
+    id,
+    flowId: 'f',
+    flowSlug: 'f',
+    definitionWorkspaceId: workspaceId,
+    installationId: null,
+    version: 1,
+    target: 'live',
+    draftLiteral: null,
+    toolName: null,
+    invocation: 'default',
+    input: {},
+    secretInputs: [],
+    concurrencyKey: null,
+    principalType: null,
+    principalId: null,
+    idempotencyKey: null,
+    deadlineAt: null,
+    ...overrides,
+  };
 }

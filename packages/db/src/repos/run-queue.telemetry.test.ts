@@ -11,9 +11,9 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../client.js';
 import { runs } from '../schema.js';
-import { createTestDb } from '../testing.js';
+import { createTestDb, testRun } from '../testing.js';
 import { claimRuns, countClaimable } from './run-queue.js';
-import { createRun, type NewRun } from './runs.js';
+import { createRun } from './runs.js';
 import { createWorkspace } from './workspaces.js';
 
 /** The queue's telemetry: the starting span stored with a run, runs started, queue depth, lease takeovers. */
@@ -44,27 +44,7 @@ afterAll(async () => {
   await telemetry?.shutdown();
 });
 
-function newRun(id: string): NewRun {
-  return {
-    id,
-    flowId: 'f',
-    flowSlug: 'f',
-    definitionWorkspaceId: WS,
-    installationId: null,
-    version: 1,
-    target: 'live',
-    draftLiteral: null,
-    toolName: null,
-    invocation: 'default',
-    input: { token: CANARY },
-    secretInputs: [],
-    concurrencyKey: null,
-    principalType: null,
-    principalId: null,
-    idempotencyKey: null,
-    deadlineAt: null,
-  };
-}
+const newRun = (id: string) => testRun(WS, id, { input: { token: CANARY } });
 
 async function collect(): Promise<ResourceMetrics> {
   const { resourceMetrics, errors } = await reader.collect();

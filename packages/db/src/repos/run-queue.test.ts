@@ -2,9 +2,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../client.js';
 import { runEvents, runSlots, runSteps, runs } from '../schema.js';
-import { createTestDb } from '../testing.js';
+import { createTestDb, testRun } from '../testing.js';
 import { claimRuns, finishAttempt } from './run-queue.js';
-import { createRun, getRun, type NewRun } from './runs.js';
+import { createRun, getRun } from './runs.js';
 import { createWorkspace } from './workspaces.js';
 
 /** The one-statement claim and finish: keys within one batch, the row shape, events in order. */
@@ -21,27 +21,13 @@ afterAll(async () => {
   await h?.close();
 });
 
-function newRun(id: string, concurrencyKey: string | null): NewRun {
-  return {
-    id,
-    flowId: 'f',
-    flowSlug: 'f',
-    definitionWorkspaceId: WS,
-    installationId: null,
-    version: 1,
-    target: 'live',
-    draftLiteral: null,
-    toolName: null,
-    invocation: 'default',
+const newRun = (id: string, concurrencyKey: string | null) =>
+  testRun(WS, id, {
     input: { n: 1, s: 'x' },
     secretInputs: ['s'],
     concurrencyKey,
-    principalType: null,
-    principalId: null,
-    idempotencyKey: null,
     deadlineAt: new Date('2030-01-01T00:00:00.000Z'),
-  };
-}
+  });
 
 describe('run queue claim and finish', () => {
   it('claims one run per key in a batch, returns rows as a select does, and frees the slot on finish', async () => {
