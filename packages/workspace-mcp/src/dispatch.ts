@@ -518,8 +518,10 @@ function listTools(params: Params, scope: Scope): RawJson | unknown {
   const surface = scope.surface;
   const extra = narrowingFromParams(params, surface);
   const key = visibilityKey(surface.tools, scope.request, extra);
-  if (params.cursor === undefined)
-    return new RawJson(surface.toolsListJson(key), surface.toolsListBytes(key));
+  if (params.cursor === undefined) {
+    const { json, bytes } = surface.toolsList(key);
+    return new RawJson(json, bytes);
+  }
   // Every list fits one page, so no cursor is ever issued; a cursor is checked anyway and refused when bad.
   const descriptors = surface.tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor);
   const page = paginate(descriptors, scope.cursors, 'tools/list', params.cursor, 100);

@@ -12,10 +12,11 @@ export interface McpSurface {
   /** Names narrowing may mention (X-MCP-Tools, X-MCP-Exclude-Tools and the tools/list params). */
   readonly toolNames: readonly string[];
   find(name: string): AnyToolDefinition | undefined;
-  /** `{"tools":[…]}` for a visibility key (one character per tool). */
-  toolsListJson(key: string): string;
-  /** The same list as UTF-8 bytes, cached with the text, so an answer is written without encoding ≈ 25 KB again. */
-  toolsListBytes(key: string): Uint8Array;
+  /**
+   * `{"tools":[…]}` for a visibility key (one character per tool), as text and as its UTF-8 bytes (cached together, so
+   * an answer is written without encoding ≈ 25 KB again).
+   */
+  toolsList(key: string): { json: string; bytes: Uint8Array };
   readonly servesResources: boolean;
   readonly servesPrompts: boolean;
   instructions(workspaceId: string): string;
@@ -54,8 +55,7 @@ export function surfaceOf(
     tools,
     toolNames: [...served, ...(options.alsoNarrowable ?? []).filter((n) => !byName.has(n))],
     find: (name) => byName.get(name),
-    toolsListJson: (key) => entry(key).json,
-    toolsListBytes: (key) => entry(key).bytes,
+    toolsList: entry,
     servesResources: options.resources,
     servesPrompts: options.prompts,
     instructions: options.instructions,

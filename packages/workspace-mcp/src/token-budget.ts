@@ -24,5 +24,5 @@ export function modelFacingJson(d: ToolDescriptor): string {
 
 /** The tools/list body with every catalog tool listed, exactly as the workspace endpoint serialises it. */
 export function fullToolsListJson(): string {
-  return WORKSPACE_SURFACE.toolsListJson('1'.repeat(CATALOG.length));
+  return WORKSPACE_SURFACE.toolsList('1'.repeat(CATALOG.length)).json;
 }
