@@ -63,9 +63,7 @@ import {
 import type { Blocker, ToolErrorContent } from './schemas.js';
 import { type McpSurface, WORKSPACE_SURFACE } from './surface.js';
 import {
-  DEFAULT_TASK_TTL_MS,
   declaresTasksExtension,
-  grantedTtl,
   isExpired,
   isTerminal,
   openTaskId,
@@ -602,11 +600,6 @@ function failed(result: CallToolResult, errorCode: string): CallVerdict {
   return { result, outcome: 'error', errorCode, blockers: null, runId: null, resourceUris: [] };
 }
 
-/** A task-augmented call: the TTL the task gets. */
-interface TaskRequest {
-  ttlMs: number;
-}
-
 /**
  * Runs a visible tool's handler and turns every expected failure into an `isError` result. With `task`, the tool's
  * task support starts the run and the answer is the task; failures before the start are answered as without it.
@@ -615,14 +608,14 @@ async function runTool(
   tool: AnyToolDefinition,
   args: unknown,
   scope: Scope,
-  task: TaskRequest | null = null,
+  asTask = false,
 ): Promise<CallVerdict> {
   const parsed = tool.input.safeParse(args);
   if (!parsed.success)
     return failed(invalidArgumentsResult(tool.name, zodIssues(parsed.error)), 'invalid_arguments');
   let outcome: ToolOutcome<unknown>;
   try {
-    if (task && tool.task) return await createTask(tool, parsed.data, scope, task);
+    if (asTask && tool.task) return await createTask(tool, parsed.data, scope);
     outcome = await tool.handler(parsed.data, scope);
   } catch (error) {
     if (error instanceof InvalidArguments) {
@@ -686,27 +679,25 @@ function finishOutcome(tool: AnyToolDefinition, outcome: ToolOutcome<unknown>, s
   };
 }
 
-/** Whether this call asks for a task: 2025-11-25 per call (`params.task`), 2026-07-28 by the declared extension. */
-function taskRequest(params: Params, scope: Scope): TaskRequest | null {
-  if (scope.tasks === null) return null;
-  if (scope.tasks.generation === 'v2') return scope.tasks.declared ? { ttlMs: DEFAULT_TASK_TTL_MS } : null;
-  return isPlainObject(params.task) ? { ttlMs: grantedTtl(params.task.ttl) } : null;
+/**
+ * Whether this call asks for a task: 2025-11-25 per call (`params.task`; its `ttl` is overridden by TASK_TTL_MS, as
+ * the receiver may), 2026-07-28 by the declared extension.
+ */
+function wantsTask(params: Params, scope: Scope): boolean {
+  if (scope.tasks === null) return false;
+  if (scope.tasks.generation === 'v2') return scope.tasks.declared;
+  return isPlainObject(params.task);
 }
 
-async function createTask(
-  tool: AnyToolDefinition,
-  args: unknown,
-  scope: Scope,
-  request: TaskRequest,
-): Promise<CallVerdict> {
+async function createTask(tool: AnyToolDefinition, args: unknown, scope: Scope): Promise<CallVerdict> {
   const support = tool.task;
   if (!support) throw new Error(`${tool.name} has no task support`);
-  const { run, created } = await support.start(args, scope);
-  const taskId = sealTaskId(scope.taskIds, { runId: run.id, ttlMs: request.ttlMs, created });
+  const { run } = await support.start(args, scope);
+  const taskId = sealTaskId(scope.taskIds, run.id);
   const result =
     scope.tasks?.generation === 'v2'
-      ? { ...taskV2(taskId, run, request.ttlMs), resultType: 'task' }
-      : { task: taskV1(taskId, run, request.ttlMs) };
+      ? { ...taskV2(taskId, run), resultType: 'task' }
+      : { task: taskV1(taskId, run) };
   return { result, outcome: 'ok', errorCode: null, blockers: null, runId: run.id, resourceUris: [] };
 }
 
@@ -718,7 +709,7 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
   // Every call is audited exactly once, here, whatever happens below.
   let verdict: CallVerdict | null = null;
   let errorCode = 'internal_error';
-  const task = taskRequest(params, scope);
+  const task = wantsTask(params, scope);
   let asTask = false;
   try {
     const tool = scope.surface.find(name);
@@ -728,9 +719,9 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
     }
     const evaluation = evaluateTool(tool, scope.request);
     // A tool without task support is answered as usual (it never advertised `execution.taskSupport`).
-    asTask = task !== null && tool.task !== undefined;
+    asTask = task && tool.task !== undefined;
     verdict = evaluation.visible
-      ? await traceToolExecution(tool.name, () => runTool(tool, args, scope, asTask ? task : null))
+      ? await traceToolExecution(tool.name, () => runTool(tool, args, scope, asTask))
       : {
           result: blockedResult(tool.name, evaluation.blockers),
           outcome: 'blocked',
@@ -768,8 +759,6 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
 
 interface LoadedTask {
   taskId: string;
-  ttlMs: number;
-  created: boolean;
   run: RunRecord;
   tool: AnyToolDefinition;
 }
@@ -786,13 +775,13 @@ async function loadTask(params: Params, scope: Scope): Promise<LoadedTask> {
   const taskId = params.taskId;
   if (typeof taskId !== 'string' || taskId.length === 0)
     throw invalidParams('params.taskId must be a task id');
-  const ref = openTaskId(scope.taskIds, taskId);
-  if (!ref) throw taskNotFound(taskId);
-  const run = await scope.workspace.runs.get(ref.runId);
-  if (!run || isExpired(run, ref.ttlMs, Date.now())) throw taskNotFound(taskId);
+  const runId = openTaskId(scope.taskIds, taskId);
+  if (!runId) throw taskNotFound(taskId);
+  const run = await scope.workspace.runs.get(runId);
+  if (!run || isExpired(run, Date.now())) throw taskNotFound(taskId);
   const tool = settlingTool(scope.surface, run);
   if (!tool) throw taskNotFound(taskId);
-  return { taskId, ttlMs: ref.ttlMs, created: ref.created, run, tool };
+  return { taskId, run, tool };
 }
 
 /** The final answer of a task: the bounded CallToolResult its tool gives for the run as it is now. */
@@ -802,14 +791,14 @@ async function settledResult(
 ): Promise<CallToolResult | Record<string, unknown>> {
   const support = task.tool.task;
   if (!support) throw new Error(`${task.tool.name} has no task support`);
-  return finishOutcome(task.tool, await support.settle(task.run, task.created, scope), scope).result;
+  return finishOutcome(task.tool, await support.settle(task.run, scope), scope).result;
 }
 
 async function getTask(params: Params, scope: Scope): Promise<unknown> {
   const task = await loadTask(params, scope);
-  if (scope.tasks?.generation !== 'v2') return taskV1(task.taskId, task.run, task.ttlMs);
+  if (scope.tasks?.generation !== 'v2') return taskV1(task.taskId, task.run);
   // 2026-07-28: the outcome comes with the task once it is final (there is no tasks/result).
-  const base = taskV2(task.taskId, task.run, task.ttlMs);
+  const base = taskV2(task.taskId, task.run);
   const status = taskStatusOf(task.run.status);
   if (status === 'completed')
     return { ...base, result: { resultType: 'complete', ...(await settledResult(task, scope)) } };
@@ -866,16 +855,10 @@ async function listTasks(params: Params, scope: Scope): Promise<unknown> {
   }
   const now = Date.now();
   // Newest first: the first expired run ends the list (every later one is older).
-  const live = page.items.filter((run) => !isExpired(run, DEFAULT_TASK_TTL_MS, now));
+  const live = page.items.filter((run) => !isExpired(run, now));
   const tasks = live
     .filter((run) => settlingTool(scope.surface, run) !== null)
-    .map((run) =>
-      taskV1(
-        sealTaskId(scope.taskIds, { runId: run.id, ttlMs: DEFAULT_TASK_TTL_MS, created: true }),
-        run,
-        DEFAULT_TASK_TTL_MS,
-      ),
-    );
+    .map((run) => taskV1(sealTaskId(scope.taskIds, run.id), run));
   const more = page.nextAfter !== null && live.length === page.items.length;
   return more
     ? { tasks, nextCursor: scope.taskIds.seal(TASKS_LIST_KIND, page.nextAfter as string) }
@@ -899,7 +882,7 @@ async function cancelTask(params: Params, scope: Scope): Promise<unknown> {
     }
     const run = (await scope.workspace.runs.cancel(task.run.id)) ?? task.run;
     errorCode = null;
-    return scope.tasks?.generation === 'v2' ? {} : taskV1(task.taskId, run, task.ttlMs);
+    return scope.tasks?.generation === 'v2' ? {} : taskV1(task.taskId, run);
   } finally {
     audit(scope, {
       kind: 'tasks/cancel',

@@ -117,7 +117,7 @@ function directTool(
     inputSchema: schema,
     outputSchema: OUTPUT_JSON,
     descriptor,
-    task: { start, settle: async (run, created, ctx) => outcomeFor(run, created, await resultOf(run, ctx)) },
+    task: { start, settle: async (run, ctx) => outcomeFor(run, true, await resultOf(run, ctx)) },
     async handler(args, ctx) {
       const started = await start(args, ctx, true);
       const waited = await ctx.workspace.runs.wait(started.run.id, FLOW_TOOL_WAIT_MS, started.run);

@@ -2,7 +2,7 @@ import type { Capability } from '@flowgate/auth';
 import { seedFlow, seedWorkspace } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NO_NARROWING } from './narrowing.js';
-import { DEFAULT_TASK_TTL_MS, TASK_POLL_INTERVAL_MS } from './tasks.js';
+import { TASK_POLL_INTERVAL_MS, TASK_TTL_MS } from './tasks.js';
 import { callTool, rpc, useTestDb } from './test-support.js';
 
 /**
@@ -42,7 +42,7 @@ describe('task-augmented tools/call (2025-11-25)', () => {
     const { ctx, task } = await createTask();
     expect(task).toMatchObject({
       status: 'working',
-      ttl: DEFAULT_TASK_TTL_MS,
+      ttl: TASK_TTL_MS,
       pollInterval: TASK_POLL_INTERVAL_MS,
     });
     expect(ctx.audits).toHaveLength(1);
@@ -128,6 +128,44 @@ describe('task-augmented tools/call (2025-11-25)', () => {
   });
 });
 
+describe('one task, one id', () => {
+  it('answers the same id and TTL from creation, a retry, get, list, cancel and result', async () => {
+    const principal = {
+      kind: 'service_account' as const,
+      id: env.uniqueId('sa_stable'),
+      name: 's',
+      keyId: 'k',
+    };
+    const ctx = env.ctx({ workspaceId: ws, principal });
+    const args = { ...greet, idempotency_key: env.uniqueId('stable') };
+    // A requested TTL is overridden (the receiver may): it must not make this task's id differ from the list's.
+    const first = await rpc(ctx, 'tools/call', {
+      name: 'call_flow_tool',
+      arguments: args,
+      task: { ttl: 120_000 },
+    });
+    const task = first.body.result.task as { taskId: string; ttl: number };
+    expect(task.ttl).toBe(TASK_TTL_MS);
+    // The retry names the same run (created: false before): the same task, so the same id.
+    const retry = await rpc(ctx, 'tools/call', { name: 'call_flow_tool', arguments: args, task: {} });
+    expect(retry.body.result.task).toMatchObject({ taskId: task.taskId, ttl: TASK_TTL_MS });
+    const got = await rpc(ctx, 'tasks/get', { taskId: task.taskId });
+    expect(got.body.result).toMatchObject({ taskId: task.taskId, ttl: TASK_TTL_MS });
+    const listed = await rpc(ctx, 'tasks/list', {});
+    expect(listed.body.result.tasks).toEqual([
+      expect.objectContaining({ taskId: task.taskId, ttl: TASK_TTL_MS }),
+    ]);
+    const cancelled = await rpc(ctx, 'tasks/cancel', { taskId: task.taskId });
+    expect(cancelled.body.result).toMatchObject({
+      taskId: task.taskId,
+      ttl: TASK_TTL_MS,
+      status: 'cancelled',
+    });
+    const result = await rpc(ctx, 'tasks/result', { taskId: task.taskId });
+    expect(result.body.result._meta['io.modelcontextprotocol/related-task']).toEqual({ taskId: task.taskId });
+  });
+});
+
 describe('who is offered Tasks', () => {
   const initialize = (over: Parameters<typeof env.ctx>[0]) =>
     rpc(env.ctx({ workspaceId: ws, protocolVersionHeader: null, ...over }), 'initialize', {
@@ -180,7 +218,7 @@ describe('2026-07-28 Tasks extension', () => {
     expect(asTask.body.result).toMatchObject({
       resultType: 'task',
       status: 'working',
-      ttlMs: DEFAULT_TASK_TTL_MS,
+      ttlMs: TASK_TTL_MS,
     });
     const taskId = asTask.body.result.taskId as string;
     const got = await rpc(modernCtx('tasks/get', taskId), 'tasks/get', { taskId, _meta: meta(true) });

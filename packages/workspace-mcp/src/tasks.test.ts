@@ -3,13 +3,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { McpPrincipal } from './context.js';
 import {
-  DEFAULT_TASK_TTL_MS,
-  grantedTtl,
   isExpired,
-  MAX_TASK_TTL_MS,
-  MIN_TASK_TTL_MS,
   openTaskId,
   sealTaskId,
+  TASK_TTL_MS,
   taskCodec,
   taskStatusOf,
   taskV1,
@@ -62,9 +59,9 @@ const KEY = 'k'.repeat(32);
 describe('task status', () => {
   it('is always the mapped status of its run, in both generations', () => {
     fc.assert(
-      fc.property(runArb, fc.integer({ min: 1, max: MAX_TASK_TTL_MS }), (run, ttl) => {
-        const v1 = taskV1('t', run, ttl);
-        const v2 = taskV2('t', run, ttl);
+      fc.property(runArb, (run) => {
+        const v1 = taskV1('t', run);
+        const v2 = taskV2('t', run);
         expect(taskStatusOf(run.status)).toBe(MAPPED[run.status]);
         expect(v1.status).toBe(MAPPED[run.status]);
         expect(v2.status).toBe(MAPPED[run.status]);
@@ -72,8 +69,9 @@ describe('task status', () => {
         const working = MAPPED[run.status] === 'working';
         expect('pollInterval' in v1).toBe(working);
         expect('pollIntervalMs' in v2).toBe(working);
-        expect(v1.ttl).toBe(ttl);
-        expect(v2.ttlMs).toBe(ttl);
+        // One documented TTL, so a task reads the same from any request (creation, get, list).
+        expect(v1.ttl).toBe(TASK_TTL_MS);
+        expect(v2.ttlMs).toBe(TASK_TTL_MS);
         expect(v1.createdAt).toBe(run.createdAt);
       }),
     );
@@ -87,28 +85,27 @@ describe('task ids', () => {
     const otherPrincipal = taskCodec('ws-a', BOB, KEY);
     const otherKey = taskCodec('ws-a', ALICE, 'z'.repeat(32));
     fc.assert(
-      fc.property(
-        fc.stringMatching(/^run_[A-Za-z0-9]{8,40}$/),
-        fc.integer({ min: 1, max: MAX_TASK_TTL_MS }),
-        fc.boolean(),
-        (runId, ttlMs, created) => {
-          const id = sealTaskId(mine, { runId, ttlMs, created });
-          expect(openTaskId(mine, id)).toEqual({ runId, ttlMs, created });
-          // Another replica with the same key reads it; nobody else does.
-          expect(openTaskId(taskCodec('ws-a', ALICE, KEY), id)).toEqual({ runId, ttlMs, created });
-          expect(openTaskId(otherWs, id)).toBeNull();
-          expect(openTaskId(otherPrincipal, id)).toBeNull();
-          expect(openTaskId(otherKey, id)).toBeNull();
-          expect(openTaskId(mine, `${id}A`)).toBeNull();
-        },
-      ),
+      fc.property(fc.stringMatching(/^run_[A-Za-z0-9]{8,40}$/), (runId) => {
+        const id = sealTaskId(mine, runId);
+        expect(openTaskId(mine, id)).toBe(runId);
+        // One run, one id: sealing it again (another request, another replica) gives the very same id.
+        expect(sealTaskId(taskCodec('ws-a', ALICE, KEY), runId)).toBe(id);
+        // Another replica with the same key reads it; nobody else does.
+        expect(openTaskId(taskCodec('ws-a', ALICE, KEY), id)).toBe(runId);
+        expect(openTaskId(otherWs, id)).toBeNull();
+        expect(openTaskId(otherPrincipal, id)).toBeNull();
+        expect(openTaskId(otherKey, id)).toBeNull();
+        expect(openTaskId(mine, `${id}A`)).toBeNull();
+      }),
     );
   });
 
   it('are not list cursors, and junk opens to nothing', () => {
     const codec = taskCodec('ws-a', ALICE, KEY);
     expect(openTaskId(codec, codec.seal('tasks/list', 'x'))).toBeNull();
-    expect(openTaskId(codec, codec.seal('task', '["run_12345678", -1, 1]'))).toBeNull();
+    // Ids of the former shape (run, TTL and flag sealed together) do not open.
+    expect(openTaskId(codec, codec.seal('task', '["run_12345678",86400000,1]'))).toBeNull();
+    expect(openTaskId(codec, codec.seal('task:run', 7))).toBeNull();
     fc.assert(
       fc.property(fc.anything(), (junk) => {
         expect(openTaskId(codec, junk)).toBeNull();
@@ -118,14 +115,11 @@ describe('task ids', () => {
 });
 
 describe('task lifetime', () => {
-  it('grants a bounded TTL and expires it from the run creation', () => {
-    expect(grantedTtl(undefined)).toBe(DEFAULT_TASK_TTL_MS);
-    expect(grantedTtl(1)).toBe(MIN_TASK_TTL_MS);
-    expect(grantedTtl(Number.MAX_SAFE_INTEGER)).toBe(MAX_TASK_TTL_MS);
-    expect(grantedTtl(120_000)).toBe(120_000);
+  it('expires a day after the run was created', () => {
+    expect(TASK_TTL_MS).toBe(24 * 60 * 60 * 1000);
     const run = { createdAt: '2026-01-01T00:00:00.000Z' } as RunRecord;
     const created = Date.parse(run.createdAt);
-    expect(isExpired(run, 60_000, created + 59_999)).toBe(false);
-    expect(isExpired(run, 60_000, created + 60_000)).toBe(true);
+    expect(isExpired(run, created + TASK_TTL_MS - 1)).toBe(false);
+    expect(isExpired(run, created + TASK_TTL_MS)).toBe(true);
   });
 });

@@ -6,9 +6,11 @@
  * - 2026-07-28 ("v2", extension `io.modelcontextprotocol/tasks`): the client declares the extension per request; the
  *   server directs task creation; `tasks/get` carries the result; `tasks/cancel`.
  *
- * The task id is a sealed value (HMAC with the cursor key every replica shares) of the run id, the TTL and whether the
- * call created the run, scoped to the workspace and the principal: another workspace's or principal's id fails the MAC
- * and is "not found" like a made-up one. A task expires `ttl` after its run was created; the run stays.
+ * The task id is a sealed value (HMAC with the cursor key every replica shares) of the run id alone, scoped to the
+ * workspace and the principal: another workspace's or principal's id fails the MAC and is "not found" like a made-up
+ * one. Nothing else goes into it, so one run has one task id in every answer (creation, get, result, list, cancel).
+ * Every task has the same TTL (TASK_TTL_MS; a requested one is overridden, as the protocol lets the receiver do): a
+ * task expires that long after its run was created; the run stays.
  */
 import type { RunRecord, RunStatus } from '@flowgate/workspace';
 import { z } from 'zod';
@@ -29,10 +31,11 @@ export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' |
 /** Which Tasks generation a request speaks: v1 = 2025-11-25 experimental, v2 = the 2026-07-28 extension. */
 export type TaskGeneration = 'v1' | 'v2';
 
-/** Kept a day by default: as long as a run may live (DEFAULT_MAX_RUN_DURATION_MS). */
-export const DEFAULT_TASK_TTL_MS = 24 * 60 * 60 * 1000;
-export const MIN_TASK_TTL_MS = 60 * 1000;
-export const MAX_TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * Every task is kept a day: as long as a run may live (DEFAULT_MAX_RUN_DURATION_MS). Fixed rather than per request,
+ * so a task's id and TTL can be answered from its run alone (tasks/list included) with nothing stored.
+ */
+export const TASK_TTL_MS = 24 * 60 * 60 * 1000;
 /** Sleeps and HTTP steps take seconds; polling faster only costs requests. */
 export const TASK_POLL_INTERVAL_MS = 1000;
 /** tasks/list page size. */
@@ -64,18 +67,9 @@ export function isTerminal(status: TaskStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
 
-export interface TaskRef {
-  runId: string;
-  ttlMs: number;
-  created: boolean;
-}
-
-const TASK_KIND = 'task';
-const RefSchema = z.tuple([
-  z.string().min(1).max(LIMITS.runIdMaxChars),
-  z.number().int().positive(),
-  z.literal([0, 1]),
-]);
+/** A new kind: ids sealed when the TTL and a flag were part of them no longer open (their tasks read as not found). */
+const TASK_KIND = 'task:run';
+const RunIdSchema = z.string().min(1).max(LIMITS.runIdMaxChars);
 
 /** Task ids and tasks/list cursors: bound to the workspace and the principal, valid on every replica. */
 export function taskCodec(
@@ -86,33 +80,19 @@ export function taskCodec(
   return createCursorCodec(`${workspaceId}\u0000${principal.kind}:${principal.id}`, key);
 }
 
-export function sealTaskId(codec: CursorCodec, ref: TaskRef): string {
-  return codec.seal(TASK_KIND, JSON.stringify([ref.runId, ref.ttlMs, ref.created ? 1 : 0]));
+/** The task id of a run: the same whichever request answers it. */
+export function sealTaskId(codec: CursorCodec, runId: string): string {
+  return codec.seal(TASK_KIND, runId);
 }
 
-/** The run a task id names, or null when it is forged, malformed or another workspace's/principal's. */
-export function openTaskId(codec: CursorCodec, taskId: unknown): TaskRef | null {
-  const raw = codec.open(TASK_KIND, taskId);
-  if (typeof raw !== 'string') return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return null;
-  }
-  const ref = RefSchema.safeParse(parsed);
-  if (!ref.success) return null;
-  return { runId: ref.data[0], ttlMs: ref.data[1], created: ref.data[2] === 1 };
+/** The run id a task id names, or null when it is forged, malformed or another workspace's/principal's. */
+export function openTaskId(codec: CursorCodec, taskId: unknown): string | null {
+  const parsed = RunIdSchema.safeParse(codec.open(TASK_KIND, taskId));
+  return parsed.success ? parsed.data : null;
 }
 
-/** The TTL granted for a requested one (2025-11-25 `params.task.ttl`); the server may choose, so it clamps. */
-export function grantedTtl(requested: unknown): number {
-  if (typeof requested !== 'number' || !Number.isFinite(requested)) return DEFAULT_TASK_TTL_MS;
-  return Math.min(MAX_TASK_TTL_MS, Math.max(MIN_TASK_TTL_MS, Math.round(requested)));
-}
-
-export function isExpired(run: RunRecord, ttlMs: number, now: number): boolean {
-  return Date.parse(run.createdAt) + ttlMs <= now;
+export function isExpired(run: RunRecord, now: number): boolean {
+  return Date.parse(run.createdAt) + TASK_TTL_MS <= now;
 }
 
 function lastUpdated(run: RunRecord): string {
@@ -127,7 +107,7 @@ function statusMessage(run: RunRecord): string | undefined {
 }
 
 /** The 2025-11-25 `Task`. */
-export function taskV1(taskId: string, run: RunRecord, ttlMs: number): Record<string, unknown> {
+export function taskV1(taskId: string, run: RunRecord): Record<string, unknown> {
   const status = taskStatusOf(run.status);
   const message = statusMessage(run);
   return {
@@ -136,13 +116,13 @@ export function taskV1(taskId: string, run: RunRecord, ttlMs: number): Record<st
     ...(message ? { statusMessage: message } : {}),
     createdAt: run.createdAt,
     lastUpdatedAt: lastUpdated(run),
-    ttl: ttlMs,
+    ttl: TASK_TTL_MS,
     ...(isTerminal(status) ? {} : { pollInterval: TASK_POLL_INTERVAL_MS }),
   };
 }
 
 /** The 2026-07-28 task fields (creation result and the base of `tasks/get`). */
-export function taskV2(taskId: string, run: RunRecord, ttlMs: number): Record<string, unknown> {
+export function taskV2(taskId: string, run: RunRecord): Record<string, unknown> {
   const status = taskStatusOf(run.status);
   const message = statusMessage(run);
   return {
@@ -151,7 +131,7 @@ export function taskV2(taskId: string, run: RunRecord, ttlMs: number): Record<st
     ...(message ? { statusMessage: message } : {}),
     createdAt: run.createdAt,
     lastUpdatedAt: lastUpdated(run),
-    ttlMs,
+    ttlMs: TASK_TTL_MS,
     ...(isTerminal(status) ? {} : { pollIntervalMs: TASK_POLL_INTERVAL_MS }),
   };
 }

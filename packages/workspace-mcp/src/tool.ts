@@ -41,11 +41,12 @@ export interface ToolDescriptor {
 /**
  * How a run-starting tool runs as an MCP task (tasks.ts): `start` queues the run without waiting, `settle` answers
  * for a run exactly as the tool itself would have once it saw the run in that state (same output, links and URIs),
- * so a task's final result is the tool's own result.
+ * so a task's final result is the tool's own result. A task names its run and nothing else (one id, whoever asks), so
+ * its result reports the run as created: it does not know which call named it first.
  */
 export interface TaskSupport<A, O> {
   start(args: A, ctx: ToolContext): Promise<{ run: RunRecord; created: boolean }>;
-  settle(run: RunRecord, created: boolean, ctx: ToolContext): Promise<ToolOutcome<O>>;
+  settle(run: RunRecord, ctx: ToolContext): Promise<ToolOutcome<O>>;
 }
 
 /**

@@ -112,8 +112,8 @@ export const callFlowToolTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   task: {
     start: startRun,
-    settle: async (run, created, ctx) =>
-      outcomeFor(run, created, run.status === 'completed' ? await ctx.workspace.runs.result(run.id) : null),
+    settle: async (run, ctx) =>
+      outcomeFor(run, true, run.status === 'completed' ? await ctx.workspace.runs.result(run.id) : null),
   },
 }).handle(async (args, ctx) => {
   const started = await startRun(args, ctx, args.wait_ms > 0);
