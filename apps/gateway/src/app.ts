@@ -3,6 +3,7 @@ import { AppError } from '@flowgate/core';
 import type { DbHandle } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
 import type { WorkspaceDeps } from '@flowgate/workspace';
+import type { WaitGate } from '@flowgate/workspace-mcp';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
@@ -44,6 +45,8 @@ export interface GatewayDeps {
   runWorkers: RunWorkers;
   /** Request-rate buckets (in-process, or Redis when REDIS_URL is set). */
   rateLimiter: RateLimiter;
+  /** Bounds the MCP requests parked waiting on runs, per key and for the process. */
+  mcpWaits: WaitGate;
   /** Names of the catalog's tools (what a workspace policy may disable). */
   toolNames: readonly string[];
   version: string;

@@ -1,6 +1,11 @@
 import { type JwtConfig, jwtConfigSchema } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
-import { DEFAULT_MAX_RESULT_BYTES, MIN_MAX_RESULT_BYTES } from '@flowgate/workspace-mcp';
+import {
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_WAITS,
+  DEFAULT_MAX_WAITS_PER_KEY,
+  MIN_MAX_RESULT_BYTES,
+} from '@flowgate/workspace-mcp';
 import { z } from 'zod';
 
 const bool = z
@@ -55,6 +60,13 @@ const envSchema = z.object({
     .min(MIN_MAX_RESULT_BYTES)
     .max(16 * 1024 * 1024)
     .default(DEFAULT_MAX_RESULT_BYTES),
+  FLOWGATE_MCP_MAX_WAITS_PER_KEY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(DEFAULT_MAX_WAITS_PER_KEY),
+  FLOWGATE_MCP_MAX_WAITS: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_WAITS),
   FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_JWT_ISSUER: z.string().min(1).optional(),
@@ -125,6 +137,9 @@ export interface GatewayConfig {
   requestBodyTimeoutMs: number;
   /** Cap on one MCP tools/call result in bytes (text blocks plus structuredContent). */
   mcpMaxResultBytes: number;
+  /** MCP requests parked waiting on runs (wait_ms, per-flow tools, tasks/result): per key, and for the process. */
+  mcpMaxWaitsPerKey: number;
+  mcpMaxWaits: number;
   authCacheTtlMs: number;
   logLevel: string;
   jwt: JwtSettings | undefined;
@@ -230,6 +245,8 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
     requestBodyTimeoutMs: e.FLOWGATE_REQUEST_BODY_TIMEOUT_MS,
     mcpMaxResultBytes: e.FLOWGATE_MCP_MAX_RESULT_BYTES,
+    mcpMaxWaitsPerKey: e.FLOWGATE_MCP_MAX_WAITS_PER_KEY,
+    mcpMaxWaits: e.FLOWGATE_MCP_MAX_WAITS,
     authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     jwt,

@@ -17,7 +17,13 @@ export interface RunWorkers {
   startLocal(): Promise<Worker>;
   readonly local: Worker | null;
   stop(): Promise<void>;
+  /** Entries held for callers waiting on runs (tests check that every ended wait left none behind). */
+  pending(): { waiters: number; early: number };
 }
+
+/** How long a run that settled with nobody waiting is kept for its caller: it only covers the start/wait race. */
+const EARLY_TTL_MS = 5_000;
+const EARLY_MAX = 1_024;
 
 export function createRunWorkers(options: {
   db: DbHandle;
@@ -31,17 +37,37 @@ export function createRunWorkers(options: {
   /**
    * Runs that settled with nobody waiting yet: a run handed to the in-process worker may end before its caller starts
    * waiting. The next wait for one returns at once (and consumes it), with the run only when it ended (a parked run
-   * may be running again by then); bounded, oldest dropped first.
+   * may be running again by then). Kept only EARLY_TTL_MS and at most EARLY_MAX: a run whose caller gave up before it
+   * ended (a wait that timed out) would otherwise hold its whole row for good.
    */
-  const early = new Map<string, repos.RunRow | null>();
-  const EARLY_MAX = 1_024;
+  const early = new Map<string, { run: repos.RunRow | null; at: number }>();
+  let sweep: NodeJS.Timeout | null = null;
+  const prune = () => {
+    const cutoff = Date.now() - EARLY_TTL_MS;
+    // Insertion order is age order (an update re-inserts), so the expired ones are at the front.
+    for (const [runId, entry] of early) {
+      if (entry.at > cutoff && early.size <= EARLY_MAX) break;
+      early.delete(runId);
+    }
+    if (sweep === null && early.size > 0) {
+      sweep = setTimeout(() => {
+        sweep = null;
+        prune();
+      }, EARLY_TTL_MS);
+      sweep.unref();
+    }
+  };
   const settle = (runId: string, run?: repos.RunRow) => {
     const set = waiting.get(runId);
     if (!set) {
       // The NOTIFY echo of a run the local worker just reported keeps the run it reported (a final state is final).
-      if (!run && early.get(runId)) return;
-      early.set(runId, run && repos.FINAL_RUN_STATUSES.includes(run.status) ? run : null);
-      if (early.size > EARLY_MAX) early.delete(early.keys().next().value as string);
+      if (!run && early.get(runId)?.run) return;
+      early.delete(runId);
+      early.set(runId, {
+        run: run && repos.FINAL_RUN_STATUSES.includes(run.status) ? run : null,
+        at: Date.now(),
+      });
+      prune();
       return;
     }
     waiting.delete(runId);
@@ -66,12 +92,13 @@ export function createRunWorkers(options: {
       cancelRequested(runId) {
         notify(CANCEL_CHANNEL, runId);
       },
-      settled(runId, timeoutMs) {
-        if (early.has(runId)) {
-          const run = early.get(runId) ?? null;
+      settled(runId, timeoutMs, signal) {
+        const held = early.get(runId);
+        if (held) {
           early.delete(runId);
-          return Promise.resolve(run);
+          return Promise.resolve(held.run);
         }
+        if (signal?.aborted) return Promise.resolve(null);
         return new Promise<repos.RunRow | null>((resolve) => {
           let set = waiting.get(runId);
           if (!set) {
@@ -79,13 +106,17 @@ export function createRunWorkers(options: {
             waiting.set(runId, set);
           }
           const timer = setTimeout(() => done(null), timeoutMs);
+          const aborted = () => done(null);
+          // Every way out releases the timer, the abort listener and the map entry: nothing outlives the wait.
           function done(run: repos.RunRow | null) {
             clearTimeout(timer);
+            signal?.removeEventListener('abort', aborted);
             waiting.get(runId)?.delete(done);
             if (waiting.get(runId)?.size === 0) waiting.delete(runId);
             resolve(run);
           }
           set.add(done);
+          signal?.addEventListener('abort', aborted, { once: true });
         });
       },
       handoff() {
@@ -115,7 +146,15 @@ export function createRunWorkers(options: {
     async listen() {
       unlisten ??= await options.db.listen(ENDED_CHANNEL, (runId) => settle(runId));
     },
+    pending() {
+      let waiters = 0;
+      for (const set of waiting.values()) waiters += set.size;
+      return { waiters, early: early.size };
+    },
     async stop() {
+      if (sweep) clearTimeout(sweep);
+      sweep = null;
+      early.clear();
       await local?.stop();
       await unlisten?.().catch(() => {});
       unlisten = null;

@@ -5,6 +5,7 @@ import { createAuthenticator } from '@flowgate/auth';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
 import { startTelemetry } from '@flowgate/telemetry';
+import { createWaitGate } from '@flowgate/workspace-mcp';
 import { type ServerType, serve } from '@hono/node-server';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
@@ -135,6 +136,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     },
     runWorkers,
     rateLimiter,
+    mcpWaits: createWaitGate({ maxPerKey: config.mcpMaxWaitsPerKey, maxTotal: config.mcpMaxWaits }),
     toolNames: TOOL_NAMES,
     version: VERSION,
   };

@@ -11,6 +11,7 @@ import type { ProtocolVersion } from './protocol.js';
 import type { Blocker } from './schemas.js';
 import type { McpSurface } from './surface.js';
 import type { AnyToolDefinition } from './tool.js';
+import type { WaitGate } from './waits.js';
 
 export const SERVER_NAME = 'flowgate-workspace-mcp';
 export const SERVER_TITLE = 'Flowgate workspace MCP';
@@ -97,6 +98,10 @@ export interface McpRequestContext {
     requestedVersion: string | null;
     negotiatedVersion: ProtocolVersion;
   }) => void;
+  /** Bounds parked waits (waits.ts) per key and per process; one per process, shared by every request. */
+  waits?: WaitGate;
+  /** Aborts when the client goes away: a parked wait then ends at once and releases what it held. */
+  signal?: AbortSignal;
   /** Unexpected errors (answered as -32603 without details) for the gateway's log. */
   onError?: (error: unknown) => void;
 }

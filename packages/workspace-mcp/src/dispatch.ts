@@ -83,6 +83,7 @@ import {
 } from './tasks.js';
 import { methodInfo, reportToolCall, traceMethod, traceToolExecution } from './telemetry.js';
 import { type AnyToolDefinition, InvalidArguments, ToolFailure, type ToolOutcome } from './tool.js';
+import { TooManyWaits } from './waits.js';
 
 /** Batches larger than this are refused as a whole (bounded work per HTTP request). */
 export const MAX_BATCH_SIZE = 32;
@@ -627,6 +628,18 @@ async function runTool(
         'invalid_arguments',
       );
     }
+    if (error instanceof TooManyWaits) {
+      return failed(
+        toolError(
+          {
+            error: { code: error.code, message: error.message },
+            details: { bound: error.scope, limit: error.limit },
+          },
+          maxResultBytes(scope),
+        ),
+        error.code,
+      );
+    }
     if (error instanceof ToolFailure) {
       return failed(
         toolError(
@@ -819,7 +832,18 @@ async function getTask(params: Params, scope: Scope): Promise<unknown> {
 /** 2025-11-25 tasks/result: waits (bounded) for the end, then the tool's own result for the run. */
 async function taskResult(params: Params, scope: Scope): Promise<unknown> {
   const task = await loadTask(params, scope);
-  const run = await waitForEnd(scope, task.run, TASK_RESULT_MAX_WAIT_MS);
+  let run: RunRecord;
+  try {
+    run = await waitForEnd(scope, task.run, TASK_RESULT_MAX_WAIT_MS);
+  } catch (error) {
+    if (!(error instanceof TooManyWaits)) throw error;
+    throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, error.message, {
+      code: error.code,
+      bound: error.scope,
+      limit: error.limit,
+      taskId: task.taskId,
+    });
+  }
   if (!isTerminal(taskStatusOf(run.status)))
     // Never held past the bound: the client polls tasks/get and asks again.
     throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, 'Task is still working; poll tasks/get and ask again', {

@@ -26,6 +26,7 @@ import {
 import { getRunStatusTool } from './tools/get-run-status.js';
 import { inspectRunStepTool } from './tools/inspect-run-step.js';
 import { runResultUri } from './uris.js';
+import { withWaitSlot } from './waits.js';
 
 /** A direct flow tool waits this long for its run before answering with the run id (no wait argument fits its schema). */
 export const FLOW_TOOL_WAIT_MS = 10_000;
@@ -118,12 +119,19 @@ function directTool(
     outputSchema: OUTPUT_JSON,
     descriptor,
     task: { start, settle: async (run, ctx) => outcomeFor(run, true, await resultOf(run, ctx)) },
-    async handler(args, ctx) {
-      const started = await start(args, ctx, true);
-      const waited = await ctx.workspace.runs.wait(started.run.id, FLOW_TOOL_WAIT_MS, started.run);
-      const run = waited?.run ?? (await requireRun(ctx.workspace, started.run.id));
-      return outcomeFor(run, started.created, waited?.result ?? null);
-    },
+    handler: (args, ctx) =>
+      // Every call waits: the slot is taken before the start, so a refusal starts nothing.
+      withWaitSlot(ctx.request, async () => {
+        const started = await start(args, ctx, true);
+        const waited = await ctx.workspace.runs.wait(
+          started.run.id,
+          FLOW_TOOL_WAIT_MS,
+          started.run,
+          ctx.request.signal,
+        );
+        const run = waited?.run ?? (await requireRun(ctx.workspace, started.run.id));
+        return outcomeFor(run, started.created, waited?.result ?? null);
+      }),
   };
 }
 

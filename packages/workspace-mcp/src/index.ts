@@ -48,3 +48,10 @@ export {
   modelFacingJson,
   TOOLS_LIST_TOKEN_BUDGET,
 } from './token-budget.js';
+export {
+  createWaitGate,
+  DEFAULT_MAX_WAITS,
+  DEFAULT_MAX_WAITS_PER_KEY,
+  TOO_MANY_WAITS,
+  type WaitGate,
+} from './waits.js';

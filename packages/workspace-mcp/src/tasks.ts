@@ -19,6 +19,7 @@ import { type CursorCodec, createCursorCodec } from './cursor.js';
 import { LIMITS } from './limits.js';
 import type { McpSurface } from './surface.js';
 import type { AnyToolDefinition } from './tool.js';
+import { withWaitSlot } from './waits.js';
 
 export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
 /** 2025-11-25: where `tasks/result` names the task its result belongs to. */
@@ -160,21 +161,14 @@ export function settlingTool(surface: McpSurface, run: RunRecord): AnyToolDefini
   return tool?.task ? tool : null;
 }
 
-/** Waits for the run to end within `budgetMs`; a sleeping run is re-read (wait returns at once when parked). */
+/**
+ * Waits for the run to end within `budgetMs`, sleeps inside the window included (runs.wait), holding one of the
+ * caller's wait slots (waits.ts) and ending early when the request aborts.
+ */
 export async function waitForEnd(ctx: ToolContext, run: RunRecord, budgetMs: number): Promise<RunRecord> {
-  const deadline = Date.now() + budgetMs;
-  let current = run;
-  while (!isTerminal(taskStatusOf(current.status))) {
-    const left = deadline - Date.now();
-    if (left <= 0) break;
-    if (current.status === 'waiting') {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(TASK_POLL_INTERVAL_MS, left)));
-      current = (await ctx.workspace.runs.get(current.id)) ?? current;
-      continue;
-    }
-    const waited = await ctx.workspace.runs.wait(current.id, left, current);
-    if (!waited) break;
-    current = waited.run;
-  }
-  return current;
+  if (isTerminal(taskStatusOf(run.status))) return run;
+  const waited = await withWaitSlot(ctx.request, () =>
+    ctx.workspace.runs.wait(run.id, budgetMs, run, ctx.request.signal),
+  );
+  return waited?.run ?? run;
 }

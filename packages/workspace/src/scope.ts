@@ -27,11 +27,11 @@ export interface RunHooks {
   /** A running run was asked to stop: tell the worker holding it. */
   cancelRequested(runId: string): void;
   /**
-   * Resolves when the run may have ended or parked (a notification from whichever worker ran it), or after
-   * `timeoutMs`: with the run as it settled when a worker of this process ran it (no read needed), else null (read
-   * it again).
+   * Resolves when the run may have ended or parked (a notification from whichever worker ran it), after `timeoutMs`,
+   * or when `signal` aborts (its timer and listener are released either way): with the run as it settled when a
+   * worker of this process ran it (no read needed), else null (read it again).
    */
-  settled?(runId: string, timeoutMs: number): Promise<RunRow | null>;
+  settled?(runId: string, timeoutMs: number, signal?: AbortSignal): Promise<RunRow | null>;
   /**
    * A worker of this process with a free slot, reserved for a run about to start whose caller waits for its end: the
    * run is inserted already leased to it and runs at once, with no queue round. Null when there is none.

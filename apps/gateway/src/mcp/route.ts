@@ -180,6 +180,9 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         serverVersion: deps.version,
         limits,
         maxResultBytes: deps.config.mcpMaxResultBytes,
+        waits: deps.mcpWaits,
+        // A client that hangs up ends its parked wait at once (its timer, listener and slot are released).
+        signal: c.req.raw.signal,
         audit: (entry: McpAuditEntry) =>
           deps.audit.record({
             workspaceId: access.workspaceId,

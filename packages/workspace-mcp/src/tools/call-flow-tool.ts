@@ -8,6 +8,7 @@ import { LIMITS } from '../limits.js';
 import { resultView, resultViewSchema, runLinks, runView, runViewSchema } from '../run-outputs.js';
 import { defineTool, ToolFailure, type ToolOutcome, textArg } from '../tool.js';
 import { runResultUri } from '../uris.js';
+import { withWaitSlot } from '../waits.js';
 
 interface CallArgs {
   flow_slug: string;
@@ -116,15 +117,21 @@ export const callFlowToolTool = defineTool({
       outcomeFor(run, true, run.status === 'completed' ? await ctx.workspace.runs.result(run.id) : null),
   },
 }).handle(async (args, ctx) => {
-  const started = await startRun(args, ctx, args.wait_ms > 0);
-  let run = started.run;
-  let value: RunResult | null = null;
   if (args.wait_ms > 0) {
-    const waited = await ctx.workspace.runs.wait(run.id, args.wait_ms, run);
-    if (waited) ({ run, result: value } = waited);
-  } else if (run.status === 'completed') {
-    // An idempotent retry of a run that already ended.
-    value = await ctx.workspace.runs.result(run.id);
+    // The slot is taken before the start: a caller over its bound is refused with nothing started.
+    return await withWaitSlot(ctx.request, async () => {
+      const started = await startRun(args, ctx, true);
+      const waited = await ctx.workspace.runs.wait(
+        started.run.id,
+        args.wait_ms,
+        started.run,
+        ctx.request.signal,
+      );
+      return outcomeFor(waited?.run ?? started.run, started.created, waited?.result ?? null);
+    });
   }
-  return outcomeFor(run, started.created, value);
+  const started = await startRun(args, ctx);
+  // An idempotent retry of a run that already ended.
+  const value = started.run.status === 'completed' ? await ctx.workspace.runs.result(started.run.id) : null;
+  return outcomeFor(started.run, started.created, value);
 });

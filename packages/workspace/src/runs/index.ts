@@ -110,14 +110,16 @@ export interface RunUseCases {
   /** Null when the run does not exist here; a finished run comes back unchanged. */
   cancel(runId: string): Promise<RunRecord | null>;
   /**
-   * The run once it ended or parked (waiting), or as it is after `timeoutMs`, with its result when it completed.
-   * Null when it does not exist here. `after` is the run as its caller just saw it (e.g. the start's answer): a
-   * queued or running record saves the first read.
+   * The run once it ended, or parked (waiting) with no wake time inside the window, or as it is after `timeoutMs` (or
+   * when `signal` aborts), with its result when it completed. A short sleep is waited through: a caller who gives 15 s
+   * to a flow that sleeps 2 s gets its end. Null when it does not exist here. `after` is the run as its caller just
+   * saw it (e.g. the start's answer): a queued or running record saves the first read.
    */
   wait(
     runId: string,
     timeoutMs: number,
     after?: RunRecord,
+    signal?: AbortSignal,
   ): Promise<{ run: RunRecord; result: RunResult | null } | null>;
 }
 
@@ -137,6 +139,20 @@ function canonical(value: unknown): string {
   );
 }
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** Resolves after `ms`, or at once when `signal` aborts; leaves no timer or listener behind either way. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 /** The input as shown: secret-typed inputs replaced, then secret-looking values redacted. */
 function shownInput(row: repos.RunRow): unknown {
@@ -447,21 +463,25 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       return row ? resultOf(row) : null;
     },
 
-    async wait(runId, timeoutMs, after) {
+    async wait(runId, timeoutMs, after, signal) {
       const until = Date.now() + Math.max(0, timeoutMs);
-      const live = (status: RunStatus) => status === 'queued' || status === 'running';
+      // Worth waiting on: it runs, or it sleeps until a time inside the window (a worker wakes it then).
+      const live = (row: { status: RunStatus; wakeAt: Date | string | null }) =>
+        row.status === 'queued' ||
+        row.status === 'running' ||
+        (row.status === 'waiting' && row.wakeAt !== null && new Date(row.wakeAt).getTime() < until);
       let row: repos.RunRow | null = null;
-      if (!(after && after.id === runId && live(after.status))) {
+      if (!(after && after.id === runId && live(after))) {
         row = await own(runId);
         if (!row) return null;
       }
-      while (row === null || live(row.status)) {
+      while (row === null || live(row)) {
         const left = until - Date.now();
-        if (left <= 0) break;
+        if (left <= 0 || signal?.aborted) break;
         // Notified by the worker that ran it; a slow poll covers a missed notification.
         let settled: repos.RunRow | null = null;
-        if (hooks?.settled) settled = await hooks.settled(runId, Math.min(left, 1_000));
-        else await new Promise((r) => setTimeout(r, Math.min(left, 50)));
+        if (hooks?.settled) settled = await hooks.settled(runId, Math.min(left, 1_000), signal);
+        else await pause(Math.min(left, 50), signal);
         // The run as the in-process worker left it spares the read (same run, same workspace: tenancy holds).
         row =
           settled && settled.id === runId && settled.workspaceId === workspaceId
