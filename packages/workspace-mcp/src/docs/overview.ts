@@ -21,8 +21,9 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
 5. \`call_flow_tool\` — starts a run with \`flow_slug\`, \`tool_name\` and \`input\` (matching the input schema). The
    interface, the installation and the input are checked at call time; a mismatch is an \`isError\` naming the failing
    paths, and nothing runs. The answer carries the run (\`runId\`, \`status\`) and \`resource_link\`s to
-   \`flowgate://runs/{run_id}\` and \`flowgate://runs/{run_id}/result\`. With \`wait_ms\` (up to 20 s) it waits and
-   returns the result inline when the run finished in time (large results as a preview with the result URI). Pass an
+   \`flowgate://runs/{run_id}\` and \`flowgate://runs/{run_id}/result\`. With \`wait_ms\` (up to 20 s) it waits, also
+   through a sleep that ends in time, and returns the result inline when the run finished in time (large results as a
+   preview with the result URI). Too many waits at once answer \`too_many_waits\`: poll \`get_run_status\` instead. Pass an
    \`idempotency_key\` when you may retry: the same key returns the same run. Runs have side effects: ask first.
 6. \`get_run_status\` — poll until the status is final (\`completed\`, \`failed\`, \`cancelled\`, \`timed-out\`);
    \`waiting\` means a durable sleep. \`include_events\` and \`include_result\` add the events and the result.
