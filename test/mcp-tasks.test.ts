@@ -249,7 +249,6 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
       expect(statuses).toContain('completed');
       expect(statuses.every((s) => s === 'working' || s === 'completed')).toBe(true);
       // The same call without tasks (its idempotency key names the same run) answers the same, but for `created`.
-      // (A plain call that waited would have answered at the run's sleep, not at its end.)
       const direct = await plain.callTool({ name: 'call_flow_tool', arguments: args });
       expect((direct.structuredContent as { created: boolean }).created).toBe(false);
       const flipped = JSON.parse(
