@@ -63,4 +63,21 @@ describe('slow request bodies', () => {
       /FLOWGATE_REQUEST_BODY_TIMEOUT_MS/,
     );
   });
+
+  it('bounds parked MCP waits: 32 per key and 512 per process unless told otherwise, never 0', () => {
+    const defaults = loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN });
+    expect([defaults.mcpMaxWaitsPerKey, defaults.mcpMaxWaits]).toEqual([32, 512]);
+    const set = loadConfig({
+      FLOWGATE_ADMIN_TOKEN: TOKEN,
+      FLOWGATE_MCP_MAX_WAITS_PER_KEY: '4',
+      FLOWGATE_MCP_MAX_WAITS: '40',
+    });
+    expect([set.mcpMaxWaitsPerKey, set.mcpMaxWaits]).toEqual([4, 40]);
+    expect(() => loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_MCP_MAX_WAITS_PER_KEY: '0' })).toThrow(
+      /FLOWGATE_MCP_MAX_WAITS_PER_KEY/,
+    );
+    expect(() => loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_MCP_MAX_WAITS: 'lots' })).toThrow(
+      /FLOWGATE_MCP_MAX_WAITS/,
+    );
+  });
 });
