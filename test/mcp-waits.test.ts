@@ -116,9 +116,10 @@ describe('waits through short sleeps', () => {
 describe('bounded waits', () => {
   it('refuses the wait past the per-key and the per-process bound with too_many_waits, starting nothing', async () => {
     // Two of alice's waits and one of bob's hold every slot (per key 2, per process 3).
-    const held = [call(alice.apiKey, 3_000, 15_000), call(alice.apiKey, 3_000, 15_000)];
+    // Naps long enough that a loaded machine still makes every check below while they hold their slots.
+    const held = [call(alice.apiKey, 6_000, 15_000), call(alice.apiKey, 6_000, 15_000)];
     await until(() => deps().mcpWaits.held().total === 2);
-    held.push(call(bob.apiKey, 3_000, 15_000));
+    held.push(call(bob.apiKey, 6_000, 15_000));
     await until(() => deps().mcpWaits.held().total === 3);
     const before = await runCount();
 
@@ -137,7 +138,8 @@ describe('bounded waits', () => {
     expect(overProcess.structuredContent.details).toEqual({ bound: 'process', limit: 3 });
 
     // tasks/result holds a slot as well: refused as a JSON-RPC error with the same code.
-    const task = asRpc(await call(carol.apiKey, 100, 0, true));
+    // A run that sleeps past the window: tasks/result would have to wait (a finished one needs no slot).
+    const task = asRpc(await call(carol.apiKey, 60_000, 0, true));
     const taskId = (task.result?.task as { taskId: string } | undefined)?.taskId;
     const refused = asRpc(
       await mcpPost(gw.mcpUrl(WS), {
