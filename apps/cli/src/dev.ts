@@ -110,6 +110,7 @@ export async function runDev(options: DevOptions, io: CliIo): Promise<void> {
   io.stdout('Stopped.\n');
 }
 
+/** Whether a demo key can call `call_flow_tool`: the key an agent config needs to run the examples. */
 function canRunFlows(account: DemoAccount): boolean {
   return account.capabilities.some((c) => c === 'flows.run' || c === 'workspace.full');
 }
