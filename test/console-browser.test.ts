@@ -269,6 +269,34 @@ describe('admin console in chromium', () => {
     await shot('09-flow');
   });
 
+  it('shows what an agent sent with send_feedback on the Feedback page, inert and filterable', async () => {
+    const agent = await gw.mintKey(WS, ['feedback.send'], 'feedback-agent');
+    const sent = await mcpPost(gw.mcpUrl(WS), {
+      token: agent.apiKey,
+      protocolVersion: '2025-11-25',
+      body: rpc('tools/call', {
+        name: 'send_feedback',
+        arguments: { summary: HOSTILE_DESCRIPTION, details: 'the docs\nskip retries', area: 'docs' },
+      }),
+    });
+    expect(asRpc(sent).error).toBeUndefined();
+    await page.goto(`${gw.url}/console/w/${WS}/keys`);
+    await page.getByRole('link', { name: 'Feedback', exact: true }).click();
+    await page.waitForURL(new RegExp(`/console/w/${WS}/feedback$`));
+    const row = page.locator('tbody tr').filter({ hasText: HOSTILE_DESCRIPTION });
+    expect(await row.count()).toBe(1);
+    expect(await row.getByText('skip retries').count()).toBe(1);
+    expect(await page.locator('main script, main img').count()).toBe(0);
+    expect(await page.title()).not.toBe('PWNED');
+    expect(dialogs).toEqual([]);
+    await axePass('feedback');
+    await shot('10-feedback');
+    await page.getByLabel('Area').selectOption('setup');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/area=setup/);
+    expect(await page.getByText('No feedback matches these filters').count()).toBe(1);
+  });
+
   it('signs out, and the old session no longer opens a page', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/console\/sign-in$/);

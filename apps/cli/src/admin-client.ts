@@ -63,6 +63,9 @@ export type Connection = InferResponseType<Ws['connections']['$post'], 201>;
 export type McpPolicy = InferResponseType<Ws['mcp-policy']['$put'], 200>;
 export type McpPolicyInput = InferRequestType<Ws['mcp-policy']['$put']>['json'];
 export type AuditPage = InferResponseType<Ws['audit']['$get'], 200>;
+export type FeedbackPage = InferResponseType<Ws['feedback']['$get'], 200>;
+export type FeedbackQuery = InferRequestType<Ws['feedback']['$get']>['query'];
+export type FeedbackArea = NonNullable<FeedbackQuery['area']>;
 export type DraftAnswer = InferResponseType<Flow['draft']['$put']>;
 export type FlowDiagnostic = DraftAnswer['diagnostics'][number];
 export type ReleaseAnswer = InferResponseType<Flow['release']['$post'], 200>;
@@ -238,6 +241,22 @@ export class AdminClient {
   listAudit(ws: string, query: PageQuery = {}): Promise<AuditPage> {
     return this.#list((api) =>
       api.api.workspaces[':ws'].audit.$get({ param: { ws: seg(ws) }, query: pageQuery(query) }),
+    );
+  }
+
+  listFeedback(
+    ws: string,
+    query: PageQuery & { area?: FeedbackArea; since?: string } = {},
+  ): Promise<FeedbackPage> {
+    return this.#list((api) =>
+      api.api.workspaces[':ws'].feedback.$get({
+        param: { ws: seg(ws) },
+        query: {
+          ...pageQuery(query),
+          ...(query.area !== undefined ? { area: query.area } : {}),
+          ...(query.since !== undefined ? { since: query.since } : {}),
+        },
+      }),
     );
   }
 

@@ -13,6 +13,9 @@ export interface DemoApi {
   close(): Promise<void>;
 }
 
+/** The default model of the demo LLM connection (the stand-in answers any name, and lists this one). */
+export const DEMO_MODEL = 'demo-model';
+
 /** Where a demo connection of a slot points, below the stand-in's URL. */
 export function demoSlotPath(slot: string, type: string): string {
   return type === 'llm-provider' ? '/llm/v1' : `/${slot}`;
@@ -114,9 +117,18 @@ async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> 
       await readJson(req);
       sequence += 1;
       return send(res, 201, { id: `demo-${sequence}`, status: 'accepted' });
+    // The model list is where a connection check probes an llm-provider: the demo LLM must pass its own check.
+    case 'GET /llm/v1/models':
+      return send(res, 200, {
+        object: 'list',
+        data: [{ id: DEMO_MODEL, object: 'model', created: 0, owned_by: 'flowgate-demo' }],
+      });
     case 'POST /llm/v1/chat/completions':
       return send(res, 200, completion(await readJson(req)));
     default:
+      // A demo connection's base URL (`/<slot>`) answers, so its health check reads plain "healthy".
+      if (req.method === 'GET' && /^\/[a-z][a-z0-9-]*$/.test(url.pathname))
+        return send(res, 200, { service: url.pathname.slice(1), demo: true });
       return send(res, 404, { error: 'not a demo route' });
   }
 }

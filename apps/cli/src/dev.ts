@@ -110,6 +110,11 @@ export async function runDev(options: DevOptions, io: CliIo): Promise<void> {
   io.stdout('Stopped.\n');
 }
 
+/** Whether a demo key can call `call_flow_tool`: the key an agent config needs to run the examples. */
+function canRunFlows(account: DemoAccount): boolean {
+  return account.capabilities.some((c) => c === 'flows.run' || c === 'workspace.full');
+}
+
 /** Shows paths relative to the working directory when inside it: shorter and copy-paste friendly. */
 function displayPath(path: string, cwd: string): string {
   const rel = relative(cwd, path);
@@ -131,19 +136,32 @@ export function renderDevBanner(session: DevSession, cwd: string): string {
     lines.push(`Demo API keys — shown once; also saved to ${credsShown} (mode 0600):`);
     const width = Math.max(...newKeys.map((a) => a.name.length));
     for (const a of newKeys)
-      lines.push(`  ${a.name.padEnd(width)}  ${a.apiKey}  (${a.capabilities.join(', ')})`);
+      lines.push(
+        `  ${a.name.padEnd(width)}  ${a.apiKey}  (${a.capabilities.join(', ')}) ${canRunFlows(a) ? '— can run flows' : '— read-only, cannot run flows'}`,
+      );
   } else {
     lines.push(`Demo API keys: unchanged; they are in ${credsShown} (not shown again).`);
   }
-  const index = Math.max(
-    0,
-    credentials.accounts.findIndex((a) => a.name === 'demo-readonly'),
-  );
+  // Decided by what each key may do now, not by its name: an account the user changed keeps its changes.
+  const runner = credentials.accounts.findIndex(canRunFlows);
+  const looker = credentials.accounts.findIndex((a) => !canRunFlows(a));
+  const exportLine = (i: number) =>
+    `  export FLOWGATE_TOKEN="$(node -p "require('${session.credentialsPath}').accounts[${i}].apiKey")"`;
   lines.push('');
-  lines.push('Put a key in FLOWGATE_TOKEN (client configs below reference the variable, not the key):');
-  lines.push(
-    `  export FLOWGATE_TOKEN="$(node -p "require('${session.credentialsPath}').accounts[${index}].apiKey")"`,
-  );
+  if (runner >= 0) {
+    const name = credentials.accounts[runner]?.name;
+    lines.push(
+      `Put the ${name} key in FLOWGATE_TOKEN: it can run flows (client configs below reference the variable, not the key):`,
+    );
+    lines.push(exportLine(runner));
+  } else {
+    lines.push('No demo key can run flows (flows.run); give one that capability to run the examples.');
+  }
+  if (looker >= 0) {
+    const name = credentials.accounts[looker]?.name;
+    lines.push(`For an agent that should only look, use the ${name} key instead (it cannot run flows):`);
+    lines.push(exportLine(looker));
+  }
   lines.push('');
   lines.push('Claude Code — .mcp.json in your project:');
   const mcpJson = {
@@ -171,11 +189,10 @@ export function renderDevBanner(session: DevSession, cwd: string): string {
   lines.push(`    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`);
   lines.push(`    -d '${initialize}'`);
   lines.push('');
-  const full = Math.max(
-    0,
-    credentials.accounts.findIndex((a) => a.name === 'demo-full'),
+  const full = Math.max(0, runner);
+  lines.push(
+    `Run an example flow over MCP (${credentials.accounts[full]?.name ?? 'demo-full'} key; the flow calls the local stand-in API):`,
   );
-  lines.push('Run an example flow over MCP (demo-full key; the flow calls the local stand-in API):');
   const call = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,

@@ -11,6 +11,7 @@ import {
 } from './admin-client.js';
 import { CliError, CliExit, type CliIo, DEFAULT_API_URL } from './cli-io.js';
 import { readDevSecrets, resolveDataDir } from './data-dir.js';
+import { registerFeedbackCommands } from './feedback-commands.js';
 import { registerFlowCommands } from './flows-commands.js';
 import { registerMcpCommands } from './mcp/command.js';
 import { renderJson, renderSummary, renderTable } from './output.js';
@@ -505,6 +506,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
 
   registerFlowCommands(program, { io, client, out });
   registerRunCommands(program, { io, client, out });
+  registerFeedbackCommands(program, { client, out });
   registerMcpCommands(program, io);
 
   return program;

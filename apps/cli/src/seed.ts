@@ -3,7 +3,7 @@ import { EXAMPLE_FLOWS, type RequiresSlot, validateFlow } from '@flowgate/flows'
 import { AdminApiError, type AdminClient, type ServiceAccount } from './admin-client.js';
 import { CliError } from './cli-io.js';
 import type { DemoAccount, DemoCredentials } from './data-dir.js';
-import { demoSlotPath } from './demo-api.js';
+import { DEMO_MODEL, demoSlotPath } from './demo-api.js';
 
 /**
  * Seeds the demo workspace through the admin API, idempotently: a second run finds what the first one
@@ -117,8 +117,6 @@ async function keyIsUsable(client: AdminClient, ws: string, sa: string, keyId: s
 /** The secret of every demo connection: a visible placeholder, never a real credential. */
 export const DEMO_SECRET = 'demo-placeholder-not-a-real-secret';
 export const DEMO_CONNECTION_PREFIX = 'demo-';
-/** The default model of the demo LLM connection (the stand-in answers any name). */
-export const DEMO_MODEL = 'demo-model';
 
 /**
  * Pushes and releases each sample flow that the workspace does not have yet, trusts its authored descriptions (the

@@ -12,6 +12,7 @@ import { ipAllowed } from '../middleware/ip.js';
 import { requireWorkspaceAdmin } from '../middleware/workspace-access.js';
 import type { WorkspaceCache } from '../workspace-cache.js';
 import { createAdminCursors, paginate } from './cursor.js';
+import { feedbackRoutes } from './feedback.js';
 import { flowRoutes } from './flows.js';
 import { runRoutes } from './runs.js';
 import {
@@ -213,6 +214,7 @@ export function adminRoutes(deps: AdminDeps) {
   const ws = new Hono<AppEnv>()
     .route('/', runRoutes({ workspaceDeps: deps.workspaceDeps, cursors }))
     .route('/', flowRoutes({ db, audit: deps.audit, workspaceDeps: deps.workspaceDeps, cursors }))
+    .route('/', feedbackRoutes({ db, cursors }))
     .post('/service-accounts', admin, jsonBody(createServiceAccountBody), async (c) => {
       const started = performance.now();
       const body = c.req.valid('json');

@@ -39,6 +39,7 @@ button.danger{background:#fff;color:var(--bad);border-color:var(--bad)}
 .notice{border:1px solid var(--line);border-left:4px solid var(--accent);padding:8px 12px;background:var(--panel);margin:8px 0}
 .notice.error{border-left-color:var(--bad)}
 .empty{color:var(--muted);border:1px dashed var(--line);padding:16px;text-align:center}
+.details{white-space:pre-wrap;word-break:break-word;margin:4px 0 0}
 .secret{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 .secret input{flex:1 1 16rem;font-family:ui-monospace,monospace}
 ol.timeline{list-style:none;padding:0;border-left:3px solid var(--line);margin-left:6px}

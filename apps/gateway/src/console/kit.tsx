@@ -165,6 +165,19 @@ export interface ConnectionCheck {
   latencyMs: number | null;
   message: string | null;
 }
+export interface Feedback {
+  feedbackId: string;
+  area: string;
+  summary: string;
+  details: string | null;
+  principalType: string;
+  principalId: string;
+  resourceUri: string | null;
+  runId: string | null;
+  flowSlug: string | null;
+  context: Record<string, unknown> | null;
+  createdAt: string;
+}
 export interface AuditRow {
   id: number;
   at: string;

@@ -11,6 +11,7 @@ import { type C, type Env, formText, frameOf, message, type PageKit, render } fr
 import { installAuditPage } from './pages/audit.js';
 import { installConnectPage } from './pages/connect.js';
 import { installConnectionsPages } from './pages/connections.js';
+import { installFeedbackPage } from './pages/feedback.js';
 import { installFlowsPages } from './pages/flows.js';
 import { installKeysPages } from './pages/keys.js';
 import { installPolicyPage } from './pages/policy.js';
@@ -36,6 +37,16 @@ const PAGE_CSP =
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 const WS_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * A used or expired link strands a newcomer on this page, so it says how to get back in. No path of this host is
+ * named: only the file name `flowgate dev` uses, relative to where it was started.
+ */
+const EXPIRED_LINK =
+  'That sign-in link was already used or has expired (a link works once, within 10 minutes). ' +
+  'Restart pnpm dev to print a new one, or sign in below with the operator token: the server’s ' +
+  'FLOWGATE_ADMIN_TOKEN; under pnpm dev it is "adminToken" in .flowgate/dev-secrets.json ' +
+  '(or in $FLOWGATE_DATA_DIR) in the directory it was started from.';
 
 /** `Secure` everywhere but plain http on loopback (`flowgate dev`), where browsers would drop a Secure cookie. */
 function secureCookies(c: Context): boolean {
@@ -146,7 +157,7 @@ export function consoleRoutes(
     let session: { id: string; expiresAt: Date } | null = null;
     if (code) {
       session = await redeemSignInCode(db, code, at);
-      if (!session) return signInPage(c, null, 'That sign-in link was already used or has expired.', 401);
+      if (!session) return signInPage(c, null, EXPIRED_LINK, 401);
     } else {
       const token = formText(form, 'token');
       const result = token ? await principalForToken(deps.authenticator, token) : null;
@@ -222,6 +233,7 @@ export function consoleRoutes(
   installKeysPages(kit);
   installRunsPages(kit);
   installAuditPage(kit);
+  installFeedbackPage(kit);
   installConnectionsPages(kit);
   installFlowsPages(kit);
   installConnectPage(kit);

@@ -2,7 +2,16 @@
 import type { Child } from 'hono/jsx';
 import { SCRIPT, STYLESHEET } from './assets.js';
 
-export type Nav = 'keys' | 'connections' | 'flows' | 'runs' | 'audit' | 'policy' | 'connect' | 'workspaces';
+export type Nav =
+  | 'keys'
+  | 'connections'
+  | 'flows'
+  | 'runs'
+  | 'audit'
+  | 'feedback'
+  | 'policy'
+  | 'connect'
+  | 'workspaces';
 
 export interface PageFrame {
   title: string;
@@ -22,6 +31,7 @@ const NAV: { id: Nav; label: string; path: string }[] = [
   { id: 'flows', label: 'Flows', path: 'flows' },
   { id: 'runs', label: 'Runs', path: 'runs' },
   { id: 'audit', label: 'Audit', path: 'audit' },
+  { id: 'feedback', label: 'Feedback', path: 'feedback' },
   { id: 'policy', label: 'MCP policy', path: 'policy' },
   { id: 'connect', label: 'Connect your agent', path: 'connect' },
 ];

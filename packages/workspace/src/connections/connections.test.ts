@@ -18,7 +18,10 @@ import { openWorkspace, type Workspace } from '../workspace.js';
 
 let h: DbHandle;
 let deps: WorkspaceDeps;
-/** An outside system: `/denied…` answers 401, everything else 200; requests are recorded with their headers. */
+/**
+ * An outside system: `/denied…` answers 401, `/missing…` 404, `/down…` 503, everything else 200; requests are
+ * recorded with their headers.
+ */
 let server: Server;
 let upstream: string;
 const requests: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
@@ -28,10 +31,15 @@ beforeAll(async () => {
   deps = testWorkspaceDeps(h.db);
   server = createServer((req, res) => {
     requests.push({ url: req.url ?? '', headers: req.headers });
-    const denied = req.url?.startsWith('/denied');
-    res
-      .writeHead(denied ? 401 : 200, { 'content-type': 'application/json' })
-      .end(denied ? '{}' : '{"data":[]}');
+    const url = req.url ?? '';
+    const status = url.startsWith('/denied')
+      ? 401
+      : url.startsWith('/missing')
+        ? 404
+        : url.startsWith('/down')
+          ? 503
+          : 200;
+    res.writeHead(status, { 'content-type': 'application/json' }).end(status === 200 ? '{"data":[]}' : '{}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -192,6 +200,43 @@ describe('connections.check', () => {
       message: 'credentials were rejected',
     });
     expect((await repos.getConnection(h.db, id, off))?.health).toBeNull();
+  });
+
+  it('judges every type by one rule: any answer below 500 but 401/403 is reachable, so healthy', async () => {
+    const { id, ws } = await workspace();
+    const api = await seedConnection(deps, id, 1, { baseUrl: `${upstream}/missing/api` });
+    const llm = await seedConnection(deps, id, 2, {
+      type: 'llm-provider',
+      baseUrl: `${upstream}/missing/llm/v1`,
+      secret: 'llm-key-0123456789',
+    });
+    const apiDown = await seedConnection(deps, id, 3, { baseUrl: `${upstream}/down/api` });
+    const llmDown = await seedConnection(deps, id, 4, {
+      type: 'llm-provider',
+      baseUrl: `${upstream}/down/v1`,
+    });
+    const llmDenied = await seedConnection(deps, id, 5, {
+      type: 'llm-provider',
+      baseUrl: `${upstream}/denied/v1`,
+    });
+    const { items } = await ws.connections.check({
+      connectionIds: [api, llm, apiDown, llmDown, llmDenied],
+      limit: 10,
+      after: null,
+    });
+    expect(items.map((c) => [c.type, c.ok, c.status, c.httpStatus, c.message])).toEqual([
+      ['http-api', true, 'healthy', 404, 'reachable; answered HTTP 404'],
+      ['llm-provider', true, 'healthy', 404, 'reachable; answered HTTP 404'],
+      ['http-api', false, 'unhealthy', 503, 'answered HTTP 503'],
+      ['llm-provider', false, 'unhealthy', 503, 'answered HTTP 503'],
+      ['llm-provider', false, 'unhealthy', 401, 'credentials were rejected'],
+    ]);
+    expect((await repos.getConnection(h.db, id, llm))?.health).toEqual({
+      ok: true,
+      checkedAt: TEST_NOW,
+      status: 404,
+      message: 'reachable; answered HTTP 404',
+    });
   });
 
   it('refuses private addresses unless the deployment allows them', async () => {

@@ -153,16 +153,15 @@ export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
         timeoutMs,
         allowPrivate: deps.outbound.allowPrivateNetwork,
       });
-      // Reachable and credentials accepted. LLM providers must answer their model list.
-      const ok =
-        row.type === 'llm-provider'
-          ? res.status >= 200 && res.status < 300
-          : res.status < 500 && res.status !== 401 && res.status !== 403;
-      const message = ok
-        ? null
-        : res.status === 401 || res.status === 403
-          ? 'credentials were rejected'
-          : `answered HTTP ${res.status}`;
+      // One rule for every type (README, "Connection health"): healthy = the system answered and did not reject the
+      // credentials. A 404 on the probed path says the host is up; the path is only a guess at what it serves.
+      const rejected = res.status === 401 || res.status === 403;
+      const ok = res.status < 500 && !rejected;
+      const message = rejected
+        ? 'credentials were rejected'
+        : res.status >= 300
+          ? `${ok ? 'reachable; ' : ''}answered HTTP ${res.status}`
+          : null;
       result = {
         ...base,
         ok,

@@ -1,0 +1,104 @@
+/** @jsxImportSource hono/jsx */
+import { FEEDBACK_AREAS } from '@flowgate/workspace';
+import { type Feedback, frameOf, message, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
+import { Badge, Empty, Json, Notice, Pager, Table, when } from '../views.js';
+
+/** What agents and people reported with send_feedback, newest first, through the admin API's feedback list. */
+export function installFeedbackPage(kit: PageKit): void {
+  const { app: console_, api, wsPath, failed } = kit;
+  console_.get('/console/w/:ws/feedback', async (c) => {
+    const ws = c.req.param('ws');
+    const rawArea = c.req.query('area') ?? '';
+    const area = (FEEDBACK_AREAS as readonly string[]).includes(rawArea) ? rawArea : undefined;
+    const cursor = c.req.query('cursor') || undefined;
+    // <input type="datetime-local"> sends minutes without a zone; the form says they are UTC.
+    const rawSince = c.req.query('since') ?? '';
+    const since = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(rawSince) ? rawSince : undefined;
+    const answer = await api(
+      c,
+      'GET',
+      wsPath(c, `/feedback${qs({ limit: PAGE_SIZE, area, since: since && `${since}:00Z`, cursor })}`),
+    );
+    if (answer.status === 403) return failed(c, 'Feedback', 'feedback', answer);
+    const page =
+      answer.status === 200 ? (answer.body as { items: Feedback[]; nextCursor: string | null }) : null;
+    return render(
+      c,
+      frameOf(c, 'Feedback', ws, 'feedback'),
+      <>
+        <h1>Feedback</h1>
+        <p class="muted">
+          What agents (and people) reported with the <span class="mono">send_feedback</span> tool: unclear
+          docs, setup problems, runtime errors, confusing flow interfaces. Secrets were redacted before
+          storing.
+        </p>
+        {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
+        <form method="get" action={`/console/w/${ws}/feedback`} class="filters">
+          <label>
+            Area
+            <select name="area">
+              <option value="">any</option>
+              {FEEDBACK_AREAS.map((a) => (
+                <option value={a} selected={a === area}>
+                  {a}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            From (UTC)
+            <input type="datetime-local" name="since" value={since ?? ''} />
+          </label>
+          <button type="submit" class="secondary">
+            Filter
+          </button>
+        </form>
+        {page && page.items.length === 0 ? (
+          <Empty>
+            No feedback{area || since ? ' matches these filters' : ' yet'}. Agents send it with the
+            send_feedback tool (toolset <span class="mono">feedback</span>, capability{' '}
+            <span class="mono">feedback.send</span>).
+          </Empty>
+        ) : null}
+        {page && page.items.length > 0 ? (
+          <Table columns={['At', 'From', 'Area', 'Feedback', 'About']}>
+            {page.items.map((f) => (
+              <tr>
+                <td>{when(f.createdAt)}</td>
+                <td>
+                  {f.principalType} <span class="mono">{f.principalId}</span>
+                </td>
+                <td>
+                  <Badge value={f.area} />
+                </td>
+                <td>
+                  <strong>{f.summary}</strong>
+                  {f.details ? <p class="details">{f.details}</p> : null}
+                  {f.context ? <Json value={f.context} /> : null}
+                </td>
+                <td class="mono">
+                  {f.flowSlug ? <a href={`/console/w/${ws}/flows/${f.flowSlug}`}>{f.flowSlug}</a> : null}
+                  {f.runId ? (
+                    <>
+                      {' '}
+                      <a href={`/console/w/${ws}/runs/${encodeURIComponent(f.runId)}`}>run</a>
+                    </>
+                  ) : null}
+                  {f.resourceUri ? <> {f.resourceUri}</> : null}
+                  {!f.flowSlug && !f.runId && !f.resourceUri ? '—' : null}
+                </td>
+              </tr>
+            ))}
+          </Table>
+        ) : null}
+        <Pager
+          next={
+            page?.nextCursor
+              ? `/console/w/${ws}/feedback${qs({ area, since, cursor: page.nextCursor })}`
+              : null
+          }
+        />
+      </>,
+    );
+  });
+}
