@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { AppError } from '@flowgate/core';
 import { createDb } from '@flowgate/db';
-import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
+import { createLogger, type GatewayConfig, loadConfig, startGateway } from '@flowgate/gateway';
 import type { CliIo } from './cli-io.js';
 import { embeddedDbDir, ensurePrivateDir, resolveDataDir } from './data-dir.js';
 import { describeListenError, lockDataDir, waitForShutdownSignal } from './lifecycle.js';
@@ -10,10 +10,24 @@ import { describeListenError, lockDataDir, waitForShutdownSignal } from './lifec
  * `flowgate serve`: configuration from the environment only. The gateway logs one JSON line with its URL
  * once it listens; SIGINT/SIGTERM close it gracefully (stop accepting, finish in-flight, flush audit).
  */
-export async function runServe(options: { worker: boolean }, io: CliIo): Promise<void> {
-  const config = loadConfig(io.env);
+export interface ServeOptions {
+  worker: boolean;
+  port?: number | undefined;
+}
+
+/** The gateway configuration `serve` starts with: the environment, then the flags. */
+export function serveConfig(options: ServeOptions, io: Pick<CliIo, 'env' | 'cwd'>): GatewayConfig {
+  // --port wins over FLOWGATE_PORT, as for `dev`; it goes through the same validation as the variable.
+  const config = loadConfig(
+    options.port === undefined ? io.env : { ...io.env, FLOWGATE_PORT: String(options.port) },
+  );
   config.dataDir = resolve(io.cwd, config.dataDir);
   if (!options.worker) config.worker = false;
+  return config;
+}
+
+export async function runServe(options: ServeOptions, io: CliIo): Promise<void> {
+  const config = serveConfig(options, io);
   const logger = createLogger(config.logLevel);
   let unlock = () => {};
   if (!config.databaseUrl) {
