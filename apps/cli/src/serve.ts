@@ -4,6 +4,7 @@ import { createDb } from '@flowgate/db';
 import { createLogger, type GatewayConfig, loadConfig, startGateway } from '@flowgate/gateway';
 import type { CliIo } from './cli-io.js';
 import { embeddedDbDir, ensurePrivateDir, resolveDataDir } from './data-dir.js';
+import { databaseErrorInWords } from './database.js';
 import { describeListenError, lockDataDir, waitForShutdownSignal } from './lifecycle.js';
 
 /**
@@ -38,7 +39,8 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<void> 
   const shutdown = waitForShutdownSignal();
   try {
     const gateway = await startGateway({ config, logger }).catch((error: unknown) => {
-      throw describeListenError(error, config.host, config.port);
+      const url = config.databaseUrl;
+      throw describeListenError(url ? databaseErrorInWords(error, url) : error, config.host, config.port);
     });
     const signal = await shutdown;
     logger.info({ signal }, 'flowgate shutting down');
@@ -65,7 +67,9 @@ export async function runMigrate(io: CliIo): Promise<void> {
   if (url) {
     const handle = await createDb({ url, maxConnections: 1 });
     try {
-      await handle.migrate();
+      await handle.migrate().catch((error: unknown) => {
+        throw databaseErrorInWords(error, url);
+      });
     } finally {
       await handle.close();
     }
