@@ -155,6 +155,16 @@ describe('flowgate worker and db migrate against a database that is not there', 
     });
   });
 
+  it('serve says it cannot reach the database, in words', async () => {
+    const env = { DATABASE_URL: 'postgres://flowgate@127.0.0.1:5999/flowgate', FLOWGATE_ENCRYPTION_KEY: KEY };
+    expect(await runWith(['serve', '--port', '0'], { env })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: database_unreachable: cannot reach the database at 127.0.0.1:5999 (ECONNREFUSED); is Postgres running and DATABASE_URL right?\n',
+    });
+  });
+
   it('worker: a bad configuration lists every problem at once', async () => {
     expect(await runWith(['worker'], { env: { FLOWGATE_WORKER_CONCURRENCY: 'many' } })).toEqual({
       code: 1,
