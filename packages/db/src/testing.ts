@@ -58,7 +58,9 @@ export function testRun(workspaceId: string, id: string, overrides: Partial<NewR
  * A throwaway, unmigrated database on the Postgres server at `baseUrl`: for tests of what happens before
  * migrations (a worker that waits for them). `drop` removes it, closing any connection left to it.
  */
-export async function createEmptyTestDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createEmptyTestDatabase(
+  baseUrl: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `fg_test_${randomBase62(10).toLowerCase()}`;
   const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
   try {
