@@ -131,7 +131,7 @@ describe('flowgate mcp stdio as a process', () => {
       code: 2,
       stdout: '',
       stderr:
-        'flowgate mcp stdio: $FG_KEY is not set or empty: export the workspace API key (fgk_…) or a JWT in it\n',
+        'error: invalid_request: $FG_KEY is not set or empty: export the workspace API key (fgk_…) or a JWT in it\n',
     });
     expect(upstream.bodies.length).toBe(before);
   });

@@ -194,7 +194,9 @@ describe('mcp doctor against a live gateway', () => {
     const j = await doctor(`http://127.0.0.1:${port}`, full.apiKey, [], true);
     expect(j.code).toBe(1);
     expect(j.report?.failure).toMatchObject({ stage: 'connect', httpStatus: null, code: 'network' });
-    expect(j.report?.failure?.message).toContain(`cannot reach http://127.0.0.1:${port} (ECONNREFUSED)`);
+    expect(j.report?.failure?.message).toContain(
+      `cannot reach the Flowgate API at http://127.0.0.1:${port} (ECONNREFUSED)`,
+    );
     expect(j.report?.failure?.hint).toContain('start the gateway');
   });
 });

@@ -14,7 +14,7 @@ describe('AdminClient transport failures', () => {
       expect(error).toMatchObject({
         code: 'unavailable',
         status: 0,
-        message: `cannot reach ${hung.url} (timed out)`,
+        message: `cannot reach the Flowgate API at ${hung.url} (timed out)`,
       });
     } finally {
       await hung.close();

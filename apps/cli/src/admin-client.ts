@@ -425,7 +425,7 @@ export class AdminClient {
         } catch (error) {
           throw new AdminApiError(
             'unavailable',
-            `cannot reach ${this.apiUrl} (${transportReason(error)})`,
+            `cannot reach the Flowgate API at ${this.apiUrl} (${transportReason(error)})`,
             0,
           );
         }

@@ -561,7 +561,9 @@ describe('errors', () => {
       env: { ...env, FLOWGATE_API_URL: closed.url },
     });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`error: unavailable: cannot reach ${closed.url} (ECONNREFUSED)\n`);
+    expect(r.stderr).toBe(
+      `error: unavailable: cannot reach the Flowgate API at ${closed.url} (ECONNREFUSED)\n`,
+    );
   });
 
   it('without any token it says which variables to set and sends nothing', async () => {

@@ -1,8 +1,6 @@
 import { type Capability, capabilitySchema } from '@flowgate/auth';
-import { isAppError } from '@flowgate/core';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
-  AdminApiError,
   AdminClient,
   type ConnectionInput,
   type ConnectionPatchInput,
@@ -16,9 +14,12 @@ import { registerFlowCommands } from './flows-commands.js';
 import { registerMcpCommands } from './mcp/command.js';
 import { renderJson, renderSummary, renderTable } from './output.js';
 import { parsePositiveInt, parseWorkspaceId } from './parsers.js';
+import { renderError } from './render-error.js';
 import { registerRunCommands } from './runs-commands.js';
+import { acceptWorkspaceIdAlias } from './workspace-flag.js';
 
 export { CliError, CliExit, type CliIo, DEFAULT_API_URL } from './cli-io.js';
+export { renderError } from './render-error.js';
 
 interface GlobalOptions {
   apiUrl?: string;
@@ -35,31 +36,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     if (error instanceof CliExit) return error.status;
     if (error instanceof CommanderError) {
-      // Commander already printed usage errors; help and version are successful exits.
-      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version'
-        ? 0
-        : error.exitCode || 1;
+      // Help and version are successful exits; help shown for a missing subcommand was already printed.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      if (error.code !== 'commander.help') io.stderr(`${renderError(error, secrets)}\n`);
+      return error.exitCode || 1;
     }
     io.stderr(`${renderError(error, secrets)}\n`);
     return 1;
   }
-}
-
-export function renderError(error: unknown, secrets: ReadonlySet<string> = new Set()): string {
-  let code = 'internal_error';
-  let message = 'unexpected failure';
-  if (error instanceof AdminApiError) {
-    code = error.code;
-    message = error.message + error.issues.map((i) => `\n  - ${i.path}: ${i.message}`).join('');
-  } else if (error instanceof CliError || isAppError(error)) {
-    code = error.code;
-    message = error.message;
-  } else if (error instanceof Error) {
-    message = error.message;
-  }
-  // The server never echoes tokens, but a proxy or a local failure might: scrub anything we hold.
-  for (const secret of secrets) if (secret.length > 0) message = message.split(secret).join('[redacted]');
-  return `error: ${code}: ${message}`;
 }
 
 function buildProgram(io: CliIo, secrets: Set<string>): Command {
@@ -67,7 +51,12 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
   program
     .description('Flowgate: one MCP server per workspace for AI agents')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    // Usage errors are not printed by commander but by runCli, in the one error format.
+    .configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+      outputError: () => {},
+    })
     .option(
       '--api-url <url>',
       'admin API base URL (default: $FLOWGATE_API_URL or http://127.0.0.1:8787)',
@@ -108,10 +97,11 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
   program
     .command('serve')
     .description('start the gateway from environment configuration (DATABASE_URL → Postgres, else embedded)')
+    .option('--port <port>', 'port to listen on (default FLOWGATE_PORT, 8787; 0 = any free port)', parsePort)
     .option('--no-worker', 'do not run the in-process run worker')
-    .action(async (opts: { worker: boolean }) => {
+    .action(async (opts: { worker: boolean; port?: number }) => {
       const { runServe } = await import('./serve.js');
-      await runServe({ worker: opts.worker }, io);
+      await runServe({ worker: opts.worker, port: opts.port }, io);
     });
 
   program
@@ -508,6 +498,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
   registerRunCommands(program, { io, client, out });
   registerFeedbackCommands(program, { client, out });
   registerMcpCommands(program, io);
+  acceptWorkspaceIdAlias(program);
 
   return program;
 }

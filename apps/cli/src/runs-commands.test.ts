@@ -139,7 +139,7 @@ describe('flowgate runs', () => {
     const parked = JSON.parse(waited.stdout) as { runId: string; status: string; wakeAt: string };
     expect(parked.status).toBe('waiting');
     expect(waited.stderr).toBe(
-      `${parked.runId} is waiting until ${parked.wakeAt}; follow it with: flowgate runs get ${parked.runId}\n`,
+      `error: run_not_finished: ${parked.runId} is waiting until ${parked.wakeAt}; follow it with: flowgate runs get ${parked.runId}\n`,
     );
     const started = parked;
     const cancelled = await cli('runs', 'cancel', started.runId, '--workspace', WS);

@@ -156,10 +156,11 @@ export function registerRunCommands(program: Command, ctx: RunCommandContext): v
         out(cmd, run, () => renderRun(run));
         if (!FINAL.has(run.status)) {
           const until = run.status === 'waiting' && run.wakeAt ? ` until ${run.wakeAt}` : '';
-          io.stderr(
-            `${run.runId} is ${run.status}${until}; follow it with: flowgate runs get ${run.runId}\n`,
+          // The run printed above is the answer; the failure line says why the command did not finish it.
+          throw new CliError(
+            'run_not_finished',
+            `${run.runId} is ${run.status}${until}; follow it with: flowgate runs get ${run.runId}`,
           );
-          throw new CliExit(1);
         }
         if (run.status !== 'completed') throw new CliExit(1);
       },

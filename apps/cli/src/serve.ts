@@ -1,19 +1,34 @@
 import { resolve } from 'node:path';
 import { AppError } from '@flowgate/core';
 import { createDb } from '@flowgate/db';
-import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
+import { createLogger, type GatewayConfig, loadConfig, startGateway } from '@flowgate/gateway';
 import type { CliIo } from './cli-io.js';
 import { embeddedDbDir, ensurePrivateDir, resolveDataDir } from './data-dir.js';
+import { databaseErrorInWords } from './database.js';
 import { describeListenError, lockDataDir, waitForShutdownSignal } from './lifecycle.js';
 
 /**
  * `flowgate serve`: configuration from the environment only. The gateway logs one JSON line with its URL
  * once it listens; SIGINT/SIGTERM close it gracefully (stop accepting, finish in-flight, flush audit).
  */
-export async function runServe(options: { worker: boolean }, io: CliIo): Promise<void> {
-  const config = loadConfig(io.env);
+export interface ServeOptions {
+  worker: boolean;
+  port?: number | undefined;
+}
+
+/** The gateway configuration `serve` starts with: the environment, then the flags. */
+export function serveConfig(options: ServeOptions, io: Pick<CliIo, 'env' | 'cwd'>): GatewayConfig {
+  // --port wins over FLOWGATE_PORT, as for `dev`; it goes through the same validation as the variable.
+  const config = loadConfig(
+    options.port === undefined ? io.env : { ...io.env, FLOWGATE_PORT: String(options.port) },
+  );
   config.dataDir = resolve(io.cwd, config.dataDir);
   if (!options.worker) config.worker = false;
+  return config;
+}
+
+export async function runServe(options: ServeOptions, io: CliIo): Promise<void> {
+  const config = serveConfig(options, io);
   const logger = createLogger(config.logLevel);
   let unlock = () => {};
   if (!config.databaseUrl) {
@@ -24,7 +39,8 @@ export async function runServe(options: { worker: boolean }, io: CliIo): Promise
   const shutdown = waitForShutdownSignal();
   try {
     const gateway = await startGateway({ config, logger }).catch((error: unknown) => {
-      throw describeListenError(error, config.host, config.port);
+      const url = config.databaseUrl;
+      throw describeListenError(url ? databaseErrorInWords(error, url) : error, config.host, config.port);
     });
     const signal = await shutdown;
     logger.info({ signal }, 'flowgate shutting down');
@@ -51,7 +67,9 @@ export async function runMigrate(io: CliIo): Promise<void> {
   if (url) {
     const handle = await createDb({ url, maxConnections: 1 });
     try {
-      await handle.migrate();
+      await handle.migrate().catch((error: unknown) => {
+        throw databaseErrorInWords(error, url);
+      });
     } finally {
       await handle.close();
     }

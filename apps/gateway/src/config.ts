@@ -180,30 +180,50 @@ export function hostForUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** Reads and validates the environment; a bad value stops the start with a message naming each variable. */
-export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
+export interface LoadConfigOptions {
+  /** Set when the caller cannot run without Postgres: why (a problem under DATABASE_URL when it is unset). */
+  requireDatabaseUrl?: string;
+}
+
+/**
+ * Reads and validates the environment. A bad configuration stops the start with every problem at once, one line
+ * per variable, so a deployment is fixed in one round instead of one variable per restart.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  options: LoadConfigOptions = {},
+): GatewayConfig {
   const cleaned = Object.fromEntries(
     Object.entries(env).filter(([k, v]) => k in envSchema.shape && v !== undefined),
   );
+  const problems: string[] = [];
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`);
-    throw new AppError('invalid_request', `invalid configuration:\n  ${lines.join('\n  ')}`);
+    problems.push(...parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`));
   }
-  const e = parsed.data;
-  const jwtKeys = [e.FLOWGATE_JWT_JWKS_URL, e.FLOWGATE_JWT_PUBLIC_KEY, e.FLOWGATE_JWT_SECRET].filter(
-    Boolean,
-  ).length;
-  let jwt: JwtSettings | undefined;
-  if (jwtKeys > 0 || e.FLOWGATE_JWT_ISSUER || e.FLOWGATE_JWT_AUDIENCE) {
-    const problems: string[] = [];
+  // Cross-variable rules look at what was set, so they are reported even when a value above is malformed.
+  const set = (name: keyof typeof envSchema.shape) => (cleaned[name] ?? '') !== '';
+  const jwtKeys = (
+    ['FLOWGATE_JWT_JWKS_URL', 'FLOWGATE_JWT_PUBLIC_KEY', 'FLOWGATE_JWT_SECRET'] as const
+  ).filter(set).length;
+  const jwtWanted = jwtKeys > 0 || set('FLOWGATE_JWT_ISSUER') || set('FLOWGATE_JWT_AUDIENCE');
+  if (jwtWanted) {
     if (jwtKeys !== 1)
       problems.push('set exactly one of FLOWGATE_JWT_JWKS_URL, FLOWGATE_JWT_PUBLIC_KEY, FLOWGATE_JWT_SECRET');
-    if (!e.FLOWGATE_JWT_ISSUER) problems.push('FLOWGATE_JWT_ISSUER is required when JWT auth is configured');
-    if (!e.FLOWGATE_JWT_AUDIENCE)
+    if (!set('FLOWGATE_JWT_ISSUER'))
+      problems.push('FLOWGATE_JWT_ISSUER is required when JWT auth is configured');
+    if (!set('FLOWGATE_JWT_AUDIENCE'))
       problems.push('FLOWGATE_JWT_AUDIENCE is required when JWT auth is configured');
-    if (problems.length)
-      throw new AppError('invalid_request', `invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  if (options.requireDatabaseUrl !== undefined && !set('DATABASE_URL')) {
+    problems.push(`DATABASE_URL: ${options.requireDatabaseUrl}`);
+  }
+  if ((set('DATABASE_URL') || options.requireDatabaseUrl !== undefined) && !set('FLOWGATE_ENCRYPTION_KEY')) {
+    problems.push('FLOWGATE_ENCRYPTION_KEY is required with DATABASE_URL (32 bytes, base64 or hex)');
+  }
+  let jwt: JwtSettings | undefined;
+  if (parsed.success && jwtWanted && problems.length === 0) {
+    const e = parsed.data;
     const candidate = {
       issuer: e.FLOWGATE_JWT_ISSUER,
       audience: e.FLOWGATE_JWT_AUDIENCE,
@@ -213,20 +233,16 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
       ...(e.FLOWGATE_JWT_ALGORITHMS ? { algorithms: e.FLOWGATE_JWT_ALGORITHMS } : {}),
     };
     const checked = jwtConfigSchema.safeParse(candidate);
-    if (!checked.success) {
-      const lines = checked.error.issues.map(
-        (i) => `FLOWGATE_JWT (${i.path.join('.') || 'config'}): ${i.message}`,
+    if (checked.success) jwt = candidate as JwtSettings;
+    else
+      problems.push(
+        ...checked.error.issues.map((i) => `FLOWGATE_JWT (${i.path.join('.') || 'config'}): ${i.message}`),
       );
-      throw new AppError('invalid_request', `invalid configuration:\n  ${lines.join('\n  ')}`);
-    }
-    jwt = candidate as JwtSettings;
   }
-  if (e.DATABASE_URL && !e.FLOWGATE_ENCRYPTION_KEY) {
-    throw new AppError(
-      'invalid_request',
-      'invalid configuration:\n  FLOWGATE_ENCRYPTION_KEY is required with DATABASE_URL (32 bytes, base64 or hex)',
-    );
+  if (!parsed.success || problems.length > 0) {
+    throw new AppError('invalid_request', `invalid configuration:\n  ${problems.join('\n  ')}`);
   }
+  const e = parsed.data;
   return {
     host: e.FLOWGATE_HOST,
     port: e.FLOWGATE_PORT,

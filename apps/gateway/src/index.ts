@@ -1,7 +1,7 @@
 export type { AdminApi } from './admin/routes.js';
 export type { GatewayDeps, RouteInstaller } from './app.js';
 export { createApp } from './app.js';
-export type { GatewayConfig, JwtSettings } from './config.js';
+export type { GatewayConfig, JwtSettings, LoadConfigOptions } from './config.js';
 export { loadConfig } from './config.js';
 export { createSignInCode as createConsoleSignInCode } from './console/session.js';
 export type { AppEnv } from './context.js';

@@ -125,7 +125,7 @@ export function renderConfig(input: ConfigInput): RenderedConfig {
   const args = [
     'mcp',
     'stdio',
-    '--workspace-id',
+    '--workspace',
     input.workspaceId,
     '--token-env-var',
     varName,

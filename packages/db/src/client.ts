@@ -262,6 +262,15 @@ async function createPostgres(
   };
 }
 
+/**
+ * Like `ready()`, but a failure to connect (refused, bad credentials, missing database) is thrown rather than
+ * folded into "not ready": a caller that waits for the database must tell what can heal from what cannot.
+ */
+export async function databaseState(handle: DbHandle): Promise<'ready' | 'not_migrated'> {
+  await handle.db.statements.rows(sql`select 1`);
+  return (await handle.ready()) ? 'ready' : 'not_migrated';
+}
+
 async function checkReady(db: Database): Promise<boolean> {
   try {
     const { readMigrationFiles } = await import('drizzle-orm/migrator');

@@ -1,5 +1,5 @@
 export type { Database, DbHandle, DbOptions, Schema } from './client.js';
-export { createDb, MIGRATIONS_FOLDER } from './client.js';
+export { createDb, databaseState, MIGRATIONS_FOLDER } from './client.js';
 export type { KeyLookup } from './repos/api-keys.js';
 export type { ConnectionRow, ConnectionView } from './repos/connections.js';
 export * as repos from './repos/index.js';

@@ -19,32 +19,13 @@ export async function createTestDb(options: TestDbOptions = {}): Promise<DbHandl
     await handle.migrate();
     return handle;
   }
-  const name = `fg_test_${randomBase62(10).toLowerCase()}`;
-  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
-  try {
-    // Two files creating databases at the same instant contend for template1 (55006): retry with backoff.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await admin.unsafe(`create database ${name}`);
-        break;
-      } catch (err) {
-        if ((err as { code?: string }).code !== '55006' || attempt >= 20) throw err;
-        await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
-      }
-    }
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  const handle = await createDb({ url: url.toString(), maxConnections: 4, onStatement: options.onStatement });
+  const database = await createEmptyTestDatabase(baseUrl);
+  const handle = await createDb({ url: database.url, maxConnections: 4, onStatement: options.onStatement });
   await handle.migrate();
   const close = handle.close;
   handle.close = async () => {
     await close();
-    const dropper = postgres(baseUrl, { max: 1, onnotice: () => {} });
-    await dropper.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
-    await dropper.end();
+    await database.drop();
   };
   return handle;
 }
@@ -70,5 +51,40 @@ export function testRun(workspaceId: string, id: string, overrides: Partial<NewR
     idempotencyKey: null,
     deadlineAt: null,
     ...overrides,
+  };
+}
+
+/**
+ * A throwaway, unmigrated database on the Postgres server at `baseUrl`: for tests of what happens before
+ * migrations (a worker that waits for them). `drop` removes it, closing any connection left to it.
+ */
+export async function createEmptyTestDatabase(
+  baseUrl: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `fg_test_${randomBase62(10).toLowerCase()}`;
+  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
+  try {
+    // Two files creating databases at the same instant contend for template1 (55006): retry with backoff.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.unsafe(`create database ${name}`);
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55006' || attempt >= 20) throw err;
+        await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const dropper = postgres(baseUrl, { max: 1, onnotice: () => {} });
+      await dropper.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+      await dropper.end();
+    },
   };
 }

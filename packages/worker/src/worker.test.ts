@@ -171,6 +171,37 @@ describe('the worker', () => {
     }
   });
 
+  it('logs one info line per run it finishes: id, flow, status and milliseconds', async () => {
+    const lines: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const record = (fields: Record<string, unknown>, message: string) => lines.push({ fields, message });
+    const w = createWorker({
+      db: h,
+      secretBox: testWorkspaceDeps(h.db).secretBox,
+      concurrency: 4,
+      allowPrivateNetwork: true,
+      id: 'w-log',
+      log: { info: record, warn: record, error: record },
+    });
+    await w.start();
+    try {
+      const ws = workspaceFor(() => w, 'ws-run');
+      const { run } = await ws.runs.start(startInput('double', { n: 2 }, { toolName: 'double_it' }));
+      const done = await waitFor(ws, run.id, finished);
+      await w.stop();
+      const ended = lines.filter((l) => l.message === 'run finished');
+      expect(ended).toEqual([
+        {
+          message: 'run finished',
+          fields: { runId: run.id, flow: 'double', status: done.status, ms: expect.any(Number) },
+        },
+      ]);
+      expect(done.status).toBe('completed');
+      expect(ended[0]?.fields.ms).toBeGreaterThanOrEqual(0);
+    } finally {
+      await w.stop();
+    }
+  });
+
   it('journals a pure step before a step with side effects starts, and the last one with the end', async () => {
     const w = worker('w-mixed');
     await w.start();

@@ -121,6 +121,13 @@ export function createWorker(options: WorkerOptions): Worker {
     options.db.notify(RUNS_CHANNEL, id).catch(() => {});
   };
 
+  /** One line per run this worker ends: what an operator tails to see work flowing (a sleep is not an end). */
+  function logFinished(run: repos.RunRow): void {
+    const from = run.startedAt ?? run.createdAt;
+    const ms = run.finishedAt ? Math.max(0, run.finishedAt.getTime() - from.getTime()) : null;
+    log.info({ runId: run.id, flow: run.flowSlug, status: run.status, ms }, 'run finished');
+  }
+
   function schedule(ms: number): void {
     if (stopping) return;
     if (timer) clearTimeout(timer);
@@ -141,6 +148,7 @@ export function createWorker(options: WorkerOptions): Worker {
         if (result.kind === 'finished') {
           // ENDED_CHANNEL was notified by the finishing statement itself.
           options.onSettled?.(run.id, result.run);
+          if (result.status !== 'waiting') logFinished(result.run);
           if (result.freedSlot) notifyOthers();
           quiet = result.status !== 'waiting' && !result.freedSlot;
         }

@@ -224,7 +224,7 @@ describe('docs', () => {
       expect(setup).toContain(`## ${client}`);
     }
     expect(setup).toContain('https://flowgate.test/api/workspaces/ws-acme/mcp');
-    expect(setup).toContain('flowgate mcp stdio --workspace-id ws-acme --token-env-var FLOWGATE_MCP_TOKEN');
+    expect(setup).toContain('flowgate mcp stdio --workspace ws-acme --token-env-var FLOWGATE_MCP_TOKEN');
     expect(setup).toContain('bearer_token_env_var = "FLOWGATE_MCP_TOKEN"');
     // Each client's own variable syntax (literal text, not templates).
     expect(setup).toContain(`$${'{'}input:flowgate_mcp_token}`);

@@ -472,7 +472,7 @@ describe('stdio bridge: upstream failures become JSON-RPC errors with the reques
     b.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
     await b.end();
     expect(b.parsed()[0]?.error?.message).toBe(
-      `upstream answered 404: Not Found — no MCP endpoint at ${up.url}/api/workspaces/ws-acme/mcp: check --api-url and --workspace-id`,
+      `upstream answered 404: Not Found — no MCP endpoint at ${up.url}/api/workspaces/ws-acme/mcp: check --api-url and --workspace`,
     );
   });
 
@@ -536,7 +536,7 @@ describe('stdio bridge: upstream failures become JSON-RPC errors with the reques
         id: 1,
         error: {
           code: BRIDGE_ERRORS.upstream,
-          message: `cannot reach ${closedUrl} (ECONNREFUSED): is the server running and --api-url right?`,
+          message: `cannot reach the Flowgate API at ${closedUrl} (ECONNREFUSED): is the server running and --api-url right?`,
           data: { reason: 'network' },
         },
       },

@@ -2,12 +2,14 @@
  * `flowgate mcp stdio|config|doctor`. Registration stays cheap: the catalog, serialisers and HTTP code load
  * only when one of these commands runs, so other commands (and a client spawning the bridge) start fast.
  */
-import { workspaceIdSchema } from '@flowgate/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CliError, CliExit, type CliIo, DEFAULT_API_URL } from '../cli-io.js';
 import { renderJson } from '../output.js';
+import { parseWorkspaceId } from '../parsers.js';
 import { PROVIDERS, type Provider, TRANSPORTS, type Transport } from './providers.js';
 
+/** What `mcp config` writes into client configs, so `stdio` and `doctor` read the same variable by default. */
+const DEFAULT_TOKEN_ENV_VAR = 'FLOWGATE_TOKEN';
 const DEFAULT_STDIO_TIMEOUT_MS = 60_000;
 const DEFAULT_DOCTOR_TIMEOUT_MS = 10_000;
 const ALLOW_INSECURE_HTTP_HELP =
@@ -48,7 +50,7 @@ function addNarrowingOptions(cmd: Command): Command {
 
 /** What `stdio` and `doctor` both take: which endpoint, which key, the narrowing, a timeout. */
 type EndpointOptions = NarrowingOptions & {
-  workspaceId: string;
+  workspace: string;
   tokenEnvVar: string;
   timeout: number;
   allowInsecureHttp?: boolean;
@@ -57,17 +59,15 @@ type EndpointOptions = NarrowingOptions & {
 function addEndpointOptions(cmd: Command, defaultTimeoutMs: number): Command {
   return addNarrowingOptions(
     cmd
-      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
-      .requiredOption('--token-env-var <VAR>', 'environment variable that holds the API key or JWT'),
+      .requiredOption('--workspace <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
+      .option(
+        '--token-env-var <VAR>',
+        'environment variable that holds the API key or JWT',
+        DEFAULT_TOKEN_ENV_VAR,
+      ),
   )
     .option('--timeout <ms>', 'per-request timeout in milliseconds', parseTimeout, defaultTimeoutMs)
     .option('--allow-insecure-http', ALLOW_INSECURE_HTTP_HELP);
-}
-
-function parseWorkspaceId(value: string): string {
-  const parsed = workspaceIdSchema.safeParse(value);
-  if (!parsed.success) throw new InvalidArgumentError('workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
-  return parsed.data;
 }
 
 function parseTimeout(value: string): number {
@@ -110,7 +110,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
     const { runStdio } = await import('./stdio.js');
     const status = await runStdio(
       {
-        workspaceId: opts.workspaceId,
+        workspaceId: opts.workspace,
         tokenEnvVar: opts.tokenEnvVar,
         apiUrl,
         timeoutMs: opts.timeout,
@@ -129,7 +129,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
       .description(
         "print a paste-ready server entry for an MCP client, in that client's own format; --write merges it into the client's config file",
       )
-      .requiredOption('--workspace-id <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
+      .requiredOption('--workspace <id>', 'workspace id, e.g. ws-acme', parseWorkspaceId)
       .addOption(new Option('--provider <client>', 'the MCP client').choices(PROVIDERS).makeOptionMandatory())
       .addOption(
         new Option('--transport <kind>', 'http (direct) or stdio (via `flowgate mcp stdio`)')
@@ -140,7 +140,11 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
         '--name <name>',
         'server name in the client (default flowgate-<workspace>; reduced to [A-Za-z0-9_-])',
       )
-      .option('--token-env-var <VAR>', 'environment variable the client reads the key from', 'FLOWGATE_TOKEN')
+      .option(
+        '--token-env-var <VAR>',
+        'environment variable the client reads the key from',
+        DEFAULT_TOKEN_ENV_VAR,
+      )
       .option('--command <path>', 'executable that stdio entries start', 'flowgate')
       .option('--write', "merge the entry into the client's config file (JSON clients; a .bak copy is kept)")
       .option('--file <path>', 'with --write: the config file to edit instead of the default location')
@@ -148,7 +152,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
   ).action(
     async (
       opts: NarrowingOptions & {
-        workspaceId: string;
+        workspace: string;
         provider: Provider;
         transport: Transport;
         name?: string;
@@ -184,7 +188,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
       const rendered = renderConfig({
         provider: opts.provider,
         transport: opts.transport,
-        workspaceId: opts.workspaceId,
+        workspaceId: opts.workspace,
         apiUrl,
         name: opts.name,
         tokenEnvVar: opts.tokenEnvVar,
@@ -197,7 +201,8 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
         const written = await writeClientConfig(rendered, {
           file: opts.file,
           env: io.env,
-          cwd: io.cwd,
+          // `pnpm flowgate …` runs in the Flowgate checkout; pnpm names the directory the user typed it in.
+          cwd: io.env.INIT_CWD || io.cwd,
           force: opts.force === true,
         });
         if (json) {
@@ -237,7 +242,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
     const { runDoctor, renderDoctorReport } = await import('./doctor.js');
     const report = await runDoctor({
       apiUrl,
-      workspaceId: opts.workspaceId,
+      workspaceId: opts.workspace,
       tokenEnvVar: opts.tokenEnvVar,
       env: io.env,
       narrowing: opts,
@@ -247,6 +252,11 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
     });
     const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
     io.stdout(json ? renderJson(report) : renderDoctorReport(report));
+    if (report.failure) {
+      // The report above explains; stderr carries the failure in the format every command uses.
+      const { stage, message } = report.failure;
+      throw new CliError('doctor_failed', `${stage} stage: ${message}`);
+    }
     if (!report.ok) throw new CliExit(1);
   });
 }

@@ -19,7 +19,7 @@ const NARROW_HEADERS = {
 const STDIO_ARGS = [
   'mcp',
   'stdio',
-  '--workspace-id',
+  '--workspace',
   WS,
   '--token-env-var',
   VAR,
@@ -257,7 +257,7 @@ describe('mcp config: every provider × transport parses back with a real parser
       `${API}/`,
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       provider,
@@ -285,7 +285,7 @@ describe('mcp config: every provider × transport parses back with a real parser
   });
 
   it('VS Code declares the prompted input the reference points at, as a password', async () => {
-    const r = await run(['mcp', 'config', '--workspace-id', WS, '--provider', 'vscode']);
+    const r = await run(['mcp', 'config', '--workspace', WS, '--provider', 'vscode']);
     const doc = JSON.parse(r.stdout) as { inputs: unknown[] };
     expect(doc.inputs).toEqual([
       {
@@ -298,7 +298,7 @@ describe('mcp config: every provider × transport parses back with a real parser
   });
 
   it('defaults: http, FLOWGATE_TOKEN, the local dev URL, no narrowing headers', async () => {
-    const r = await run(['mcp', 'config', '--workspace-id', WS, '--provider', 'codex']);
+    const r = await run(['mcp', 'config', '--workspace', WS, '--provider', 'codex']);
     expect(r.code).toBe(0);
     expect(parseToml(r.stdout)).toEqual({
       mcp_servers: {
@@ -311,7 +311,7 @@ describe('mcp config: every provider × transport parses back with a real parser
   });
 
   it('--json wraps content, file, format and notes for tools that install configs', async () => {
-    const r = await run(['mcp', 'config', '--workspace-id', WS, '--provider', 'cline', '--json']);
+    const r = await run(['mcp', 'config', '--workspace', WS, '--provider', 'cline', '--json']);
     const out = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(out).toMatchObject({
       provider: 'cline',
@@ -326,7 +326,7 @@ describe('mcp config: every provider × transport parses back with a real parser
 
   it('clients without env expansion get a note and a placeholder that the bridge would refuse as a key', async () => {
     for (const provider of ['cline', 'zed']) {
-      const r = await run(['mcp', 'config', '--workspace-id', WS, '--provider', provider]);
+      const r = await run(['mcp', 'config', '--workspace', WS, '--provider', provider]);
       expect(r.stderr).toContain('does not expand environment variables');
       expect(r.stdout).toContain('Bearer <paste the key from $FLOWGATE_TOKEN here>');
     }
@@ -334,7 +334,7 @@ describe('mcp config: every provider × transport parses back with a real parser
 
   it('warns when the key would travel over plain http:// to another machine', async () => {
     const insecure = ['--api-url', 'http://flows.internal:8787'];
-    const http = await run([...insecure, 'mcp', 'config', '--workspace-id', WS, '--provider', 'claude']);
+    const http = await run([...insecure, 'mcp', 'config', '--workspace', WS, '--provider', 'claude']);
     expect(http.stderr).toContain(
       '# The URL is plain http:// to another machine: the client would send the key unencrypted. Use https://.',
     );
@@ -342,7 +342,7 @@ describe('mcp config: every provider × transport parses back with a real parser
       ...insecure,
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       'claude',
@@ -350,7 +350,7 @@ describe('mcp config: every provider × transport parses back with a real parser
       'stdio',
     ]);
     expect(stdio.stderr).toContain('the bridge refuses to send the key there');
-    const local = await run(['mcp', 'config', '--workspace-id', WS, '--provider', 'claude']);
+    const local = await run(['mcp', 'config', '--workspace', WS, '--provider', 'claude']);
     expect(local.stderr).not.toContain('plain http://');
   });
 
@@ -360,7 +360,7 @@ describe('mcp config: every provider × transport parses back with a real parser
       'https://user:hunter2@flows.example.com/gw/?token=abc#frag',
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       'claude',
@@ -376,7 +376,7 @@ describe('mcp config: every provider × transport parses back with a real parser
     const r = await run([
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       'claude',
@@ -407,7 +407,7 @@ describe('mcp config: hostile names stay inert', () => {
     const r = await run([
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       provider,
@@ -441,7 +441,7 @@ describe('mcp config: refusals', () => {
     const r = await run([
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       'codex',
@@ -454,7 +454,7 @@ describe('mcp config: refusals', () => {
     const t = await run([
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       'codex',
@@ -469,7 +469,7 @@ describe('mcp config: refusals', () => {
     const r = await run([
       'mcp',
       'config',
-      '--workspace-id',
+      '--workspace',
       WS,
       '--provider',
       'claude',
@@ -482,27 +482,18 @@ describe('mcp config: refusals', () => {
   });
 
   it('an unknown provider or transport lists the choices', async () => {
-    const r = await run(['mcp', 'config', '--workspace-id', WS, '--provider', 'emacs']);
+    const r = await run(['mcp', 'config', '--workspace', WS, '--provider', 'emacs']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
       'Allowed choices are codex, claude, cursor, windsurf, vscode, cline, roo, continue, gemini, opencode, goose, zed, generic',
     );
-    const t = await run([
-      'mcp',
-      'config',
-      '--workspace-id',
-      WS,
-      '--provider',
-      'claude',
-      '--transport',
-      'sse',
-    ]);
+    const t = await run(['mcp', 'config', '--workspace', WS, '--provider', 'claude', '--transport', 'sse']);
     expect(t.code).toBe(1);
     expect(t.stderr).toContain('Allowed choices are http, stdio');
   });
 
   it('a bad workspace id is refused', async () => {
-    const r = await run(['mcp', 'config', '--workspace-id', 'WS_ACME', '--provider', 'claude']);
+    const r = await run(['mcp', 'config', '--workspace', 'WS_ACME', '--provider', 'claude']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('workspace id must match');
   });

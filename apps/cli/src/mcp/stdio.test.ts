@@ -38,7 +38,7 @@ async function stdio(args: string[], env: Record<string, string>, input = '') {
     stdin,
   };
   stdin.end(input);
-  const code = await runCli(['--api-url', up.url, 'mcp', 'stdio', '--workspace-id', 'ws-acme', ...args], io);
+  const code = await runCli(['--api-url', up.url, 'mcp', 'stdio', '--workspace', 'ws-acme', ...args], io);
   for (const text of [stdout, stderr]) {
     expect(text).not.toContain(KEY);
     expect(text).not.toContain(KEY_SECRET);
@@ -59,7 +59,7 @@ describe('mcp stdio: refusals before any network call (exit 2, never the value)'
     const r = await stdio(['--token-env-var', 'FG_KEY'], env, '{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`flowgate mcp stdio: ${message}`);
+    expect(r.stderr).toContain(`error: invalid_request: ${message}`);
     expect(up.requests).toHaveLength(0);
   });
 
@@ -160,17 +160,7 @@ describe('mcp stdio: plain http:// only to this machine', () => {
     };
     stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
     const code = await runCli(
-      [
-        '--api-url',
-        apiUrl,
-        'mcp',
-        'stdio',
-        '--workspace-id',
-        'ws-acme',
-        '--token-env-var',
-        'FG_KEY',
-        ...extra,
-      ],
+      ['--api-url', apiUrl, 'mcp', 'stdio', '--workspace', 'ws-acme', '--token-env-var', 'FG_KEY', ...extra],
       io,
     );
     expect(stderr).not.toContain(KEY_SECRET);
@@ -187,7 +177,7 @@ describe('mcp stdio: plain http:// only to this machine', () => {
     expect(r.code).toBe(2);
     expect(r.sentTo).toEqual([]);
     expect(r.stderr).toBe(
-      `flowgate mcp stdio: refusing to send the bearer token over plain http:// to ${new URL(apiUrl).host}, which is not this machine: use an https:// --api-url, or pass --allow-insecure-http if the network to it is trusted\n`,
+      `error: invalid_request: refusing to send the bearer token over plain http:// to ${new URL(apiUrl).host}, which is not this machine: use an https:// --api-url, or pass --allow-insecure-http if the network to it is trusted\n`,
     );
   });
 

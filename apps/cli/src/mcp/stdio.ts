@@ -1,4 +1,5 @@
-import type { CliIo } from '../cli-io.js';
+import { CliError, type CliIo } from '../cli-io.js';
+import { renderError } from '../render-error.js';
 import { StdioBridge } from './bridge.js';
 import { insecureApiUrlProblem, mcpEndpoint, readToken, scrubDiagnostic } from './credentials.js';
 import {
@@ -28,7 +29,7 @@ export const CONFIG_ERROR_STATUS = 2;
  */
 export async function runStdio(options: StdioOptions, io: CliIo): Promise<number> {
   const refuse = (message: string): number => {
-    io.stderr(`flowgate mcp stdio: ${message}\n`);
+    io.stderr(`${renderError(new CliError('invalid_request', message))}\n`);
     return CONFIG_ERROR_STATUS;
   };
   const narrowing = checkNarrowing(options.narrowing);

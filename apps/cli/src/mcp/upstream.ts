@@ -115,7 +115,7 @@ function networkMessage(error: unknown, endpoint: string): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   const code = typeof cause?.code === 'string' ? cause.code : null;
   const detail = code ?? (error instanceof Error ? error.message : 'network error');
-  return `cannot reach ${originOf(endpoint)} (${detail.slice(0, 120)}): is the server running and --api-url right?`;
+  return `cannot reach the Flowgate API at ${originOf(endpoint)} (${detail.slice(0, 120)}): is the server running and --api-url right?`;
 }
 
 /**
@@ -247,7 +247,7 @@ function hintFor(status: number, code: string | null, target: UpstreamTarget): s
     case 403:
       return `the key does not grant access to workspace ${ws}: a key of another workspace, a disabled service account, or an IP allowlist / Origin rule`;
     case 404:
-      return `no MCP endpoint at ${target.endpoint}: check --api-url and --workspace-id`;
+      return `no MCP endpoint at ${target.endpoint}: check --api-url and --workspace`;
     case 405:
       return `something other than a Flowgate MCP endpoint answered at ${target.endpoint}: check --api-url`;
     case 406:

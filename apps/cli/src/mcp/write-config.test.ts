@@ -41,7 +41,7 @@ const run = (argv: string[]) =>
   });
 
 const init = (provider: string, ...more: string[]) =>
-  run(['mcp', 'init', '--workspace-id', WS, '--provider', provider, ...more]);
+  run(['mcp', 'init', '--workspace', WS, '--provider', provider, ...more]);
 
 const files = () => readdirSync(dir).sort();
 const read = (path: string) => readFileSync(path, 'utf8');
@@ -49,7 +49,7 @@ const read = (path: string) => readFileSync(path, 'utf8');
 describe('mcp init', () => {
   it('without --write is mcp config: the same entry on stdout', async () => {
     const a = await init('claude');
-    const b = await run(['mcp', 'config', '--workspace-id', WS, '--provider', 'claude']);
+    const b = await run(['mcp', 'config', '--workspace', WS, '--provider', 'claude']);
     expect(a).toEqual(b);
     expect(a.code).toBe(0);
     expect(JSON.parse(a.stdout).mcpServers[NAME].url).toBe(ENDPOINT);

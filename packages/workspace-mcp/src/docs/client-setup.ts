@@ -7,7 +7,7 @@ export function renderClientSetup(o: DocRenderOptions): string {
   const url = `${o.publicBaseUrl}/api/workspaces/${ws}/mcp`;
   // Workspace ids are [a-z0-9-], so the server name is safe as a TOML/YAML/JSON key as is.
   const name = `flowgate-${ws}`;
-  const stdioArgs = ['mcp', 'stdio', '--workspace-id', ws, '--token-env-var', TOKEN_VAR];
+  const stdioArgs = ['mcp', 'stdio', '--workspace', ws, '--token-env-var', TOKEN_VAR];
   const stdioJson = JSON.stringify(stdioArgs);
   const fence = '```';
   return `# Connect an MCP client to Flowgate
@@ -29,7 +29,7 @@ revoking the old one.
 Narrowing headers go next to \`Authorization\` in the same \`headers\` block, for example
 \`"X-MCP-Readonly": "true"\` and \`"X-MCP-Toolsets": "read,setup,feedback"\` for an exploration or support session.
 
-\`flowgate mcp config --workspace-id ${ws} --provider <client> --transport http|stdio\` prints any of the snippets below
+\`flowgate mcp config --workspace ${ws} --provider <client> --transport http|stdio\` prints any of the snippets below
 ready to paste (providers: codex, claude, cursor, windsurf, vscode, cline, roo, continue, gemini, opencode, goose,
 zed, generic).
 
@@ -238,7 +238,7 @@ The direct HTTP form is \`{"url": "${url}", "headers": {"Authorization": "Bearer
 
 ${fence}sh
 export ${TOKEN_VAR}="<token>"
-flowgate mcp stdio --workspace-id ${ws} --token-env-var ${TOKEN_VAR} [--read-only] [--toolsets read,setup,feedback] \\
+flowgate mcp stdio --workspace ${ws} --token-env-var ${TOKEN_VAR} [--read-only] [--toolsets read,setup,feedback] \\
   [--tools …] [--exclude-tools …] [--api-url ${o.publicBaseUrl}]
 ${fence}
 
@@ -248,7 +248,7 @@ if the client does not inherit your shell environment.
 
 ## Check the setup
 
-\`flowgate mcp doctor --workspace-id ${ws} --token-env-var ${TOKEN_VAR}\` with the same narrowing flags runs
+\`flowgate mcp doctor --workspace ${ws} --token-env-var ${TOKEN_VAR}\` with the same narrowing flags runs
 \`initialize\` and \`tools/list\`, never calls a tool, and prints the stage and a hint on failure. Inside a client, call
 \`get_workspace_context\` and compare the visible tools with what you expect. If a tool is missing, its blockers say
 whether the token's capabilities or the narrowing hide it (see flowgate://mcp-docs/overview).
