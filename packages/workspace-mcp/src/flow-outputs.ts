@@ -131,6 +131,8 @@ export type ReadinessCheck = z.infer<typeof readinessCheckSchema>;
 export const readinessSlotSchema = z.strictObject({
   slot: z.string(),
   type: z.string(),
+  /** Which binding a run uses: live, the draft's own (a draft falls back to live per slot), the installation's. */
+  boundFor: z.enum(['live', 'draft', 'installation']).nullable(),
   connectionId: z.string().nullable(),
   connectionName: z.string().nullable(),
   state: z.enum(['unbound', 'missing_connection', 'disabled', 'healthy', 'unhealthy', 'unchecked']),
@@ -369,7 +371,9 @@ function stepText(step: ReadinessStep, readiness: Readiness): string {
     case 'bind_installation_slots':
       return 'Ask a workspace admin to bind the installation slots to connections of this workspace.';
     case 'bind_flow_slots':
-      return `Ask a workspace admin to bind the ${readiness.checkedTarget} slots (PUT …/flows/${readiness.flowSlug}/bindings); list_connections shows candidates.`;
+      return readiness.checkedTarget === 'draft'
+        ? `Ask a workspace admin to bind the unbound slots (PUT …/flows/${readiness.flowSlug}/bindings, target live, or target draft to bind them for draft runs only); a draft run uses its own binding for a slot, else the live one; list_connections shows candidates.`
+        : `Ask a workspace admin to bind the live slots (PUT …/flows/${readiness.flowSlug}/bindings); list_connections shows candidates.`;
     case 'fix_unhealthy_connections':
       return 'Call check_connections on the bound connections and fix them before running.';
     case 'check_unchecked_connections':

@@ -678,14 +678,55 @@ export async function versionLiteralSha256(
 
 // ---- bindings -------------------------------------------------------------------------------------------------
 
-/** The bindings of a flow's target by flow id (what a run of that flow uses). */
+/** Where the connection a run of a target uses for one slot was bound. */
+export interface RunBinding {
+  connectionId: string;
+  /** `draft` when the draft has its own binding for the slot, else `live`. */
+  boundFor: BindingTarget;
+}
+
+/**
+ * The slot bindings a run of a flow's target uses, each with where it was bound. A live run uses the live bindings.
+ * A draft run uses the draft's own binding for a slot, else the live one, slot by slot: an agent can test an edit of
+ * a flow whose slots are bound for live without binding them again, and a draft binding never reaches a live run.
+ */
+export async function getRunBindings(
+  db: Database,
+  workspaceId: string,
+  flowId: string,
+  target: BindingTarget,
+): Promise<Record<string, RunBinding>> {
+  const targets: BindingTarget[] = target === 'draft' ? ['live', 'draft'] : ['live'];
+  const rows = await db
+    .select({ slot: bindings.slot, connectionId: bindings.connectionId, target: bindings.target })
+    .from(bindings)
+    .where(
+      and(
+        eq(bindings.workspaceId, workspaceId),
+        eq(bindings.flowId, flowId),
+        inArray(bindings.target, targets),
+      ),
+    )
+    .orderBy(asc(bindings.slot));
+  const out: Record<string, RunBinding> = {};
+  for (const r of rows) {
+    const boundFor = r.target;
+    // A draft binding wins over the live one for the same slot, whichever row came first.
+    if (out[r.slot]?.boundFor === 'draft') continue;
+    out[r.slot] = { connectionId: r.connectionId, boundFor };
+  }
+  return out;
+}
+
+/** The slot → connection map a run of a flow's target uses (see `getRunBindings`). */
 export async function getFlowBindingsById(
   db: Database,
   workspaceId: string,
   flowId: string,
   target: BindingTarget,
 ): Promise<Record<string, string>> {
-  return bindingsOf(db, workspaceId, flowId, target);
+  const resolved = await getRunBindings(db, workspaceId, flowId, target);
+  return Object.fromEntries(Object.entries(resolved).map(([slot, b]) => [slot, b.connectionId]));
 }
 
 /**

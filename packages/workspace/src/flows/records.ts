@@ -73,6 +73,11 @@ export interface FlowToolHitRecord {
 /** A `:requires` slot binding with what is known about the bound connection (no live check, never secrets). */
 export interface SlotBindingRecord {
   slot: string;
+  /**
+   * Where the binding was made: the flow's live or draft bindings (a draft run falls back to live per slot), or the
+   * installation's.
+   */
+  boundFor: 'live' | 'draft' | 'installation';
   connection: {
     id: string;
     name: string;
