@@ -352,6 +352,7 @@ describe('OpenFlow.readiness', () => {
       {
         slot: 'crm',
         type: 'http-api',
+        boundFor: 'live',
         connectionId: failing,
         connectionName: 'crm-4',
         state: 'unhealthy',
