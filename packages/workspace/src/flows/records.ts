@@ -53,6 +53,8 @@ export interface FlowDefinitionRecord {
   version: number | null;
   literal: string;
   literalSha256: string;
+  /** Digest of the model's metadata (everything but code): what a trust opt-in is pinned to. */
+  metadataSha256: string;
   model: FlowModel;
   updatedAt: string;
   releaseNote: string | null;
