@@ -248,7 +248,7 @@ const NOTES: Readonly<Record<FlowAuthoredMetadata, string>> = Object.freeze({
 
 const UNTRUSTED_REASONS: Readonly<Record<NonNullable<MetadataTrust['reason']>, string>> = Object.freeze({
   changed_since_review:
-    ' The flow metadata changed since it was reviewed: the opt-in covers only the reviewed definition. Ask an ' +
+    ' The flow metadata changed since it was reviewed: the opt-in covers only the reviewed metadata. Ask an ' +
     'admin to review it and opt in again.',
   draft: ' An opt-in never covers a draft: drafts can be changed by any flows.manage key after the review.',
 });
