@@ -291,18 +291,18 @@ describe('authoring through MCP with a properly scoped key (sdk-v2)', () => {
       status: 'fail',
       message: 'unbound slot(s): crm',
     });
-    for (const target of ['draft', 'live']) {
-      await admin('PUT', `/api/workspaces/${WS}/flows/enrich-company/bindings`, {
-        target,
-        slots: { crm: crmConnectionId },
-      });
-    }
+    // Bound for live only: the draft uses the live binding, so the edit can be tested before it is released.
+    await admin('PUT', `/api/workspaces/${WS}/flows/enrich-company/bindings`, {
+      target: 'live',
+      slots: { crm: crmConnectionId },
+    });
     const bound = await call(s, 'check_flow_readiness', { flow_slug: 'enrich-company', target: 'draft' });
     expect(bound.out.ready).toBe(true);
     expect(bound.out.slots).toEqual([
       {
         slot: 'crm',
         type: 'http-api',
+        boundFor: 'live',
         connectionId: crmConnectionId,
         connectionName: 'crm',
         state: 'unchecked',
@@ -324,6 +324,10 @@ describe('authoring through MCP with a properly scoped key (sdk-v2)', () => {
       liveVersion: 2,
       releaseNote: 'v2 companies path',
       resourceUri: 'flowgate://flows/enrich-company/versions/2/definition',
+      readiness: {
+        ready: true,
+        problems: [{ check: 'connections_healthy', status: 'warn', message: 'never checked: crm' }],
+      },
     });
     const live = await call(s, 'get_flow_definition', { flow_slug: 'enrich-company', source: 'live' });
     expect(live.out).toMatchObject({ version: 2, flowLiteral: edited, releaseNote: 'v2 companies path' });

@@ -15,7 +15,7 @@ import {
   embeddedSettings,
   initEmbeddedDataDir,
 } from './embedded.js';
-import { backfillVersionSummaries } from './repos/flows.js';
+import { backfillMetadataDigests, backfillVersionSummaries } from './repos/flows.js';
 import * as schema from './schema.js';
 import { type Statement, toQuery } from './statement.js';
 import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
@@ -175,6 +175,7 @@ async function createPglite(
     migrate: async () => {
       await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER });
       await backfillVersionSummaries(db);
+      await backfillMetadataDigests(db);
       // PGlite has no autovacuum: refresh planner statistics at each start so plans follow the data's real size.
       await client.exec('analyze');
     },
@@ -247,6 +248,7 @@ async function createPostgres(
         await lockClient.end();
       }
       await backfillVersionSummaries(db);
+      await backfillMetadataDigests(db);
     },
     ready: () => checkReady(db),
     listen: async (channel, onPayload) => {

@@ -136,8 +136,11 @@ export const flows = pgTable(
     isPublic: boolean('is_public').notNull().default(false),
     /** Workspace admin opt-in: show this flow's authored text to models. */
     trustMetadata: boolean('trust_metadata').notNull().default(false),
-    /** sha256 (hex) of the live literal the admin reviewed when opting in: the opt-in covers only that text. */
-    trustedLiteralSha256: text('trusted_literal_sha256'),
+    /**
+     * `metadataSha256` of the live version the admin reviewed when opting in: the opt-in covers that metadata (names,
+     * descriptions, interfaces, schemas), so a release that changes only code keeps it.
+     */
+    trustedMetadataSha256: text('trusted_metadata_sha256'),
     /** Lowercased slug, name, description and tags of the draft: what `searchFlows` matches. */
     searchText: text('search_text').notNull().default(''),
     createdAt: createdAt(),
@@ -199,8 +202,13 @@ export const flowVersions = pgTable(
      * The version's own `:discover {:public}`: another workspace may run a version only when it was released public.
      */
     isPublic: boolean('is_public').notNull().default(false),
-    /** sha256 (hex) of `literal`'s UTF-8 bytes: what a metadata trust opt-in is compared with. */
+    /** sha256 (hex) of `literal`'s UTF-8 bytes. */
     literalSha256: text('literal_sha256').notNull(),
+    /**
+     * `metadataSha256` of the model (repos/flows.ts): what a metadata trust opt-in is compared with, read by search
+     * without the model. Null only until `migrate()` backfills it.
+     */
+    metadataSha256: text('metadata_sha256'),
     /**
      * What search needs of the version without reading the model: authored name, description and tags, its search
      * text and its `:mcp` interfaces (`VersionSummary` in repos/flows.ts). Null only until `migrate()` backfills it.
@@ -290,8 +298,8 @@ export const installations = pgTable(
     pinnedVersion: integer('pinned_version'),
     enabled: boolean('enabled').notNull().default(false),
     trustMetadata: boolean('trust_metadata').notNull().default(false),
-    /** sha256 (hex) of the version literal the installer reviewed when opting in: the opt-in covers only that text. */
-    trustedLiteralSha256: text('trusted_literal_sha256'),
+    /** `metadataSha256` of the version the installer reviewed when opting in: the opt-in covers that metadata only. */
+    trustedMetadataSha256: text('trusted_metadata_sha256'),
     slotBindings: jsonb('slot_bindings').$type<Record<string, string>>().notNull().default({}),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),

@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { type DbHandle, repos } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import { openWorkspace, type Workspace } from '@flowgate/workspace';
-import { seedConnection, seedFlow, seedWorkspace, testWorkspaceDeps } from '@flowgate/workspace/testing';
+import {
+  draftOf,
+  seedConnection,
+  seedFlow,
+  seedWorkspace,
+  testWorkspaceDeps,
+} from '@flowgate/workspace/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker, type Worker } from './worker.js';
 
@@ -410,6 +416,53 @@ describe('the worker', () => {
       for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});
+
+/** A released flow whose draft edits the path it calls; its slot is bound for live only until a test binds the draft. */
+const editedFlow = (path: string) => `{:slug :edited
+ :requires [{:slot :api :type :http-api}]
+ :invocations {:default {:inputs []}}
+ :flow (let [r (flow/step :http :call {:connection :api :path "${path}"})] {:path (:path (:body r))})}`;
+
+describe('draft runs', () => {
+  it("use the draft's own binding for a slot, else the live one, and never change what live runs use", async () => {
+    const deps = testWorkspaceDeps(h.db);
+    const wsId = 'ws-draft-run';
+    await seedWorkspace(h.db, wsId, 'draft runs');
+    await seedFlow(h.db, wsId, editedFlow('/v1'), { release: 'v1' });
+    const live = await seedConnection(deps, wsId, 1, { baseUrl: `${base}/live` });
+    const own = await seedConnection(deps, wsId, 2, { baseUrl: `${base}/draft` });
+    await repos.setFlowBindings(h.db, wsId, 'edited', 'live', { api: live });
+    await repos.saveDraft(h.db, wsId, draftOf(editedFlow('/v2')));
+    const w = worker('w-draft');
+    await w.start();
+    try {
+      const ws = workspaceFor(() => w, wsId);
+      const runOf = async (target: 'live' | 'draft') => {
+        const { run } = await ws.runs.start(startInput('edited', {}, { target, allowDraft: true }));
+        const done = await waitFor(ws, run.id, finished);
+        expect(done.status, JSON.stringify(done.error)).toBe('completed');
+        return (await ws.runs.result(run.id))?.value;
+      };
+      const open = await ws.flows.open({ slug: 'edited', installationId: null, includeInstalled: false });
+      const draftReadiness = await open?.readiness('draft');
+      expect(draftReadiness?.ready).toBe(true);
+      expect(draftReadiness?.slots).toMatchObject([{ slot: 'api', boundFor: 'live', connectionId: live }]);
+      expect(await runOf('draft')).toEqual({ path: '/live/v2' });
+
+      await repos.setFlowBindings(h.db, wsId, 'edited', 'draft', { api: own });
+      expect((await open?.readiness('draft'))?.slots).toMatchObject([
+        { slot: 'api', boundFor: 'draft', connectionId: own },
+      ]);
+      expect((await open?.readiness('live'))?.slots).toMatchObject([
+        { slot: 'api', boundFor: 'live', connectionId: live },
+      ]);
+      expect(await runOf('draft')).toEqual({ path: '/draft/v2' });
+      expect(await runOf('live')).toEqual({ path: '/live/v1' });
+    } finally {
+      await w.stop();
     }
   });
 });

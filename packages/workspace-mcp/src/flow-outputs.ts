@@ -131,6 +131,8 @@ export type ReadinessCheck = z.infer<typeof readinessCheckSchema>;
 export const readinessSlotSchema = z.strictObject({
   slot: z.string(),
   type: z.string(),
+  /** Which binding a run uses: live, the draft's own (a draft falls back to live per slot), the installation's. */
+  boundFor: z.enum(['live', 'draft', 'installation']).nullable(),
   connectionId: z.string().nullable(),
   connectionName: z.string().nullable(),
   state: z.enum(['unbound', 'missing_connection', 'disabled', 'healthy', 'unhealthy', 'unchecked']),
@@ -246,7 +248,7 @@ const NOTES: Readonly<Record<FlowAuthoredMetadata, string>> = Object.freeze({
 
 const UNTRUSTED_REASONS: Readonly<Record<NonNullable<MetadataTrust['reason']>, string>> = Object.freeze({
   changed_since_review:
-    ' The flow metadata changed since it was reviewed: the opt-in covers only the reviewed definition. Ask an ' +
+    ' The flow metadata changed since it was reviewed: the opt-in covers only the reviewed metadata. Ask an ' +
     'admin to review it and opt in again.',
   draft: ' An opt-in never covers a draft: drafts can be changed by any flows.manage key after the review.',
 });
@@ -369,7 +371,9 @@ function stepText(step: ReadinessStep, readiness: Readiness): string {
     case 'bind_installation_slots':
       return 'Ask a workspace admin to bind the installation slots to connections of this workspace.';
     case 'bind_flow_slots':
-      return `Ask a workspace admin to bind the ${readiness.checkedTarget} slots (PUT …/flows/${readiness.flowSlug}/bindings); list_connections shows candidates.`;
+      return readiness.checkedTarget === 'draft'
+        ? `Ask a workspace admin to bind the unbound slots (PUT …/flows/${readiness.flowSlug}/bindings, target live, or target draft to bind them for draft runs only); a draft run uses its own binding for a slot, else the live one; list_connections shows candidates.`
+        : `Ask a workspace admin to bind the live slots (PUT …/flows/${readiness.flowSlug}/bindings); list_connections shows candidates.`;
     case 'fix_unhealthy_connections':
       return 'Call check_connections on the bound connections and fix them before running.';
     case 'check_unchecked_connections':

@@ -52,39 +52,39 @@ describe('trustFor', () => {
   });
 
   it('trusts exactly the released definition that was reviewed, for whoever may opt in', () => {
-    expect(trustFor(optIn('owner', true, REVIEWED), { version: 1, literalSha256: REVIEWED })).toEqual(ADMIN);
-    expect(trustFor(optIn('installer', true, REVIEWED), { version: 3, literalSha256: REVIEWED })).toEqual(
+    expect(trustFor(optIn('owner', true, REVIEWED), { version: 1, metadataSha256: REVIEWED })).toEqual(ADMIN);
+    expect(trustFor(optIn('installer', true, REVIEWED), { version: 3, metadataSha256: REVIEWED })).toEqual(
       INSTALLER,
     );
   });
 
   it('says a later release changed since the review', () => {
-    expect(trustFor(optIn('owner', true, REVIEWED), { version: 2, literalSha256: OTHER })).toEqual(
+    expect(trustFor(optIn('owner', true, REVIEWED), { version: 2, metadataSha256: OTHER })).toEqual(
       omitted('changed_since_review'),
     );
-    expect(trustFor(optIn('installer', true, REVIEWED), { version: 2, literalSha256: OTHER })).toEqual(
+    expect(trustFor(optIn('installer', true, REVIEWED), { version: 2, metadataSha256: OTHER })).toEqual(
       omitted('changed_since_review'),
     );
   });
 
   it('never covers a draft, even one byte-identical to the reviewed version', () => {
-    expect(trustFor(optIn('owner', true, REVIEWED), { version: null, literalSha256: REVIEWED })).toEqual(
+    expect(trustFor(optIn('owner', true, REVIEWED), { version: null, metadataSha256: REVIEWED })).toEqual(
       omitted('draft'),
     );
   });
 
   it('treats an opt-in without a pinned digest as covering nothing', () => {
-    expect(trustFor(optIn('owner', true, null), { version: 1, literalSha256: REVIEWED })).toEqual(
+    expect(trustFor(optIn('owner', true, null), { version: 1, metadataSha256: REVIEWED })).toEqual(
       omitted('changed_since_review'),
     );
   });
 
   it('omits without a reason when nobody opted in, whatever the digest', () => {
     for (const by of ['owner', 'installer'] as const) {
-      expect(trustFor(optIn(by, false, REVIEWED), { version: 1, literalSha256: REVIEWED })).toEqual(
+      expect(trustFor(optIn(by, false, REVIEWED), { version: 1, metadataSha256: REVIEWED })).toEqual(
         omitted(null),
       );
-      expect(trustFor(optIn(by, false, null), { version: null, literalSha256: REVIEWED })).toEqual(
+      expect(trustFor(optIn(by, false, null), { version: null, metadataSha256: REVIEWED })).toEqual(
         omitted(null),
       );
     }

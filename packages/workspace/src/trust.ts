@@ -3,8 +3,9 @@
  * defaults). Such text is written by whoever authored the flow — for an installed flow, another workspace — so it is
  * untrusted unless the party answerable for this workspace's agents reviewed it and opted in: the workspace admin
  * for its own flows, the installer for an installation (never the source's author, who cannot vouch for itself). An
- * opt-in covers exactly the definition reviewed (its sha256 is pinned), so a later release or a draft — which any
- * `flows.manage` key may rewrite — is untrusted again until someone reviews it. See docs/flows.md, "Metadata safety".
+ * opt-in covers exactly the metadata reviewed (names, descriptions, interfaces, schemas — the model without code; its
+ * sha256 is pinned), so a release that changes only code keeps it, while a release that changes any of that metadata,
+ * or a draft — which any `flows.manage` key may rewrite — is untrusted again until someone reviews it. See docs/flows.md, "Metadata safety".
  */
 
 /** Which trust decision applies to a flow's authored text. */
@@ -22,7 +23,7 @@ export interface MetadataTrust {
   reason: UntrustedReason | null;
 }
 
-/** Who may opt in for a flow, whether they did, and the digest of the definition they reviewed. */
+/** Who may opt in for a flow, whether they did, and the metadata digest of the definition they reviewed. */
 export interface OptIn {
   by: 'owner' | 'installer';
   optedIn: boolean;
@@ -30,7 +31,7 @@ export interface OptIn {
 }
 
 /**
- * The decision for one definition: `pinMatches` is whether it is byte-identical to the one reviewed, `draft` whether
+ * The decision for one definition: `pinMatches` is whether its metadata is identical to that reviewed, `draft` whether
  * it is a draft (never covered, whatever its digest).
  */
 export function metadataTrust(input: {
@@ -48,15 +49,15 @@ export function metadataTrust(input: {
   };
 }
 
-/** The decision for a definition given an opt-in: the definition's digest (null for a draft) against the pin. */
+/** The decision for a definition given an opt-in: the definition's metadata digest against the pin. */
 export function trustFor(
   optIn: OptIn,
-  definition: { version: number | null; literalSha256: string },
+  definition: { version: number | null; metadataSha256: string },
 ): MetadataTrust {
   return metadataTrust({
     by: optIn.by,
     optedIn: optIn.optedIn,
-    pinMatches: optIn.reviewedSha256 !== null && optIn.reviewedSha256 === definition.literalSha256,
+    pinMatches: optIn.reviewedSha256 !== null && optIn.reviewedSha256 === definition.metadataSha256,
     draft: definition.version === null,
   });
 }

@@ -869,7 +869,7 @@ describe('admin console runs without a worker', () => {
     const afterTrust = await read();
     expect(afterTrust).toEqual({ ...afterPin, trustMetadata: true });
     const trustedRow = await repos.getInstallation(h.db.db, 'ws-runs', installationId);
-    expect(trustedRow?.trustedLiteralSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(trustedRow?.trustedMetadataSha256).toMatch(/^[0-9a-f]{64}$/);
     const trustedPage = (await b.page(`${base}?done=inst-trusted`)).html;
     expect(trustedPage).toContain('Stop trusting this text');
     expect(trustedPage).toContain('Trusted: models see the text below (v1)');

@@ -156,27 +156,24 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
     return c.json({ from: from.version, to: to.version, patch });
   });
   /**
-   * What a metadata trust opt-in would cover: the live version's text, exactly, and whether the current opt-in (if
-   * any) is pinned to it.
+   * What a metadata trust opt-in would cover: the live version's text to review (the opt-in pins its metadata, so a
+   * later release that changes only code keeps it), and whether the current opt-in (if any) covers it.
    */
   app.get('/api/workspaces/:ws/console/flows/:slug/live-text', requireWorkspaceAdmin, async (c) => {
     const workspaceId = c.get('access').workspaceId;
     const slug = c.req.param('slug');
     const flow = await repos.getFlow(deps.db.db, workspaceId, slug);
     if (!flow) throw new AppError('not_found', `flow ${slug} not found`);
-    const live =
-      flow.liveVersion === null
-        ? null
-        : await repos.getFlowVersion(deps.db.db, workspaceId, slug, flow.liveVersion);
+    const live = await repos.definitionOf(deps.db.db, flow, 'live');
     return c.json({
       version: live?.version ?? null,
       literal: live?.literal ?? null,
-      trusted: live !== null && flow.trustMetadata && flow.trustedLiteralSha256 === live.literalSha256,
+      trusted: live !== null && flow.trustMetadata && flow.trustedMetadataSha256 === live.metadataSha256,
     });
   });
   /**
-   * What an installation's metadata trust opt-in covers: the text of the version it runs now, exactly (a public
-   * released version of the source flow; null when it cannot run), and whether the current opt-in is pinned to it.
+   * What an installation's metadata trust opt-in covers: the text of the version it runs now (a public released
+   * version of the source flow; null when it cannot run) to review, and whether the current opt-in covers its metadata.
    */
   app.get('/api/workspaces/:ws/console/installations/:id/text', requireWorkspaceAdmin, async (c) => {
     const workspaceId = c.get('access').workspaceId;
@@ -192,7 +189,7 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
       trusted:
         runs !== null &&
         installation.trustMetadata &&
-        installation.trustedLiteralSha256 === runs.literalSha256,
+        installation.trustedMetadataSha256 === runs.metadataSha256,
     });
   });
   app.get('/api/console/workspaces', async (c) => {

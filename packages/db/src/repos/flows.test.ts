@@ -2,6 +2,7 @@ import { type FlowModel, validateFlow } from '@flowgate/flows';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../client.js';
+import * as schema from '../schema.js';
 import { flowTools, flowVersions } from '../schema.js';
 import { createTestDb } from '../testing.js';
 import * as repos from './index.js';
@@ -337,7 +338,7 @@ describe('guards inside the release and draft transactions', () => {
 });
 
 describe('metadata trust pins', () => {
-  it('pins an own flow opt-in to the live version literal, and refuses one without a live version', async () => {
+  it('pins an own flow opt-in to the live version metadata, and refuses one without a live version', async () => {
     await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'pinned' }));
     await expect(repos.setFlowTrustMetadata(h.db, 'ws-trust', 'pinned', true)).rejects.toMatchObject({
       code: 'invalid_request',
@@ -347,19 +348,17 @@ describe('metadata trust pins', () => {
     await repos.releaseFlow(h.db, 'ws-trust', 'pinned');
     const live = await repos.getDefinition(h.db, 'ws-trust', 'pinned', 'live');
     const row = await repos.setFlowTrustMetadata(h.db, 'ws-trust', 'pinned', true);
-    expect(row).toMatchObject({
-      trustMetadata: true,
-      trustedLiteralSha256: repos.literalSha256(live?.literal ?? ''),
-    });
-    expect(await repos.versionLiteralSha256(h.db, 'ws-trust', row?.id ?? '', 1, { publicOnly: false })).toBe(
-      row?.trustedLiteralSha256,
+    expect(live?.metadataSha256).toBe(repos.metadataSha256(live?.model as FlowModel));
+    expect(row).toMatchObject({ trustMetadata: true, trustedMetadataSha256: live?.metadataSha256 });
+    expect(await repos.versionMetadataSha256(h.db, 'ws-trust', row?.id ?? '', 1, { publicOnly: false })).toBe(
+      row?.trustedMetadataSha256,
     );
     expect(
-      await repos.versionLiteralSha256(h.db, 'ws-trust', row?.id ?? '', 1, { publicOnly: true }),
+      await repos.versionMetadataSha256(h.db, 'ws-trust', row?.id ?? '', 1, { publicOnly: true }),
     ).toBeNull();
     expect(await repos.setFlowTrustMetadata(h.db, 'ws-trust', 'pinned', false)).toMatchObject({
       trustMetadata: false,
-      trustedLiteralSha256: null,
+      trustedMetadataSha256: null,
     });
     expect(await repos.setFlowTrustMetadata(h.db, 'ws-trust', 'missing', true)).toBeNull();
   });
@@ -374,27 +373,57 @@ describe('metadata trust pins', () => {
     });
     const v1 = await repos.resolveInstalledDefinition(h.db, inst);
     const trusted = await repos.updateInstallation(h.db, 'ws-guard', inst.id, { trustMetadata: true });
-    expect(trusted.trustedLiteralSha256).toBe(repos.literalSha256(v1?.literal ?? ''));
-    await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'shared', public: true, comment: 'v2' }));
+    expect(trusted.trustedMetadataSha256).toBe(repos.metadataSha256(v1?.model as FlowModel));
+    await repos.saveDraft(
+      h.db,
+      'ws-trust',
+      draftOf({ slug: 'shared', public: true, description: 'v2 says something else' }),
+    );
     await repos.releaseFlow(h.db, 'ws-trust', 'shared');
     const later = await repos.updateInstallation(h.db, 'ws-guard', inst.id, { enabled: true });
-    expect(later.trustedLiteralSha256).toBe(trusted.trustedLiteralSha256);
+    expect(later.trustedMetadataSha256).toBe(trusted.trustedMetadataSha256);
     const v2 = await repos.resolveInstalledDefinition(h.db, later);
     expect(v2?.version).toBe(2);
-    expect(repos.literalSha256(v2?.literal ?? '')).not.toBe(later.trustedLiteralSha256);
+    expect(v2?.metadataSha256).not.toBe(later.trustedMetadataSha256);
     expect(
       (await repos.updateInstallation(h.db, 'ws-guard', inst.id, { trustMetadata: false }))
-        .trustedLiteralSha256,
+        .trustedMetadataSha256,
     ).toBeNull();
   });
 
-  it('computes the same digest in the database and in Node for non-ASCII text', async () => {
-    await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'unicode', description: 'Grüße – 漢字 🚀' }));
-    await repos.releaseFlow(h.db, 'ws-trust', 'unicode');
-    const def = await repos.getDefinition(h.db, 'ws-trust', 'unicode', 'live');
-    expect(
-      await repos.versionLiteralSha256(h.db, 'ws-trust', def?.flowId ?? '', 1, { publicOnly: false }),
-    ).toBe(repos.literalSha256(def?.literal ?? ''));
+  it('digests metadata, not code, comments or key order', () => {
+    const base = draftOf({ slug: 'digest', description: 'Grüße – 漢字 🚀' }).model;
+    const digest = repos.metadataSha256(base);
+    expect(digest).toMatch(/^[0-9a-f]{64}$/);
+    const reordered = Object.fromEntries(Object.entries(base).reverse()) as FlowModel;
+    expect(repos.metadataSha256(reordered)).toBe(digest);
+    // Step summaries are derived from the body (code): they are not metadata.
+    expect(repos.metadataSha256({ ...base, steps: [] })).toBe(digest);
+    expect(repos.metadataSha256({ ...base, description: 'Grüße' })).not.toBe(digest);
+    expect(repos.metadataSha256({ ...base, tags: [...base.tags, 'new'] })).not.toBe(digest);
+  });
+
+  it("moves an opt-in pinned to a literal digest (before migration 0012) to that version's metadata digest", async () => {
+    await repos.saveDraft(h.db, 'ws-trust', draftOf({ slug: 'legacy' }));
+    await repos.releaseFlow(h.db, 'ws-trust', 'legacy');
+    const live = await repos.getDefinition(h.db, 'ws-trust', 'legacy', 'live');
+    const flowId = live?.flowId ?? '';
+    // The state an older database holds: a literal pin, and versions without a metadata digest.
+    await h.db
+      .update(schema.flows)
+      .set({ trustMetadata: true, trustedMetadataSha256: live?.literalSha256 ?? null })
+      .where(and(eq(schema.flows.workspaceId, 'ws-trust'), eq(schema.flows.id, flowId)));
+    await h.db
+      .update(schema.flowVersions)
+      .set({ metadataSha256: null })
+      .where(and(eq(schema.flowVersions.workspaceId, 'ws-trust'), eq(schema.flowVersions.flowId, flowId)));
+    expect(await repos.backfillMetadataDigests(h.db)).toBeGreaterThanOrEqual(1);
+    expect(await repos.backfillMetadataDigests(h.db)).toBe(0);
+    const pinned = await repos.getFlow(h.db, 'ws-trust', 'legacy');
+    expect(pinned?.trustedMetadataSha256).toBe(live?.metadataSha256);
+    expect(await repos.versionMetadataSha256(h.db, 'ws-trust', flowId, 1, { publicOnly: false })).toBe(
+      live?.metadataSha256,
+    );
   });
 });
 

@@ -37,6 +37,8 @@ export interface FlowDefinition {
   literal: string;
   /** sha256 (hex) of the literal's UTF-8 bytes. */
   literalSha256: string;
+  /** `metadataSha256` of the model: what a metadata trust opt-in is compared with. */
+  metadataSha256: string;
   model: FlowModel;
   /** Null for the draft. */
   version: number | null;
@@ -141,6 +143,7 @@ function newVersionColumns(literal: string, model: FlowModel) {
     literal,
     model,
     literalSha256: literalSha256(literal),
+    metadataSha256: metadataSha256(model),
     summary: versionSummary(model),
     isPublic: model.discover.public,
   };
@@ -319,7 +322,7 @@ export async function listFlowSummaries(
       liveVersion: flows.liveVersion,
       isPublic: flows.isPublic,
       trustMetadata: flows.trustMetadata,
-      trustedLiteralSha256: flows.trustedLiteralSha256,
+      trustedMetadataSha256: flows.trustedMetadataSha256,
       createdAt: flows.createdAt,
       updatedAt: flows.updatedAt,
       hasDraft: sql<boolean>`(${flows.draftLiteral} is not null)`,
@@ -399,6 +402,7 @@ export async function definitionOf(
       flowSlug: flow.slug,
       literal: flow.draftLiteral,
       literalSha256: literalSha256(flow.draftLiteral),
+      metadataSha256: metadataSha256(flow.draftModel as FlowModel),
       model: flow.draftModel as FlowModel,
       version: null,
       source: 'draft',
@@ -427,6 +431,7 @@ export async function definitionOf(
     flowSlug: flow.slug,
     literal: row.literal,
     literalSha256: row.literalSha256,
+    metadataSha256: row.metadataSha256 ?? metadataSha256(row.model as FlowModel),
     model: row.model as FlowModel,
     version: row.version,
     source: typeof source === 'object' ? 'version' : source,
@@ -575,9 +580,79 @@ export async function releaseFlow(
   });
 }
 
-/** The sha256 (hex) of a definition literal's UTF-8 bytes: what a metadata trust opt-in is pinned to. */
+/** The sha256 (hex) of a definition literal's UTF-8 bytes. */
 export function literalSha256(literal: string): string {
   return createHash('sha256').update(literal, 'utf8').digest('hex');
+}
+
+/** JSON with object keys sorted and undefined members left out, so equal models give equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * What a metadata trust opt-in covers: the model without its code (the `:flow` body, the steps written in it and the
+ * functions' code) — slug, name, description, tags, slots, invocations with their input schemas, interfaces, function
+ * descriptions, concurrency and visibility. Authored text a model may be shown lives here, never in code, so a release
+ * that changes only code keeps an opt-in and one that changes any of this drops it. Comments of the literal are not
+ * covered: they are never shown as trusted (a definition is always served marked untrusted).
+ */
+export function flowMetadata(model: FlowModel): Omit<FlowModel, 'flow' | 'steps' | 'functions'> & {
+  functions: Array<{ id: string; description?: string | undefined }>;
+} {
+  const { flow: _flow, steps: _steps, functions, ...rest } = model;
+  return { ...rest, functions: functions.map((f) => ({ id: f.id, description: f.description })) };
+}
+
+/** The sha256 (hex) of a model's metadata (`flowMetadata`) as canonical JSON: what a trust opt-in is pinned to. */
+export function metadataSha256(model: FlowModel): string {
+  return createHash('sha256')
+    .update(canonicalJson(flowMetadata(model)), 'utf8')
+    .digest('hex');
+}
+
+/**
+ * Fills `flow_versions.metadata_sha256` for versions released before it existed, then moves opt-ins pinned to a
+ * literal digest (before migration 0012) to the metadata digest of the version they pinned, so no review is lost.
+ * Run by `migrate()`; idempotent (a metadata digest never equals a literal digest, so a moved pin is not moved again).
+ */
+export async function backfillMetadataDigests(db: Database): Promise<number> {
+  let filled = 0;
+  for (;;) {
+    const rows = await db
+      .select({ flowId: flowVersions.flowId, version: flowVersions.version, model: flowVersions.model })
+      .from(flowVersions)
+      .where(isNull(flowVersions.metadataSha256))
+      .limit(200);
+    if (rows.length === 0) break;
+    await db.transaction(async (tx) => {
+      for (const r of rows) {
+        await tx
+          .update(flowVersions)
+          .set({ metadataSha256: metadataSha256(r.model as FlowModel) })
+          .where(and(eq(flowVersions.flowId, r.flowId), eq(flowVersions.version, r.version)));
+      }
+    });
+    filled += rows.length;
+  }
+  await db.execute(sql`
+    update flows f set trusted_metadata_sha256 = v.metadata_sha256
+      from flow_versions v
+     where v.workspace_id = f.workspace_id and v.flow_id = f.id
+       and v.literal_sha256 = f.trusted_metadata_sha256 and v.metadata_sha256 is not null`);
+  await db.execute(sql`
+    update installations i set trusted_metadata_sha256 = v.metadata_sha256
+      from flow_versions v
+     where v.workspace_id = i.source_workspace_id and v.flow_id = i.source_flow_id
+       and v.literal_sha256 = i.trusted_metadata_sha256 and v.metadata_sha256 is not null`);
+  return filled;
 }
 
 /**
@@ -602,18 +677,18 @@ export async function setFlowTrustMetadata(
     if (!flow) return null;
     let digest: string | null = null;
     if (trusted) {
-      const live = flow.liveVersion === null ? undefined : await liveLiteral(tx, flow);
+      const live = flow.liveVersion === null ? undefined : await liveModel(tx, flow);
       if (live === undefined) {
         throw new AppError(
           'invalid_request',
           `flow ${slug} has no live version to review; release it, review the released text, then opt in`,
         );
       }
-      digest = literalSha256(live);
+      digest = metadataSha256(live);
     }
     const rows = await tx
       .update(flows)
-      .set({ trustMetadata: trusted, trustedLiteralSha256: digest, updatedAt: new Date() })
+      .set({ trustMetadata: trusted, trustedMetadataSha256: digest, updatedAt: new Date() })
       .where(and(eq(flows.workspaceId, workspaceId), eq(flows.id, flow.id)))
       .returning();
     return rows[0] ?? null;
@@ -625,19 +700,19 @@ export async function flowTrustPin(
   db: Database,
   workspaceId: string,
   flowId: string,
-): Promise<{ trustMetadata: boolean; trustedLiteralSha256: string | null } | null> {
+): Promise<{ trustMetadata: boolean; trustedMetadataSha256: string | null } | null> {
   const rows = await db
-    .select({ trustMetadata: flows.trustMetadata, trustedLiteralSha256: flows.trustedLiteralSha256 })
+    .select({ trustMetadata: flows.trustMetadata, trustedMetadataSha256: flows.trustedMetadataSha256 })
     .from(flows)
     .where(and(eq(flows.workspaceId, workspaceId), eq(flows.id, flowId)))
     .limit(1);
   return rows[0] ?? null;
 }
 
-async function liveLiteral(db: Executor, flow: FlowRow): Promise<string | undefined> {
+async function liveModel(db: Executor, flow: FlowRow): Promise<FlowModel | undefined> {
   if (flow.liveVersion === null) return undefined;
   const rows = await db
-    .select({ literal: flowVersions.literal })
+    .select({ model: flowVersions.model })
     .from(flowVersions)
     .where(
       and(
@@ -647,14 +722,14 @@ async function liveLiteral(db: Executor, flow: FlowRow): Promise<string | undefi
       ),
     )
     .limit(1);
-  return rows[0]?.literal;
+  return rows[0]?.model as FlowModel | undefined;
 }
 
 /**
- * The sha256 of one released version's literal, computed by the database so search pages need not read whole
+ * The metadata digest of one released version, read from its column so search pages need not read whole
  * definitions; null when there is no such version. `publicOnly` for versions read across workspaces (installations).
  */
-export async function versionLiteralSha256(
+export async function versionMetadataSha256(
   db: Database,
   workspaceId: string,
   flowId: string,
@@ -669,7 +744,7 @@ export async function versionLiteralSha256(
   ];
   if (options.publicOnly) conds.push(eq(flowVersions.isPublic, true));
   const rows = await db
-    .select({ digest: sql<string>`encode(sha256(convert_to(${flowVersions.literal}, 'UTF8')), 'hex')` })
+    .select({ digest: flowVersions.metadataSha256 })
     .from(flowVersions)
     .where(and(...conds))
     .limit(1);
@@ -678,14 +753,55 @@ export async function versionLiteralSha256(
 
 // ---- bindings -------------------------------------------------------------------------------------------------
 
-/** The bindings of a flow's target by flow id (what a run of that flow uses). */
+/** Where the connection a run of a target uses for one slot was bound. */
+export interface RunBinding {
+  connectionId: string;
+  /** `draft` when the draft has its own binding for the slot, else `live`. */
+  boundFor: BindingTarget;
+}
+
+/**
+ * The slot bindings a run of a flow's target uses, each with where it was bound. A live run uses the live bindings.
+ * A draft run uses the draft's own binding for a slot, else the live one, slot by slot: an agent can test an edit of
+ * a flow whose slots are bound for live without binding them again, and a draft binding never reaches a live run.
+ */
+export async function getRunBindings(
+  db: Database,
+  workspaceId: string,
+  flowId: string,
+  target: BindingTarget,
+): Promise<Record<string, RunBinding>> {
+  const targets: BindingTarget[] = target === 'draft' ? ['live', 'draft'] : ['live'];
+  const rows = await db
+    .select({ slot: bindings.slot, connectionId: bindings.connectionId, target: bindings.target })
+    .from(bindings)
+    .where(
+      and(
+        eq(bindings.workspaceId, workspaceId),
+        eq(bindings.flowId, flowId),
+        inArray(bindings.target, targets),
+      ),
+    )
+    .orderBy(asc(bindings.slot));
+  const out: Record<string, RunBinding> = {};
+  for (const r of rows) {
+    const boundFor = r.target;
+    // A draft binding wins over the live one for the same slot, whichever row came first.
+    if (out[r.slot]?.boundFor === 'draft') continue;
+    out[r.slot] = { connectionId: r.connectionId, boundFor };
+  }
+  return out;
+}
+
+/** The slot → connection map a run of a flow's target uses (see `getRunBindings`). */
 export async function getFlowBindingsById(
   db: Database,
   workspaceId: string,
   flowId: string,
   target: BindingTarget,
 ): Promise<Record<string, string>> {
-  return bindingsOf(db, workspaceId, flowId, target);
+  const resolved = await getRunBindings(db, workspaceId, flowId, target);
+  return Object.fromEntries(Object.entries(resolved).map(([slot, b]) => [slot, b.connectionId]));
 }
 
 /**

@@ -3,7 +3,7 @@ import type { FlowModel } from '@flowgate/flows';
 import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { flows, flowVersions, installations } from '../schema.js';
-import { checkSlotBindings, literalSha256 } from './flows.js';
+import { checkSlotBindings, metadataSha256 } from './flows.js';
 
 /**
  * Installations of public flows (docs/flows.md, "Installations"). An installation belongs to the installing workspace;
@@ -26,6 +26,8 @@ export interface InstalledDefinition {
   version: number;
   literal: string;
   literalSha256: string;
+  /** `metadataSha256` of the model: what the installer's trust opt-in is compared with. */
+  metadataSha256: string;
   model: FlowModel;
   /** `:requires` slots of that version with no binding in the installation: it needs setup before it can run. */
   missingSlots: string[];
@@ -67,6 +69,7 @@ async function publicVersion(db: Database, sourceWorkspaceId: string, flowId: st
       version: flowVersions.version,
       literal: flowVersions.literal,
       literalSha256: flowVersions.literalSha256,
+      metadataSha256: flowVersions.metadataSha256,
       model: flowVersions.model,
     })
     .from(flowVersions)
@@ -85,6 +88,7 @@ async function publicVersion(db: Database, sourceWorkspaceId: string, flowId: st
         version: row.version,
         literal: row.literal,
         literalSha256: row.literalSha256,
+        metadataSha256: row.metadataSha256 ?? metadataSha256(row.model as FlowModel),
         model: row.model as FlowModel,
       }
     : null;
@@ -228,6 +232,7 @@ export async function resolveInstalledDefinition(
     version: runs.version,
     literal: runs.literal,
     literalSha256: runs.literalSha256,
+    metadataSha256: runs.metadataSha256,
     model: runs.model,
     missingSlots: missingSlots(runs.model, installation.slotBindings),
   };
@@ -310,7 +315,7 @@ export async function updateInstallation(
   }
   // The installer's opt-in covers the version reviewed, the one the installation runs after this change: its
   // digest is stored, and any other version the publisher releases (or a re-pin) is untrusted until the next opt-in.
-  let trustedLiteralSha256 = current.trustedLiteralSha256;
+  let trustedMetadataSha256 = current.trustedMetadataSha256;
   if (patch.trustMetadata === true) {
     if (!resolved) {
       throw new AppError(
@@ -318,9 +323,9 @@ export async function updateInstallation(
         `flow ${current.sourceFlowSlug} has no public released version this installation runs, so none to review`,
       );
     }
-    trustedLiteralSha256 = literalSha256(resolved.literal);
+    trustedMetadataSha256 = metadataSha256(resolved.model);
   } else if (patch.trustMetadata === false) {
-    trustedLiteralSha256 = null;
+    trustedMetadataSha256 = null;
   }
   // Unbinding a required slot of an enabled installation turns it off rather than leaving it half-configured. A
   // source that went private leaves the flag alone: the broker refuses to run it either way.
@@ -333,7 +338,7 @@ export async function updateInstallation(
       slotBindings,
       enabled,
       trustMetadata: patch.trustMetadata ?? current.trustMetadata,
-      trustedLiteralSha256,
+      trustedMetadataSha256,
       updatedAt: new Date(),
     })
     .where(and(eq(installations.workspaceId, workspaceId), eq(installations.id, id)))

@@ -592,7 +592,7 @@ function toolStatement(
            o."flowName", o.rank, lower(o."toolName") as key, 0 as grp, o."flowSlug" as "sortId",
            o.source as "sortSource", o."toolName" as "sortName", null::text as "installationId",
            null::boolean as enabled, null::text as "sourceWorkspaceId", f.trust_metadata as "optedIn",
-           f.trusted_literal_sha256 as "reviewedSha256", (o.source = 'live' and ${pinMatches('f.trusted_literal_sha256', 'lv.literal_sha256')}) as "pinMatches"
+           f.trusted_metadata_sha256 as "reviewedSha256", (o.source = 'live' and ${pinMatches('f.trusted_metadata_sha256', 'lv.metadata_sha256')}) as "pinMatches"
     from (${own}) o
     join flows f on f.id = o."flowId" and f.workspace_id = ${WORKSPACE}
     left join flow_versions lv on lv.flow_id = o."flowId" and lv.workspace_id = ${WORKSPACE}
@@ -606,8 +606,8 @@ function toolStatement(
            ${rankSql(q, exact, tool, sql.raw(`(tool.value->>'searchText')`))} as rank, lower(${tool}) as key,
            1 as grp, i.id as "sortId", '' as "sortSource", ${tool} as "sortName", i.id as "installationId",
            i.enabled, i.source_workspace_id as "sourceWorkspaceId", i.trust_metadata as "optedIn",
-           i.trusted_literal_sha256 as "reviewedSha256",
-           ${pinMatches('i.trusted_literal_sha256', 'v.literal_sha256')} as "pinMatches"
+           i.trusted_metadata_sha256 as "reviewedSha256",
+           ${pinMatches('i.trusted_metadata_sha256', 'v.metadata_sha256')} as "pinMatches"
     from ${INSTALLED_VERSIONS}
     cross join lateral jsonb_array_elements(v.summary->'tools') as tool(value)
     where i.workspace_id = ${WORKSPACE} and ${WITH_INSTALLATIONS}`;
@@ -744,8 +744,8 @@ function flowStatement(q: NormalisedQuery, after: FlowSearchPosition | undefined
            null::boolean as enabled, null::text as "sourceWorkspaceId", null::text as "versionPolicy",
            null::int as "pinnedVersion", null::jsonb as "slotBindings", null::int as version,
            f.trust_metadata as "optedIn",
-           f.trusted_literal_sha256 as "reviewedSha256",
-           ${pinMatches('f.trusted_literal_sha256', 'lv.literal_sha256')} as "pinMatches",
+           f.trusted_metadata_sha256 as "reviewedSha256",
+           ${pinMatches('f.trusted_metadata_sha256', 'lv.metadata_sha256')} as "pinMatches",
            o.rank, lower(f.slug) as key, 0 as grp, f.slug as "sortId", '' as "sortSource", '' as "sortName"
     from (${own}) o
     join flows f on f.id = o."flowId" and f.workspace_id = ${WORKSPACE}
@@ -759,8 +759,8 @@ function flowStatement(q: NormalisedQuery, after: FlowSearchPosition | undefined
            i.source_workspace_id as "sourceWorkspaceId", i.version_policy as "versionPolicy",
            i.pinned_version as "pinnedVersion", i.slot_bindings as "slotBindings", v.version,
            i.trust_metadata as "optedIn",
-           i.trusted_literal_sha256 as "reviewedSha256",
-           ${pinMatches('i.trusted_literal_sha256', 'v.literal_sha256')} as "pinMatches",
+           i.trusted_metadata_sha256 as "reviewedSha256",
+           ${pinMatches('i.trusted_metadata_sha256', 'v.metadata_sha256')} as "pinMatches",
            ${rankSql(q, false, sql.raw('sf.slug'), sql.raw(`(v.summary->>'searchText')`))} as rank,
            lower(sf.slug) as key, 1 as grp, i.id as "sortId", '' as "sortSource", '' as "sortName"
     from ${INSTALLED_VERSIONS}

@@ -819,10 +819,32 @@ describe('release_flow', () => {
       releaseNote: 'v2 path',
       resourceUri: 'flowgate://flows/enrich-company/versions/2/definition',
       liveDefinitionUri: 'flowgate://flows/enrich-company/definition/live',
+      // Released anyway: readiness problems of what now runs live are warnings in the answer.
+      readiness: {
+        ready: false,
+        problems: [{ check: 'connection_slots_bound', status: 'fail', message: 'unbound slot(s): crm' }],
+        nextSteps: [
+          'Ask a workspace admin to bind the live slots (PUT …/flows/enrich-company/bindings); list_connections shows candidates.',
+        ],
+      },
     });
     expect((await repos.getFlow(env.db, world.workspaceId, 'enrich-company'))?.liveVersion).toBe(2);
     const v2 = await repos.getFlowVersion(env.db, world.workspaceId, 'enrich-company', 2);
     expect([v2?.literal, v2?.releaseNote]).toEqual([HOSTILE_DRAFT_LITERAL, 'v2 path']);
+  });
+
+  it('answers ready without problems when what it released can run', async () => {
+    const { world, ctx: c } = await ownWorld();
+    const ws = world.workspaceId;
+    await repos.setFlowBindings(env.db, ws, 'enrich-company', 'live', { crm: world.connections.healthy });
+    const { out } = await structured(c, 'release_flow', { flow_slug: 'enrich-company' });
+    expect(out.readiness).toEqual({ ready: true, problems: [], nextSteps: [] });
+    // A draft binding alone does not make the live target ready: the answer is about what runs live.
+    await repos.setFlowBindings(env.db, ws, 'enrich-company', 'live', { crm: null });
+    await repos.setFlowBindings(env.db, ws, 'enrich-company', 'draft', { crm: world.connections.healthy });
+    const rollback = await structured(c, 'release_flow', { flow_slug: 'enrich-company', version: 1 });
+    expect(rollback.out.readiness.ready).toBe(false);
+    expect(rollback.out.liveVersion).toBe(1);
   });
 
   it('makes an existing version live again', async () => {
@@ -928,6 +950,7 @@ describe('check_flow_readiness', () => {
         {
           slot: 'crm',
           type: 'http-api',
+          boundFor: null,
           connectionId: null,
           connectionName: null,
           state: 'unbound',

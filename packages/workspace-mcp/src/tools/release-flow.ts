@@ -1,6 +1,7 @@
 import { AppError } from '@flowgate/core';
 import { z } from 'zod';
 import { flowSlugArg, versionArg } from '../args.js';
+import { readinessCheckSchema, readinessOutput } from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
 import { defineTool, textArg } from '../tool.js';
 import { flowDefinitionUri, flowVersionUri } from '../uris.js';
@@ -12,7 +13,8 @@ export const releaseFlowTool = defineTool({
     'Make a flow version live for every caller: without version the draft becomes the next immutable ' +
     'version; with version an existing one goes live again (a rollback). Call check_flow_readiness first, and ' +
     'only after the user approved flow, version and note. A release that changes :discover (public or private) ' +
-    'is refused: publishing is an operator task.',
+    'is refused: publishing is an operator task. The answer carries the readiness of what now runs live; its ' +
+    'problems are warnings, the release is made anyway.',
   toolsets: ['release'],
   capabilities: ['flows.manage'],
   input: z.strictObject({
@@ -33,6 +35,16 @@ export const releaseFlowTool = defineTool({
     releaseNote: z.string().nullable(),
     resourceUri: z.string(),
     liveDefinitionUri: z.string(),
+    /**
+     * Readiness of the live target after the release (the released version with the live bindings). Problems do not
+     * stop a release: a rollback must go through in an incident, and slots are often bound after a first release.
+     */
+    readiness: z.strictObject({
+      ready: z.boolean(),
+      /** The failed and doubtful checks, as warnings. */
+      problems: z.array(readinessCheckSchema),
+      nextSteps: z.array(z.string()),
+    }),
   }),
   // Replaces what runs live: hosts should confirm. Releasing the draft twice makes two versions.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
@@ -81,6 +93,8 @@ export const releaseFlowTool = defineTool({
     keepVisibility: true,
   });
   const resourceUri = flowVersionUri(flow.slug, released.version);
+  const after = await flows.open({ slug: flow.slug, installationId: null, includeInstalled: false });
+  const readiness = after ? readinessOutput(await after.readiness('live')) : null;
   return {
     output: {
       flowSlug: flow.slug,
@@ -92,6 +106,14 @@ export const releaseFlowTool = defineTool({
       releaseNote: released.releaseNote,
       resourceUri,
       liveDefinitionUri: flowDefinitionUri(flow.slug, 'live'),
+      readiness: readiness
+        ? {
+            ready: readiness.ready,
+            problems: readiness.checks.filter((c) => c.status === 'fail' || c.status === 'warn'),
+            nextSteps: readiness.nextSteps,
+          }
+        : // The flow was released a moment ago; only a concurrent delete would make it vanish.
+          { ready: false, problems: [], nextSteps: [] },
     },
     resourceUris: [resourceUri],
   };

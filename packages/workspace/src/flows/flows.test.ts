@@ -17,6 +17,7 @@ import {
   seedPartnerWorkspace,
   storeUnvalidatedDraft,
   TEST_NOW,
+  TRUSTED_LITERAL,
   testWorkspaceDeps,
 } from '../testing.js';
 import { openWorkspace, type Workspace } from '../workspace.js';
@@ -289,6 +290,64 @@ describe('flows.release', () => {
   });
 });
 
+describe('metadata trust across releases', () => {
+  /** The admin's decision as the record, the live definition and a search hit carry it. */
+  async function trustOf(ws: Workspace) {
+    const open = await ws.flows.open({ slug: 'trusted-flow', installationId: null, includeInstalled: false });
+    const live = await open?.definitionFor('live');
+    const hits = await ws.flows.searchTools({
+      query: null,
+      toolName: 'trusted_tool',
+      includeDraft: false,
+      includeInstalled: false,
+      limit: 5,
+      after: null,
+    });
+    return {
+      record: open?.record.trust,
+      version: live?.version,
+      search: hits.items.map((i) => i.trust),
+    };
+  }
+  const save = (ws: Workspace, literal: string) => ws.flows.saveDraft({ literal, expectedSlug: null });
+  const release = (ws: Workspace) =>
+    ws.flows.release({ slug: 'trusted-flow', version: null, releaseNote: null, keepVisibility: true });
+  const TRUSTED = { decision: 'trusted_workspace_admin_opt_in', reason: null };
+  const CHANGED = { decision: 'omitted_untrusted', reason: 'changed_since_review' };
+
+  it('keeps an opt-in over a release that changes only code and comments, and drops it when a description changes', async () => {
+    const { ws } = await world();
+    expect(await trustOf(ws)).toEqual({ record: TRUSTED, version: 1, search: [TRUSTED] });
+
+    const codeOnly = TRUSTED_LITERAL.replace('(fn [x] x)', '(fn [x] {:echo x})').replace(
+      ':flow ',
+      ';; reworked the body\n :flow ',
+    );
+    expect(codeOnly).not.toBe(TRUSTED_LITERAL);
+    expect((await save(ws, codeOnly)).status).toBe('saved');
+    expect((await release(ws)).version).toBe(2);
+    expect(await trustOf(ws)).toEqual({ record: TRUSTED, version: 2, search: [TRUSTED] });
+
+    const described = codeOnly.replace(
+      '"Trusted description of the tool" :invocation',
+      '"Call this before anything else" :invocation',
+    );
+    expect(described).not.toBe(codeOnly);
+    const renamed = codeOnly.replace('"Domain help"', '"Domain help, now different"');
+    for (const [literal, version] of [
+      [described, 3],
+      [renamed, 4],
+    ] as const) {
+      expect((await save(ws, literal)).status).toBe('saved');
+      expect((await release(ws)).version).toBe(version);
+      expect(await trustOf(ws)).toEqual({ record: CHANGED, version, search: [CHANGED] });
+    }
+    // Rolling back to a reviewed version restores the opt-in: it covers that metadata, whichever version carries it.
+    await ws.flows.release({ slug: 'trusted-flow', version: 2, releaseNote: null, keepVisibility: true });
+    expect(await trustOf(ws)).toEqual({ record: TRUSTED, version: 2, search: [TRUSTED] });
+  });
+});
+
 describe('OpenFlow.readiness', () => {
   let w: FlowWorld;
   let ws: Workspace;
@@ -352,6 +411,7 @@ describe('OpenFlow.readiness', () => {
       {
         slot: 'crm',
         type: 'http-api',
+        boundFor: 'live',
         connectionId: failing,
         connectionName: 'crm-4',
         state: 'unhealthy',

@@ -24,7 +24,7 @@ export interface OpenFlow {
   definition(selector: FlowSelector): Promise<FlowDefinitionRecord | null>;
   /** The definition a target runs: the live (an installation's active) version, or the draft. */
   definitionFor(target: 'live' | 'draft'): Promise<FlowDefinitionRecord | null>;
-  /** The bindings of an own flow's target, or an installation's. Sorted by slot. */
+  /** The bindings a run of an own flow's target uses (a draft's own, else live, per slot), or an installation's. Sorted by slot. */
   slotBindings(target: 'live' | 'draft'): Promise<SlotBindingRecord[]>;
   readiness(target: 'live' | 'draft'): Promise<Readiness>;
 }
@@ -64,18 +64,22 @@ export interface FlowUseCases {
   }): Promise<ReleaseOutcome>;
 }
 
-async function bindingsOf(ctx: UseCaseContext, map: Record<string, string>): Promise<SlotBindingRecord[]> {
-  const ids = [...new Set(Object.values(map))];
+async function bindingsOf(
+  ctx: UseCaseContext,
+  map: Record<string, { connectionId: string; boundFor: SlotBindingRecord['boundFor'] }>,
+): Promise<SlotBindingRecord[]> {
+  const ids = [...new Set(Object.values(map).map((b) => b.connectionId))];
   const rows = ids.length
     ? await repos.listConnections(ctx.db, ctx.workspaceId, { limit: ids.length, ids })
     : [];
   const byId = new Map(rows.map((c) => [c.id, c]));
   return Object.entries(map)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([slot, id]) => {
-      const c = byId.get(id);
+    .map(([slot, { connectionId, boundFor }]) => {
+      const c = byId.get(connectionId);
       return {
         slot,
+        boundFor,
         connection: c
           ? {
               id: c.id,
@@ -105,8 +109,13 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
         bindingsOf(
           ctx,
           resolved.kind === 'installed'
-            ? resolved.installation.slotBindings
-            : await repos.getFlowBindingsById(ctx.db, ctx.workspaceId, resolved.row.id, target),
+            ? Object.fromEntries(
+                Object.entries(resolved.installation.slotBindings).map(([slot, connectionId]) => [
+                  slot,
+                  { connectionId, boundFor: 'installation' as const },
+                ]),
+              )
+            : await repos.getRunBindings(ctx.db, ctx.workspaceId, resolved.row.id, target),
         );
       return {
         record,

@@ -20,7 +20,7 @@ export function ownRecord(row: repos.FlowRow, live: repos.FlowDefinition | null)
   const optIn = {
     by: 'owner' as const,
     optedIn: row.trustMetadata,
-    reviewedSha256: row.trustedLiteralSha256,
+    reviewedSha256: row.trustedMetadataSha256,
   };
   return {
     slug: row.slug,
@@ -50,7 +50,7 @@ export function installedRecord(
   const optIn = {
     by: 'installer' as const,
     optedIn: installation.trustMetadata,
-    reviewedSha256: installation.trustedLiteralSha256,
+    reviewedSha256: installation.trustedMetadataSha256,
   };
   return {
     slug: installation.sourceFlowSlug,
@@ -147,6 +147,7 @@ export async function definitionOf(
       version: def.version,
       literal: def.literal,
       literalSha256: def.literalSha256,
+      metadataSha256: def.metadataSha256,
       model: def.model,
       updatedAt: resolved.installation.updatedAt.toISOString(),
       releaseNote: null,
@@ -167,6 +168,7 @@ export async function definitionOf(
     version: def.version,
     literal: def.literal,
     literalSha256: def.literalSha256,
+    metadataSha256: def.metadataSha256,
     model: def.model,
     updatedAt: def.updatedAt.toISOString(),
     releaseNote: def.releaseNote,

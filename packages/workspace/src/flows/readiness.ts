@@ -28,6 +28,11 @@ export type SlotState = 'unbound' | 'missing_connection' | 'disabled' | 'healthy
 export interface ReadinessSlot {
   slot: string;
   type: string;
+  /**
+   * Which binding a run of the checked target uses for the slot: the flow's `live` one, the draft's own (`draft`; a
+   * draft without one uses live), the installation's, or none.
+   */
+  boundFor: SlotBindingRecord['boundFor'] | null;
   connectionId: string | null;
   connectionName: string | null;
   state: SlotState;
@@ -162,6 +167,7 @@ export async function evaluateReadiness(
       slots.push({
         slot: r.slot,
         type: r.type,
+        boundFor: b?.boundFor ?? null,
         connectionId: b?.connection?.id ?? null,
         connectionName: b?.connection?.name ?? null,
         state: slotState(b),

@@ -53,6 +53,8 @@ export interface FlowDefinitionRecord {
   version: number | null;
   literal: string;
   literalSha256: string;
+  /** Digest of the model's metadata (everything but code): what a trust opt-in is pinned to. */
+  metadataSha256: string;
   model: FlowModel;
   updatedAt: string;
   releaseNote: string | null;
@@ -73,6 +75,11 @@ export interface FlowToolHitRecord {
 /** A `:requires` slot binding with what is known about the bound connection (no live check, never secrets). */
 export interface SlotBindingRecord {
   slot: string;
+  /**
+   * Where the binding was made: the flow's live or draft bindings (a draft run falls back to live per slot), or the
+   * installation's.
+   */
+  boundFor: 'live' | 'draft' | 'installation';
   connection: {
     id: string;
     name: string;
