@@ -160,10 +160,8 @@ describe('search_flows', () => {
     ]);
     expect(JSON.stringify(untrusted)).not.toContain('zebracorn');
     expect(JSON.stringify(untrusted)).not.toContain('IGNORE PREVIOUS');
-    // Above 2 KB the text block is a pointer to structuredContent, not a second copy (and carries no authored text).
-    expect(result.content[0].text).toMatch(
-      /^search_flows: the full answer \(\d+ bytes of JSON\) is in structuredContent/,
-    );
+    // Whatever its size the text block is the same answer as compact JSON, so it too carries no untrusted text.
+    expect(result.content[0].text).toBe(JSON.stringify(out));
     expect(result.content[0].text).not.toContain('IGNORE PREVIOUS');
   });
 
