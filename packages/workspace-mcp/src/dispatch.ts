@@ -564,7 +564,7 @@ function audit(
   }
 }
 
-/** The cap on one tools/call result, in bytes (the gateway's `FLOWGATE_MCP_MAX_RESULT_BYTES`). */
+/** The cap on each side of one tools/call result, in bytes (the gateway's `FLOWGATE_MCP_MAX_RESULT_BYTES`). */
 function maxResultBytes(scope: Scope): number {
   return scope.request.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
 }
