@@ -207,10 +207,14 @@ describe('HTTP methods and media types', () => {
     const context = asRpc(
       checked(await post({ body: rpc('tools/call', { name: 'get_workspace_context', arguments: {} }) })),
     );
-    const result = context.result as { structuredContent: { limits: Record<string, number> } };
+    const result = context.result as {
+      content: unknown[];
+      structuredContent: { limits: Record<string, number> };
+    };
     expect(result.structuredContent.limits.maxToolResultBytes).toBe(MAX_RESULT);
-    // The reported value is the context field the result builder enforces (result-cap.test.ts covers the cutting).
-    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(MAX_RESULT);
+    // The reported value is the cap the result builder enforces on each side (result-cap.test.ts covers the cutting).
+    expect(Buffer.byteLength(JSON.stringify(result.content))).toBeLessThanOrEqual(MAX_RESULT);
+    expect(Buffer.byteLength(JSON.stringify(result.structuredContent))).toBeLessThanOrEqual(MAX_RESULT);
   });
 
   it('a body over FLOWGATE_MAX_BODY_BYTES is 413', async () => {

@@ -564,7 +564,7 @@ function audit(
   }
 }
 
-/** The cap on one tools/call result, in bytes (the gateway's `FLOWGATE_MCP_MAX_RESULT_BYTES`). */
+/** The cap on each side of one tools/call result, in bytes (the gateway's `FLOWGATE_MCP_MAX_RESULT_BYTES`). */
 function maxResultBytes(scope: Scope): number {
   return scope.request.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
 }
@@ -673,9 +673,7 @@ function finishOutcome(tool: AnyToolDefinition, outcome: ToolOutcome<unknown>, s
     tool: tool.name,
     output: outcome.output as Record<string, unknown>,
     resourceUri: outcome.resultUri ?? null,
-    summaryOnly: outcome.summaryOnly,
     extra,
-    version: scope.protocolVersion,
     maxBytes: maxResultBytes(scope),
     bound: bound ? (budget) => bound(budget) as Record<string, unknown> | null : undefined,
     valid: (output) => tool.output.safeParse(output).success,

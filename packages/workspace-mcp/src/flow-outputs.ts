@@ -115,6 +115,8 @@ export const flowToolEntrySchema = z.strictObject({
   toolName: z.string(),
   installationId: z.string().nullable(),
   source: z.enum(['live', 'draft']),
+  /** Browsing with drafts only (each tool listed once): how the draft compares, or `only` for a draft-only tool. */
+  draft: z.enum(['same', 'differs', 'absent', 'only']).optional(),
   resourceUri: z.string(),
   metadataSafety: metadataSafetyRefSchema,
   authored: z.strictObject({ title: z.string().nullable(), description: z.string().nullable() }).nullable(),
@@ -319,6 +321,7 @@ export function flowToolEntry(hit: FlowToolHitRecord): FlowToolEntry {
     toolName: hit.toolName,
     installationId: hit.installationId,
     source: hit.source,
+    ...(hit.draft === null ? {} : { draft: hit.draft }),
     resourceUri: flowToolUri(hit.flowSlug, hit.toolName, hit.installationId),
     metadataSafety: metadataSafetyRef(hit.trust),
     authored: isTrusted(hit.trust) ? { title: hit.title, description: hit.description } : null,

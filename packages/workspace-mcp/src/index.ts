@@ -30,7 +30,7 @@ export {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './protocol.js';
 export { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
-export { DEFAULT_MAX_RESULT_BYTES, MIN_MAX_RESULT_BYTES, RESULT_TEXT_JSON_MAX_BYTES } from './result.js';
+export { DEFAULT_MAX_RESULT_BYTES, MIN_MAX_RESULT_BYTES } from './result.js';
 export type { Toolset } from './schemas.js';
 export { TOOLSETS } from './schemas.js';
 export {

@@ -154,6 +154,8 @@ describe('resources/read', () => {
     expect(content.mimeType).toBe('application/json');
     const tool = await callTool(ctx, 'get_workspace_context', {});
     expect(JSON.parse(content.text)).toEqual(tool.body.result.structuredContent);
+    // Compact, like the tool's text block: byte for byte the same JSON.
+    expect(content.text).toBe(tool.body.result.content[0].text);
   });
 
   it.each([
@@ -378,6 +380,15 @@ describe('policy over resources and prompts', () => {
 
   beforeAll(async () => {
     await seedFlow(env.db, 'ws-acme', '{:slug :policy-x :flow (flow/input)}', { release: false });
+  });
+
+  it('answers a template as compact JSON, the same text get_flow_definition gives', async () => {
+    const ctx = env.ctx();
+    const [content] = (await rpc(ctx, 'resources/read', { uri })).body.result.contents;
+    expect(content.mimeType).toBe('application/json');
+    const tool = await callTool(ctx, 'get_flow_definition', { flow_slug: 'policy-x' });
+    expect(content.text).toBe(JSON.stringify(tool.body.result.structuredContent));
+    expect(content.text).not.toContain('\n');
   });
 
   it('refuses and hides a template whose tool a workspace admin disabled', async () => {

@@ -130,8 +130,9 @@ type TemplateReader = (
   ctx: ToolContext,
 ) => Promise<ResourceContents | null>;
 
+/** Compact JSON: the reader is a model, and indentation only costs it tokens. */
 function json(uri: string, value: unknown): ResourceContents {
-  return { uri, mimeType: 'application/json', text: JSON.stringify(value, null, 2) };
+  return { uri, mimeType: 'application/json', text: JSON.stringify(value) };
 }
 
 const INSTALLATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -273,7 +274,7 @@ export async function readResource(uri: string, ctx: ToolContext): Promise<Resou
       };
     }
     const report = await buildWorkspaceContext(ctx);
-    return { uri, mimeType: r.mimeType, text: JSON.stringify(report, null, 2) };
+    return { uri, mimeType: r.mimeType, text: JSON.stringify(report) };
   }
   for (const t of TEMPLATES) {
     const vars = t.match(uri);

@@ -1,7 +1,7 @@
 /**
  * Every tool's largest answer stays under the result cap: each tool is called with the biggest data it can meet
- * (full pages, a 150 KB definition, a 5 MB run result, event pages of large details, 10,000 steps) and every result,
- * text blocks and structuredContent together, is measured.
+ * (full pages, a 150 KB definition, a 5 MB run result, event pages of large details, 10,000 steps) and each side of
+ * every result (its content blocks, and its structuredContent) is measured: a client hands the model one of the two.
  */
 
 import { STEP_TYPES } from '@flowgate/flows';
@@ -10,7 +10,7 @@ import { flowLiteral, seedConnection, seedFlow, seedFlowWorld } from '@flowgate/
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG_TOOLS } from './catalog.js';
 import { LIMITS } from './limits.js';
-import { DEFAULT_MAX_RESULT_BYTES, RESULT_TEXT_JSON_MAX_BYTES } from './result.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './result.js';
 import { callTool, type Json, type TestContext, useTestDb } from './test-support.js';
 
 const env = useTestDb();
@@ -163,8 +163,12 @@ function calls(): [string, Record<string, unknown>][] {
   ];
 }
 
+function bytesOf(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
+}
+
 function resultBytes(result: Json): number {
-  return Buffer.byteLength(JSON.stringify(result), 'utf8');
+  return bytesOf(result);
 }
 
 describe('result cap', () => {
@@ -183,8 +187,20 @@ describe('result cap', () => {
         expect(result, `${name}: ${JSON.stringify(res.body.error)}`).toBeDefined();
         // Every tool answers its largest case with its own (previewed) shape, not with result_too_large.
         expect(result.isError, `${name}: ${JSON.stringify(result.structuredContent.error)}`).toBeFalsy();
-        const bytes = resultBytes(result);
-        expect(bytes, `${name} answered ${bytes} bytes`).toBeLessThanOrEqual(DEFAULT_MAX_RESULT_BYTES);
+        // The cap holds for each side: what a content-reading client and a structuredContent-reading one get.
+        const contentBytes = bytesOf(result.content);
+        const structuredBytes = bytesOf(result.structuredContent);
+        expect(contentBytes, `${name}: content ${contentBytes} bytes`).toBeLessThanOrEqual(
+          DEFAULT_MAX_RESULT_BYTES,
+        );
+        expect(structuredBytes, `${name}: structured ${structuredBytes} bytes`).toBeLessThanOrEqual(
+          DEFAULT_MAX_RESULT_BYTES,
+        );
+        // Both sides carry the same answer (or the same preview), whatever its size.
+        expect(result.content[0], name).toEqual({
+          type: 'text',
+          text: JSON.stringify(result.structuredContent),
+        });
       }
       expect(ctx.errors).toEqual([]);
     },
@@ -198,9 +214,9 @@ describe('result cap', () => {
     expect(literal.startsWith(out.flowLiteral)).toBe(true);
     expect(out.flowLiteral.length).toBeGreaterThan(10_000);
     expect(out.sizeBytes).toBe(Buffer.byteLength(literal, 'utf8'));
-    const text = res.body.result.content[0].text;
-    expect(text).toContain(out.resourceUri);
-    expect(text).not.toContain(';;');
+    expect(out.resourceUri).toBe(`flowgate://flows/${BIG}/definition/draft`);
+    // A client reading only content gets the same preview, notice and link.
+    expect(JSON.parse(res.body.result.content[0].text)).toEqual(out);
   });
 
   it('answers a 5 MB result with a preview and its resource', async () => {
@@ -216,19 +232,35 @@ describe('result cap', () => {
     expect(out.events.items.length).toBeGreaterThan(0);
   });
 
-  it('repeats small answers as JSON text and summarises large ones', async () => {
-    const ctx = biggestCtx();
-    const small = (await callTool(ctx, 'get_step_reference', { step_type: 'function' })).body.result;
-    const smallJson = JSON.stringify(small.structuredContent);
-    if (Buffer.byteLength(smallJson) <= RESULT_TEXT_JSON_MAX_BYTES)
-      expect(small.content[0].text).toBe(smallJson);
-    // A definition is never sent twice, however small: the text only points at it.
-    const small2 = (await callTool(ctx, 'get_flow_definition', { flow_slug: 'draft-only' })).body.result;
-    expect(small2.structuredContent.flowLiteral).toContain(':slug :draft-only');
-    expect(small2.content[0].text).not.toContain(':slug');
-    expect(small2.content[0].text).toContain('flowgate://flows/draft-only/definition/draft');
-    const large = (await callTool(ctx, 'list_connections', { limit: 100 })).body.result;
-    expect(large.content[0].text).toMatch(/^list_connections: the full answer \(\d+ bytes of JSON\)/);
+  it('carries the whole answer as compact JSON text, however large, under both protocol generations', async () => {
+    for (const version of ['2025-11-25', '2025-06-18', '2025-03-26']) {
+      const ctx = { ...biggestCtx(), protocolVersionHeader: version };
+      // A definition, once only summarised in the text block, is now there whole.
+      const def = (await callTool(ctx, 'get_flow_definition', { flow_slug: 'draft-only' })).body.result;
+      expect(def.structuredContent.flowLiteral).toContain(':slug :draft-only');
+      expect(def.content[0]).toEqual({ type: 'text', text: JSON.stringify(def.structuredContent) });
+      expect(def.content[0].text).not.toContain('\n  ');
+      // A page far above 2 KB: the text is the JSON, not a summary pointing at structuredContent.
+      const large = (await callTool(ctx, 'list_connections', { limit: 100 })).body.result;
+      expect(bytesOf(large.structuredContent)).toBeGreaterThan(20 * 1024);
+      expect(large.content[0].text).toBe(JSON.stringify(large.structuredContent));
+      expect(large.content[0].text).not.toContain('not repeated here');
+      for (const name of ['get_workspace_context', 'search_flows', 'search_flow_tools']) {
+        const r = (await callTool(ctx, name, {})).body.result;
+        expect(r.content[0].text, `${name} (${version})`).toBe(JSON.stringify(r.structuredContent));
+      }
+    }
+  });
+
+  it('applies the cap to each side: an answer between one and two caps in total is sent whole', async () => {
+    const ctx = { ...biggestCtx(), maxResultBytes: 40 * 1024 };
+    const result = (await callTool(ctx, 'list_connections', { limit: 100 })).body.result;
+    expect(result.isError).toBeUndefined();
+    expect(bytesOf(result.structuredContent)).toBeLessThanOrEqual(40 * 1024);
+    expect(bytesOf(result.content)).toBeLessThanOrEqual(40 * 1024);
+    // Together the two sides are above the cap: measuring them together would have refused this answer.
+    expect(resultBytes(result)).toBeGreaterThan(40 * 1024);
+    expect(result.structuredContent.connections).toHaveLength(100);
   });
 
   it('honours a smaller configured cap with a result_too_large error that keeps a preview', async () => {
@@ -238,10 +270,14 @@ describe('result cap', () => {
     expect(result.isError).toBe(true);
     expect(result.structuredContent.error.code).toBe('result_too_large');
     expect(result.structuredContent.details.preview.length).toBeGreaterThan(0);
-    expect(resultBytes(result)).toBeLessThanOrEqual(16 * 1024);
+    expect(bytesOf(result.content)).toBeLessThanOrEqual(16 * 1024);
+    expect(bytesOf(result.structuredContent)).toBeLessThanOrEqual(16 * 1024);
     expect(ctx.audits.at(-1)).toMatchObject({ outcome: 'error', errorCode: 'result_too_large' });
     // The search page fits the smaller cap by dropping its templates, not by failing.
     const search = (await callTool(ctx, 'search_flows', { limit: 20 })).body.result;
-    expect(resultBytes(search)).toBeLessThanOrEqual(16 * 1024);
+    expect(search.isError).toBeUndefined();
+    expect(bytesOf(search.content)).toBeLessThanOrEqual(16 * 1024);
+    expect(bytesOf(search.structuredContent)).toBeLessThanOrEqual(16 * 1024);
+    expect(search.content[0].text).toBe(JSON.stringify(search.structuredContent));
   });
 });

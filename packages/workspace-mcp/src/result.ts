@@ -1,23 +1,15 @@
 /**
  * The one place a tool's answer becomes a `tools/call` result, so every result is bounded by construction:
- * - the text block is the JSON of `structuredContent` when that is small (≤ `RESULT_TEXT_JSON_MAX_BYTES`), and a
- *   short summary pointing at `structuredContent` (and the resource to read, if any) above it: a large answer is sent
- *   once, not twice;
- * - the whole result (every block plus `structuredContent`) stays under a hard cap (`maxResultBytes`, default
+ * - the first text block is the compact JSON of `structuredContent`, always: some clients hand the model
+ *   `structuredContent`, others only `content`, and each must see the whole answer (the model reads one of the two, so
+ *   its token cost does not double);
+ * - each side (the content blocks, and `structuredContent`) stays under a hard cap (`maxResultBytes`, default
  *   `DEFAULT_MAX_RESULT_BYTES`): above it the tool's own `bound` rule shrinks the output (a preview marked
- *   `truncated`), and a tool without one, or one that still does not fit, answers with a `result_too_large` error
- *   that carries a bounded preview and the link to the rest.
- * 2025-03-26 clients know no `structuredContent`, so their text block always carries the JSON.
+ *   `truncated`, naming the resource with the rest) and both sides carry that same preview; a tool without one, or
+ *   one that still does not fit, answers with a `result_too_large` error that carries a bounded preview and the link.
  */
-import type { ContentBlock, ProtocolVersion } from './protocol.js';
+import type { ContentBlock } from './protocol.js';
 import type { ToolErrorContent } from './schemas.js';
-
-/**
- * Text blocks up to 2 KB (≈ 500 tokens) repeat the JSON: cheap, and clients that show only text still get the answer.
- * Above that the duplicate costs more than a pointer does, and every client that validates `structuredContent`
- * (SDK v1 and v2 both) reads it from there.
- */
-export const RESULT_TEXT_JSON_MAX_BYTES = 2048;
 
 /**
  * 80 KB ≈ 20k tokens of JSON: under Claude Code's 25k-token refusal threshold with room for the client's framing.
@@ -31,11 +23,8 @@ export const MIN_MAX_RESULT_BYTES = 16 * 1024;
 /** Characters of the JSON a `result_too_large` error previews. */
 const ERROR_PREVIEW_CHARS = 2_000;
 
-/** Bytes kept free for the JSON-RPC envelope and the summary text when a tool shrinks its output. */
+/** Bytes kept free for the JSON-RPC envelope when a tool shrinks its output. */
 const ENVELOPE_RESERVE_BYTES = 1_024;
-
-/** Bytes kept for the summary text block (a few short fields and a URI). */
-const SUMMARY_RESERVE_BYTES = 4_096;
 
 export interface CallToolResult {
   isError?: true;
@@ -46,13 +35,10 @@ export interface CallToolResult {
 export interface SuccessInput {
   tool: string;
   output: Record<string, unknown>;
-  /** Where the whole answer can be read (named by the summary and the truncation notice). */
+  /** Where the whole answer can be read (named by a `result_too_large` error). */
   resourceUri: string | null;
-  /** The text is the summary whatever the size (2025-03-26 clients still get the JSON). */
-  summaryOnly?: boolean | undefined;
   /** Extra blocks after the text block, already adapted to the protocol version. */
   extra: readonly ContentBlock[];
-  version: ProtocolVersion;
   maxBytes: number;
   /** The tool's own preview rule: an output whose JSON fits `budgetBytes`, or null when it cannot shrink. */
   bound?: ((budgetBytes: number) => Record<string, unknown> | null) | undefined;
@@ -69,62 +55,38 @@ export function resultBytes(result: CallToolResult): number {
   return byteLength(JSON.stringify(result));
 }
 
-function describeValue(value: unknown): string | null {
-  if (value === null || typeof value === 'boolean' || typeof value === 'number') return JSON.stringify(value);
-  // Only identifier-like strings (slugs, ids, URIs, timestamps) are echoed: prose or a flow literal, even a short one,
-  // stays in structuredContent alone, so authored text never reaches the text block.
-  if (typeof value === 'string')
-    return value.length <= 120 && !/\s/.test(value) ? JSON.stringify(value) : `${value.length} chars`;
-  if (Array.isArray(value)) return `${value.length} item${value.length === 1 ? '' : 's'}`;
-  return null;
-}
-
-/** A short text for a large answer: what it is, where it is, and its small top-level fields. */
-export function summaryText(
-  tool: string,
-  output: Record<string, unknown>,
-  bytes: number,
-  resourceUri: string | null,
-): string {
-  const fields = Object.entries(output)
-    .map(([key, value]) => {
-      const described = describeValue(value);
-      return described === null ? null : `${key}: ${described}`;
-    })
-    .filter((f): f is string => f !== null)
-    .join(', ');
-  const where = resourceUri ? ` Resource: ${resourceUri}.` : '';
-  return `${tool}: the full answer (${bytes} bytes of JSON) is in structuredContent, not repeated here.${where}${fields ? ` Fields: ${fields}.` : ''}`;
+/**
+ * The larger of the result's two sides in bytes: its content blocks (the text escapes the JSON once more, so this is
+ * usually the larger) and its `structuredContent`. Each side is what one kind of client hands the model.
+ */
+export function sideBytes(result: CallToolResult): number {
+  return Math.max(
+    byteLength(JSON.stringify(result.content)),
+    byteLength(JSON.stringify(result.structuredContent)),
+  );
 }
 
 function assemble(input: SuccessInput, output: Record<string, unknown>): CallToolResult {
-  const json = JSON.stringify(output);
-  const bytes = byteLength(json);
-  const text =
-    input.version === '2025-03-26' || (!input.summaryOnly && bytes <= RESULT_TEXT_JSON_MAX_BYTES)
-      ? json
-      : summaryText(input.tool, output, bytes, input.resourceUri);
-  return { content: [{ type: 'text', text }, ...input.extra], structuredContent: output };
+  return {
+    content: [{ type: 'text', text: JSON.stringify(output) }, ...input.extra],
+    structuredContent: output,
+  };
 }
 
 /** A success result under the cap: as is, shrunk by the tool's rule, or a `result_too_large` error. */
 export function successResult(input: SuccessInput): CallToolResult {
   const whole = assemble(input, input.output);
-  const wholeBytes = resultBytes(whole);
+  const wholeBytes = sideBytes(whole);
   if (wholeBytes <= input.maxBytes) return whole;
   if (input.bound) {
     const extraBytes = byteLength(JSON.stringify(input.extra));
-    // 2025-03-26 text repeats the JSON, so the output gets half of what is left; otherwise the summary is short.
-    const budget =
-      input.version === '2025-03-26'
-        ? Math.floor((input.maxBytes - extraBytes - ENVELOPE_RESERVE_BYTES) / 2)
-        : input.maxBytes - extraBytes - SUMMARY_RESERVE_BYTES - ENVELOPE_RESERVE_BYTES;
-    // The budget is an estimate (2025-03-26 text escapes the JSON once more); a few narrower tries make it exact.
-    for (let attempt = 0, next = budget; attempt < 4 && next > 0; attempt++) {
+    const budget = input.maxBytes - extraBytes - ENVELOPE_RESERVE_BYTES;
+    // The budget is an estimate (the text escapes the JSON once more); a few narrower tries make it exact.
+    for (let attempt = 0, next = budget; attempt < 6 && next > 0; attempt++) {
       const shrunk = input.bound(next);
       if (!shrunk || !input.valid(shrunk)) break;
       const result = assemble(input, shrunk);
-      const bytes = resultBytes(result);
+      const bytes = sideBytes(result);
       if (bytes <= input.maxBytes) return result;
       next = Math.floor((next * input.maxBytes * 0.97) / bytes);
     }

@@ -74,12 +74,7 @@ export interface ToolOutcome<O> {
   resourceUris?: string[];
   /** Extra blocks after the JSON text block (e.g. resource links; downgraded for 2025-03-26 clients). */
   content?: ContentBlock[];
-  /**
-   * The text block is always the summary, never the JSON: for answers that carry a document (a flow literal), which
-   * would otherwise reach the model twice even when small.
-   */
-  summaryOnly?: boolean;
-  /** Where the whole answer can be read: named by the summary of a large result and by a truncation notice. */
+  /** Where the whole answer can be read: named by a `result_too_large` error. */
   resultUri?: string | null;
   /**
    * The tool's preview rule for an answer above the result cap (result.ts): `output` shrunk so its JSON fits

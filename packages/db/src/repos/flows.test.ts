@@ -844,6 +844,57 @@ describe('search', () => {
     expect((await repos.searchFlowTools(h.db, 'ws-search', { limit: 0 })).items).toHaveLength(1);
   });
 
+  it('browses each own tool once with drafts, saying how the draft compares, page after page', async () => {
+    const ws = 'ws-browse';
+    await repos.createWorkspace(h.db, { id: ws, name: ws });
+    await repos.saveDraft(h.db, ws, draftOf({ slug: 'same-f', tools: [{ name: 'same_tool' }] }));
+    await repos.releaseFlow(h.db, ws, 'same-f');
+    await repos.saveDraft(
+      h.db,
+      ws,
+      draftOf({ slug: 'diff-f', tools: [{ name: 'diff_tool' }, { name: 'gone_tool' }] }),
+    );
+    await repos.releaseFlow(h.db, ws, 'diff-f');
+    const edited = { slug: 'diff-f', name: 'Edited', tools: [{ name: 'diff_tool' }, { name: 'new_tool' }] };
+    await repos.saveDraft(h.db, ws, draftOf(edited));
+    await repos.saveDraft(h.db, ws, draftOf({ slug: 'draft-f', tools: [{ name: 'draft_only_tool' }] }));
+
+    const rows = async (options: Omit<repos.ToolSearchOptions, 'after'>) => {
+      const out: Array<[string, string, string | null]> = [];
+      let after: repos.ToolSearchPosition | undefined;
+      do {
+        const page = await repos.searchFlowTools(h.db, ws, { ...options, after });
+        out.push(...page.items.map((t): [string, string, string | null] => [t.toolName, t.source, t.draft]));
+        after = page.next ?? undefined;
+      } while (after);
+      return out;
+    };
+    const browsed: Array<[string, string, string | null]> = [
+      ['diff_tool', 'live', 'differs'],
+      ['draft_only_tool', 'draft', 'only'],
+      ['gone_tool', 'live', 'absent'],
+      ['new_tool', 'draft', 'only'],
+      ['same_tool', 'live', 'same'],
+    ];
+    // Pages of one and of many agree: the collapse is in the statement, so cursors never skip or repeat a tool.
+    expect(await rows({ limit: 1, includeDraft: true })).toEqual(browsed);
+    expect(await rows({ limit: 50, includeDraft: true })).toEqual(browsed);
+    // Without drafts, and in a text search or an exact lookup, rows are as before: no draft state.
+    expect(await rows({ limit: 50 })).toEqual([
+      ['diff_tool', 'live', null],
+      ['gone_tool', 'live', null],
+      ['same_tool', 'live', null],
+    ]);
+    expect(await rows({ limit: 50, includeDraft: true, query: 'same' })).toEqual([
+      ['same_tool', 'draft', null],
+      ['same_tool', 'live', null],
+    ]);
+    expect(await rows({ limit: 50, includeDraft: true, toolName: 'diff_tool' })).toEqual([
+      ['diff_tool', 'draft', null],
+      ['diff_tool', 'live', null],
+    ]);
+  });
+
   it('sends one statement text per query shape, with the query in its parameters', async () => {
     const a = repos.flowToolSearchStatement('ws-search', { query: 'alpha beta', limit: 5 });
     const b = repos.flowToolSearchStatement('ws-other', { query: 'gamma_x delta', limit: 9 });

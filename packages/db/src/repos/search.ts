@@ -95,8 +95,16 @@ export interface FlowToolHit {
   /** Installations only: whether it may run. */
   enabled: boolean | null;
   sourceWorkspaceId: string | null;
+  /**
+   * Browsing with drafts only, where each own tool is listed once: for a live row, whether the flow's draft is the
+   * live definition byte for byte (`same`), differs (`differs`) or no longer declares the tool (`absent`); `only` for a
+   * tool only the draft declares. Null otherwise.
+   */
+  draft: DraftState | null;
   rank: Rank;
 }
+
+export type DraftState = 'same' | 'differs' | 'absent' | 'only';
 
 export interface FlowHit {
   origin: 'workspace' | 'installation';
@@ -536,6 +544,7 @@ interface ToolRow extends MergedRow {
   optedIn: boolean;
   reviewedSha256: string | null;
   pinMatches: boolean;
+  draftState: DraftState | null;
 }
 
 /**
@@ -570,8 +579,23 @@ function toolStatement(
   const sources = o.draft
     ? sql.raw(`(t.source = 'live' or t.source = 'draft')`)
     : sql.raw(`t.source = 'live'`);
+  // Browsing lists each own tool once: the live row stands for its draft twin (and says how the draft compares), so a
+  // draft row is kept only for a tool the live version does not declare.
+  const collapse = o.draft && !exact && q.terms.length === 0;
+  const once = collapse
+    ? sql.raw(` and (t.source = 'live' or not exists (select 1 from flow_tools l where l.flow_id = t.flow_id
+        and l.source = 'live' and l.tool_name = t.tool_name))`)
+    : sql``;
+  const draftState = collapse
+    ? sql.raw(`(case when o.source = 'draft' then 'only' when d.tool_name is null then 'absent'
+        when f.draft_literal = lv.literal then 'same' else 'differs' end)`)
+    : sql.raw('null::text');
+  const draftTwin = collapse
+    ? sql` left join flow_tools d on d.flow_id = o."flowId" and d.workspace_id = ${WORKSPACE}
+      and d.source = 'draft' and d.tool_name = o."toolName"`
+    : sql``;
   const own = ownStatement(TOOL_TABLE, q, {
-    base: sql`t.workspace_id = ${WORKSPACE} and ${sources}`,
+    base: sql`t.workspace_id = ${WORKSPACE} and ${sources}${once}`,
     filter: !exact
       ? undefined
       : sql` and t.tool_name = ${EXACT_NAME}${sql.join(
@@ -592,11 +616,12 @@ function toolStatement(
            o."flowName", o.rank, lower(o."toolName") as key, 0 as grp, o."flowSlug" as "sortId",
            o.source as "sortSource", o."toolName" as "sortName", null::text as "installationId",
            null::boolean as enabled, null::text as "sourceWorkspaceId", f.trust_metadata as "optedIn",
-           f.trusted_metadata_sha256 as "reviewedSha256", (o.source = 'live' and ${pinMatches('f.trusted_metadata_sha256', 'lv.metadata_sha256')}) as "pinMatches"
+           f.trusted_metadata_sha256 as "reviewedSha256", (o.source = 'live' and ${pinMatches('f.trusted_metadata_sha256', 'lv.metadata_sha256')}) as "pinMatches",
+           ${draftState} as "draftState"
     from (${own}) o
     join flows f on f.id = o."flowId" and f.workspace_id = ${WORKSPACE}
     left join flow_versions lv on lv.flow_id = o."flowId" and lv.workspace_id = ${WORKSPACE}
-      and lv.version = o.version`;
+      and lv.version = o.version${draftTwin}`;
 
   const tool = sql.raw(`(tool.value->>'toolName')`);
   const installedRows = sql`
@@ -607,7 +632,8 @@ function toolStatement(
            1 as grp, i.id as "sortId", '' as "sortSource", ${tool} as "sortName", i.id as "installationId",
            i.enabled, i.source_workspace_id as "sourceWorkspaceId", i.trust_metadata as "optedIn",
            i.trusted_metadata_sha256 as "reviewedSha256",
-           ${pinMatches('i.trusted_metadata_sha256', 'v.metadata_sha256')} as "pinMatches"
+           ${pinMatches('i.trusted_metadata_sha256', 'v.metadata_sha256')} as "pinMatches",
+           null::text as "draftState"
     from ${INSTALLED_VERSIONS}
     cross join lateral jsonb_array_elements(v.summary->'tools') as tool(value)
     where i.workspace_id = ${WORKSPACE} and ${WITH_INSTALLATIONS}`;
@@ -657,6 +683,7 @@ export async function searchFlowTools(
       installationId: r.installationId,
       enabled: r.enabled,
       sourceWorkspaceId: r.sourceWorkspaceId,
+      draft: r.draftState,
       rank: r.rank,
     })),
     next: next && {

@@ -9,7 +9,9 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
 
 1. \`search_flow_tools\` — callable flow tools of this workspace and of installed public flows: \`tool_name\` for an
    exact lookup, \`query\` for ranked text search, neither to browse. Entries are concise (\`flowSlug\`, \`toolName\`,
-   \`installationId\`, \`source\` live or draft, \`resourceUri\`, \`metadataSafety\`).
+   \`installationId\`, \`source\` live or draft, \`resourceUri\`, \`metadataSafety\`). Browsing with \`flows.manage\`
+   lists each tool once: the live entry's \`draft\` says whether the flow's draft is the \`same\`, \`differs\` or no
+   longer declares it (\`absent\`); a tool only the draft declares has \`source: "draft"\` and \`draft: "only"\`.
 2. \`search_flows\` — broader: flows, installations and templates shipped with Flowgate, when you are still choosing.
 3. \`inspect_flow_tool\` — one tool's input JSON Schema (from the flow's invocation), target and version, a readiness
    summary and metadata safety; the same descriptor is the resource \`flowgate://flows/{slug}/mcp-tools/{tool_name}\`.
@@ -79,7 +81,9 @@ small, fixed set of intent-shaped tools — not one tool per flow — plus these
 ## Tools
 
 Argument names are snake_case; outputs are camelCase JSON. Every tool declares an input schema, an output schema
-and annotations; successful results carry \`structuredContent\` plus the same JSON as a text block.
+and annotations; successful results carry \`structuredContent\` and, as their first text block, the same JSON
+(compact), whatever its size: read whichever your client gives you. An answer above the result cap is previewed, and
+both carry the same preview (\`truncated\`, and the resource URI with the whole answer).
 
 ${toolTable()}
 

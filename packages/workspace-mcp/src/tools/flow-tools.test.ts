@@ -160,11 +160,9 @@ describe('search_flows', () => {
     ]);
     expect(JSON.stringify(untrusted)).not.toContain('zebracorn');
     expect(JSON.stringify(untrusted)).not.toContain('IGNORE PREVIOUS');
-    // Above 2 KB the text block is a pointer to structuredContent, not a second copy (and carries no authored text).
-    expect(result.content[0].text).toMatch(
-      /^search_flows: the full answer \(\d+ bytes of JSON\) is in structuredContent/,
-    );
-    expect(result.content[0].text).not.toContain('IGNORE PREVIOUS');
+    // Whatever its size the text block is the same answer as compact JSON: text an installer opted in to is in both
+    // sides, untrusted text (checked above) in neither.
+    expect(result.content[0].text).toBe(JSON.stringify(out));
   });
 
   it('returns templates matching the query, only on the first page, with their full literal', async () => {
@@ -312,14 +310,20 @@ describe('search_flow_tools', () => {
       metadataSafety: { flowAuthoredMetadata: 'trusted_workspace_admin_opt_in' },
       authored: { title: 'Title of trusted_tool', description: 'Trusted description of the tool' },
     });
+    // With drafts each tool is listed once: the live one, noting how the draft compares; a draft-only tool is marked.
     const all = await structured(ctx(WITHOUT_INSTALLATIONS), 'search_flow_tools', {});
-    expect(all.out.tools.map((t: { toolName: string; source: string }) => [t.toolName, t.source])).toEqual([
-      ['draft_tool', 'draft'],
-      ['enrich_company', 'draft'],
-      ['enrich_company', 'live'],
-      ['trusted_tool', 'draft'],
-      ['trusted_tool', 'live'],
+    const entries = all.out.tools.map((t: { toolName: string; source: string; draft?: string }) => [
+      t.toolName,
+      t.source,
+      t.draft,
     ]);
+    expect(entries).toEqual([
+      ['draft_tool', 'draft', 'only'],
+      // enrich-company has a newer draft than its live version 1.
+      ['enrich_company', 'live', 'differs'],
+      ['trusted_tool', 'live', 'same'],
+    ]);
+    expect(live.out.tools.every((t: { draft?: string }) => t.draft === undefined)).toBe(true);
   });
 
   it('finds a tool by a prompt-injection word of its description and never returns that text', async () => {

@@ -48,8 +48,6 @@ export const getFlowDefinitionTool = defineTool({
     output,
     resourceUris: [output.resourceUri],
     resultUri: output.resourceUri,
-    // The literal is the answer: in structuredContent only, the text block just points at it.
-    summaryOnly: true,
     // Over the result cap (a definition may be 150 KB) the literal is cut; resources/read serves it whole.
     bound: (budget) => {
       const { flowLiteral: _literal, ...rest } = output;

@@ -70,6 +70,12 @@ export interface FlowToolHitRecord {
   title: string | null;
   description: string | null;
   trust: MetadataTrust;
+  /**
+   * Browsing with drafts, where each own tool is listed once: how the flow's draft compares with the live row
+   * (`same`, `differs`, `absent`: the draft no longer declares it), or `only` for a tool only the draft declares.
+   * Null in every other listing.
+   */
+  draft: 'same' | 'differs' | 'absent' | 'only' | null;
 }
 
 /** A `:requires` slot binding with what is known about the bound connection (no live check, never secrets). */

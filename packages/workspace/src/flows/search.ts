@@ -76,7 +76,8 @@ export async function searchFlows(
 /**
  * Callable `:mcp` interfaces: exact `toolName` lookup, text `query` (ranked; may match authored text), or browse
  * when both are null. Own flows contribute their live interfaces, and their draft interfaces too when
- * `includeDraft` (the caller may run drafts). Same installation rule as `searchFlows`.
+ * `includeDraft` (the caller may run drafts); browsing then lists each tool once, with `draft` saying how the draft
+ * compares. Same installation rule as `searchFlows`.
  */
 export async function searchFlowTools(
   ctx: UseCaseContext,
@@ -111,6 +112,7 @@ export async function searchFlowTools(
         pinMatches: h.trust.pinMatches,
         draft: h.source === 'draft',
       }),
+      draft: h.draft,
     })),
     nextAfter: page.next ? JSON.stringify(page.next) : null,
   };
