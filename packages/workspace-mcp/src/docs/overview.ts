@@ -71,8 +71,8 @@ small, fixed set of intent-shaped tools — not one tool per flow — plus these
 
 1. \`initialize\`, then \`tools/list\` with the narrowing headers you intend to use.
 2. Call \`get_workspace_context\`: it reports the workspace, your principal and capabilities, active toolsets, which
-   capability bundles are satisfied, the effective narrowing, every hidden tool with its blockers, limits and these docs.
-   The same JSON is the resource \`flowgate://workspaces/${ws}/mcp\`.
+   capability bundles are satisfied, the effective narrowing, every hidden tool with its blockers, limits and these
+   docs; the same JSON is the resource \`flowgate://workspaces/${ws}/mcp\`.
 3. \`resources/list\`, \`resources/templates/list\` and \`prompts/list\` show what else you can read and run.
 4. When something is confusing or broken, call \`send_feedback\` (it stays available in read-only sessions).
 
@@ -81,13 +81,13 @@ small, fixed set of intent-shaped tools — not one tool per flow — plus these
 Argument names are snake_case; outputs are camelCase JSON. Every tool declares an input schema, an output schema
 and annotations; successful results carry \`structuredContent\` plus the same JSON as a text block.
 
-${toolTable()}
+${toolTable(o.hidden)}
 
 ### Toolsets
 
 Toolsets group tools by job; a tool may belong to several.
 
-${toolsetTable()}
+${toolsetTable(o.hidden)}
 
 ${flowToolsSection()}
 
@@ -116,10 +116,10 @@ Calling a tool that exists but is hidden returns a tool result, not a protocol e
 
 \`\`\`json
 { "isError": true,
-  "content": [{ "type": "text", "text": "list_connections is not available: …" }],
+  "content": [{ "type": "text", "text": "some_tool is not available: …" }],
   "structuredContent": {
     "error": { "code": "tool_blocked", "message": "…" },
-    "details": { "tool": "list_connections",
+    "details": { "tool": "some_tool",
       "blockers": [
         { "reason": "missing_service_account_capabilities", "missingCapabilities": ["connections.read"] },
         { "reason": "toolset_policy", "toolToolsets": ["read", "setup"], "activeToolsets": ["feedback"] } ] } } }
