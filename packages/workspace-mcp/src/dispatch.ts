@@ -2,8 +2,9 @@
  * Hand-rolled JSON-RPC dispatch over an already parsed body. No SDK server objects: the only per-request
  * work for tools/list is the policy evaluation; the serialised list is cached per visible set.
  */
-import { isAppError, zodIssues } from '@flowgate/core';
+import { isAppError } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
+import { argumentIssues } from './args.js';
 import { auditPreview, auditText, storableText } from './audit-preview.js';
 import { CATALOG_TOOLS, hiddenCatalogTools } from './catalog.js';
 import {
@@ -623,7 +624,10 @@ async function runTool(
 ): Promise<CallVerdict> {
   const parsed = tool.input.safeParse(args);
   if (!parsed.success)
-    return failed(invalidArgumentsResult(tool.name, zodIssues(parsed.error)), 'invalid_arguments');
+    return failed(
+      invalidArgumentsResult(tool.name, argumentIssues(tool.input, parsed.error)),
+      'invalid_arguments',
+    );
   let outcome: ToolOutcome<unknown>;
   try {
     if (asTask && tool.task) return await createTask(tool, parsed.data, scope);
