@@ -27,7 +27,7 @@ export interface RunRecord {
   status: RunStatus;
   /** The input, with secret-typed inputs and secret-looking values redacted. */
   input: unknown;
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; stepId?: string } | null;
   resultMimeType: string | null;
   attempts: number;
   usage: { steps: number; httpCalls: number; llmTokens: number };
@@ -46,7 +46,7 @@ export interface RunStepRecord {
   startedAt: string | null;
   finishedAt: string | null;
   wakeAt: string | null;
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; stepId?: string } | null;
   /** The step's result as plain JSON, redacted; only when asked for. */
   result?: unknown;
 }
