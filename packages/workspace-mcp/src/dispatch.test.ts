@@ -483,6 +483,15 @@ describe('tools/call', () => {
     expect(body.result.structuredContent.details.diagnostics[0].severity).toBe('error');
   });
 
+  it('suggests the closest tool for a misspelled tool name', async () => {
+    const { body } = await callTool(env.ctx(), 'get_run_staus', {});
+    expect(body.error).toEqual({
+      code: -32602,
+      message: 'Unknown tool: get_run_staus; did you mean get_run_status?',
+      data: { tool: 'get_run_staus', didYouMean: 'get_run_status' },
+    });
+  });
+
   it('answers an unknown tool with -32602', async () => {
     const ctx = env.ctx();
     const { status, body } = await callTool(ctx, 'run_flow', {});

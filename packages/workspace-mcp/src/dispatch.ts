@@ -3,6 +3,7 @@
  * work for tools/list is the policy evaluation; the serialised list is cached per visible set.
  */
 import { isAppError } from '@flowgate/core';
+import { closest } from '@flowgate/flows';
 import type { RunRecord } from '@flowgate/workspace';
 import { argumentIssues } from './args.js';
 import { auditPreview, auditText, storableText } from './audit-preview.js';
@@ -742,7 +743,14 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
     const tool = scope.surface.find(name);
     if (!tool) {
       errorCode = 'unknown_tool';
-      throw invalidParams(`Unknown tool: ${truncate(name, 128)}`, { tool: truncate(name, 128) });
+      const near = closest(
+        name,
+        scope.surface.tools.map((t) => t.name),
+      );
+      throw invalidParams(
+        `Unknown tool: ${truncate(name, 128)}${near === undefined ? '' : `; did you mean ${near}?`}`,
+        near === undefined ? { tool: truncate(name, 128) } : { tool: truncate(name, 128), didYouMean: near },
+      );
     }
     const evaluation = evaluateTool(tool, scope.request);
     // A tool without task support is answered as usual (it never advertised `execution.taskSupport`).
