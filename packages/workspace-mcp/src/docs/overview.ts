@@ -29,7 +29,8 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
    \`waiting\` means a durable sleep. \`include_events\` and \`include_result\` add the events and the result.
 7. Read \`flowgate://runs/{run_id}/result\` for the whole result in its own MIME type (HTML reports stay
    \`text/html\`), and \`flowgate://runs/{run_id}/events\` for the event history.
-8. When a run failed, \`inspect_run_step\` on the failing step shows its error, attempts and (with
+8. When a run failed, its error names the step ("step \`fetch\` failed: …", and \`error.stepId\`) and no result is
+   linked; \`inspect_run_step\` on that step shows its error, attempts and (with
    \`include_step_results\`) a preview of its result; the \`debug_failed_run\` prompt walks through it.
 
 Each flow also has its own MCP endpoint, \`/api/workspaces/{workspace_id}/flows/{slug}/mcp\`, whose tools are that
@@ -171,5 +172,7 @@ edit them, and do not reuse them across workspaces. A bad cursor is a -32602 err
 | tool result with \`isError\` | \`tool_blocked\`, \`invalid_arguments\` or an execution error | read \`structuredContent.error\` and \`details\` |
 
 \`invalid_arguments\` results list \`details.issues\` as \`{path, message}\` pairs: fix those arguments and call again.
+An unknown argument key lists the valid ones (\`Unrecognized key "source"; valid: …\`), and a misspelled flow slug,
+flow tool or tool name says \`did you mean …?\` when one is close.
 `;
 }
