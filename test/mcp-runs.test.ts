@@ -361,8 +361,21 @@ describe.each(CLIENT_FLAVOURS)('%s client: running flow tools', (flavour) => {
     });
     const runId = out.run.runId as string;
     expect(out.run.status).toBe('failed');
-    expect(out.run.error).toMatchObject({ code: 'arithmetic_error' });
+    expect(out.run.error).toMatchObject({ code: 'arithmetic_error', stepId: 'divide' });
+    expect(out.run.error.message).toMatch(/^step `divide` failed: /);
     expect(out.result).toBeNull();
+    // A failed run has no result to read: only the run itself is linked.
+    const failedLinks = (
+      await call(s, 'call_flow_tool', {
+        flow_slug: 'breaks',
+        tool_name: 'break_it',
+        input: { n: 4 },
+        wait_ms: 15_000,
+      })
+    ).result.content.filter((c: Json) => c.type === 'resource_link');
+    expect(failedLinks.map((c: Json) => c.uri)).toEqual([
+      expect.stringMatching(/^flowgate:\/\/runs\/[^/]+$/),
+    ]);
 
     expect((await s.listPrompts()).map((p) => p.name)).toContain('debug_failed_run');
     const prompt = await s.getPrompt('debug_failed_run', { run_id: runId });

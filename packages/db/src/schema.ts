@@ -333,7 +333,7 @@ export const runs = pgTable(
     secretInputs: jsonb('secret_inputs').$type<string[]>().notNull().default([]),
     result: jsonb('result'),
     resultMime: text('result_mime'),
-    error: jsonb('error').$type<{ code: string; message: string } | null>(),
+    error: jsonb('error').$type<{ code: string; message: string; stepId?: string } | null>(),
     /** `:concurrency`: runs sharing a key run one at a time (see `run_slots`). */
     concurrencyKey: text('concurrency_key'),
     principalType: text('principal_type'),
@@ -401,7 +401,7 @@ export const runSteps = pgTable(
     type: text('type').notNull(),
     status: text('status').$type<'running' | 'completed' | 'waiting' | 'failed'>().notNull(),
     result: jsonb('result'),
-    error: jsonb('error').$type<{ code: string; message: string } | null>(),
+    error: jsonb('error').$type<{ code: string; message: string; stepId?: string } | null>(),
     wakeAt: ts('wake_at'),
     attempts: integer('attempts').notNull().default(0),
     startedAt: ts('started_at'),

@@ -8,6 +8,7 @@ export { type EdnList, type EdnNode, type EdnVector, isKeyword, mapGet } from '.
 export { EXAMPLE_FLOWS } from './examples/index.js';
 export { CORE_FUNCTIONS, SPECIAL_FORMS } from './language.js';
 export { type FlowModel, findInvocation, IDENTIFIER_PATTERN, type RequiresSlot } from './model.js';
+export { closest } from './reporter.js';
 export { invocationInputSchema } from './schema.js';
 export {
   isStepType,

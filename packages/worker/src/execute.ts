@@ -332,7 +332,16 @@ export async function executeAttempt(
         used,
       );
     default: {
-      const error = { code: outcome.error.code, message: outcome.error.message };
+      // The failing step is named in the message and kept as a field: an agent goes straight to inspect_run_step.
+      const stepId = outcome.error.stepId;
+      const error = {
+        code: outcome.error.code,
+        message:
+          stepId && outcome.status === 'failed'
+            ? `step \`${stepId}\` failed: ${outcome.error.message}`
+            : outcome.error.message,
+        ...(stepId ? { stepId } : {}),
+      };
       const type =
         outcome.status === 'timed-out'
           ? 'run_timed_out'

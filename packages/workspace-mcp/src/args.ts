@@ -1,5 +1,5 @@
 /** Argument and output pieces several tools share, so each is described (and bounded) once. */
-import { FLOW_SLUG_PATTERN, TOOL_NAME_PATTERN } from '@flowgate/core';
+import { FLOW_SLUG_PATTERN, TOOL_NAME_PATTERN, zodIssues } from '@flowgate/core';
 import { FLOW_SOURCES } from '@flowgate/workspace';
 import { z } from 'zod';
 import { LIMITS } from './limits.js';
@@ -55,3 +55,39 @@ export const readOnlyFlowAnnotations = {
   idempotentHint: true,
   openWorldHint: false,
 } as const;
+
+/** The object schema at `path` inside `schema` (through optional, default and nullable wrappers), if any. */
+function objectAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodObject | null {
+  let current: z.ZodType | undefined = schema;
+  for (let i = 0; ; i++) {
+    while (
+      current instanceof z.ZodOptional ||
+      current instanceof z.ZodDefault ||
+      current instanceof z.ZodNullable
+    )
+      current = current.unwrap() as z.ZodType;
+    if (!(current instanceof z.ZodObject)) return null;
+    if (i === path.length) return current;
+    current = current.shape[String(path[i])] as z.ZodType | undefined;
+  }
+}
+
+/**
+ * The issues of a failed argument parse; an unknown key names the valid ones, so the caller can repair the call
+ * without listing tools again (`Unrecognized key "source"; valid: flow_slug, target, version`).
+ */
+export function argumentIssues(schema: z.ZodType, error: z.ZodError): { path: string; message: string }[] {
+  const issues = zodIssues(error);
+  return error.issues.slice(0, issues.length).map((issue, i) => {
+    const base = issues[i] as { path: string; message: string };
+    if (issue.code !== 'unrecognized_keys') return base;
+    const object = objectAt(schema, issue.path);
+    if (!object) return base;
+    const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
+    const noun = issue.keys.length === 1 ? 'key' : 'keys';
+    return {
+      path: base.path,
+      message: `Unrecognized ${noun} ${keys}; valid: ${Object.keys(object.shape).join(', ')}`,
+    };
+  });
+}

@@ -3,6 +3,7 @@
  * publishes and the docs tabulate. Each tool is one module in tools/ (spec and handler together); this is the list
  * of them, in listing order. Only tools whose behaviour exists are listed.
  */
+import { type HiddenTools, hiddenAmong } from './guidance.js';
 import { evaluateTool, type PolicyContext, visibleOf } from './policy.js';
 import type { Toolset } from './schemas.js';
 import { TOOLSETS } from './schemas.js';
@@ -94,4 +95,12 @@ export function toolsAllowedByPolicy(names: readonly string[], ctx: PolicyContex
 /** The listed (and therefore callable) catalog tools for a caller, in catalog order. */
 export function visibleTools(ctx: PolicyContext): CatalogTool[] {
   return visibleOf(CATALOG, ctx);
+}
+
+/** Catalog tools the caller cannot see: what its instructions, prompts and docs must not name (guidance.ts). */
+export function hiddenCatalogTools(ctx: PolicyContext): HiddenTools {
+  return hiddenAmong(
+    TOOL_NAMES,
+    visibleTools(ctx).map((t) => t.name),
+  );
 }

@@ -483,6 +483,15 @@ describe('tools/call', () => {
     expect(body.result.structuredContent.details.diagnostics[0].severity).toBe('error');
   });
 
+  it('suggests the closest tool for a misspelled tool name', async () => {
+    const { body } = await callTool(env.ctx(), 'get_run_staus', {});
+    expect(body.error).toEqual({
+      code: -32602,
+      message: 'Unknown tool: get_run_staus; did you mean get_run_status?',
+      data: { tool: 'get_run_staus', didYouMean: 'get_run_status' },
+    });
+  });
+
   it('answers an unknown tool with -32602', async () => {
     const ctx = env.ctx();
     const { status, body } = await callTool(ctx, 'run_flow', {});
@@ -564,12 +573,29 @@ describe('tools/call', () => {
         details: {
           issues: [
             { path: 'limit', message: expect.stringContaining('100') },
-            { path: '(root)', message: 'Unrecognized key: "extra"' },
+            { path: '(root)', message: 'Unrecognized key "extra"; valid: limit, cursor' },
           ],
         },
       },
     });
     expect(ctx.audits[0]).toMatchObject({ outcome: 'error', errorCode: 'invalid_arguments' });
+  });
+
+  it('names the valid argument keys when a key is unknown, so the call can be repaired in one step', async () => {
+    const { body } = await callTool(env.ctx(), 'check_flow_readiness', {
+      flow_slug: 'enrich-company',
+      source: 'draft',
+      versions: 2,
+    });
+    expect(body.result.structuredContent.details.issues).toEqual([
+      {
+        path: '(root)',
+        message: 'Unrecognized keys "source", "versions"; valid: flow_slug, installation_id, target',
+      },
+    ]);
+    expect(body.result.structuredContent.error.message).toBe(
+      'Invalid arguments for check_flow_readiness: (root): Unrecognized keys "source", "versions"; valid: flow_slug, installation_id, target',
+    );
   });
 
   it('treats non-object arguments as invalid arguments and absent arguments as {}', async () => {

@@ -2,10 +2,12 @@
  * Hand-rolled JSON-RPC dispatch over an already parsed body. No SDK server objects: the only per-request
  * work for tools/list is the policy evaluation; the serialised list is cached per visible set.
  */
-import { isAppError, zodIssues } from '@flowgate/core';
+import { isAppError } from '@flowgate/core';
+import { closest } from '@flowgate/flows';
 import type { RunRecord } from '@flowgate/workspace';
+import { argumentIssues } from './args.js';
 import { auditPreview, auditText, storableText } from './audit-preview.js';
-import { CATALOG_TOOLS } from './catalog.js';
+import { CATALOG_TOOLS, hiddenCatalogTools } from './catalog.js';
 import {
   type ClientInfo,
   DEFAULT_PUBLIC_BASE_URL,
@@ -17,6 +19,7 @@ import {
   type ToolContext,
 } from './context.js';
 import { type CursorCodec, createCursorCodec, paginate } from './cursor.js';
+import { guideDescriptions, guideMarkdown, guideProse } from './guidance.js';
 import { LIMITS } from './limits.js';
 import {
   classifyMessage,
@@ -419,7 +422,7 @@ async function handleModern(
     const result = discoverResult({
       capabilities: capabilitiesOf(ctx),
       server,
-      instructions: (ctx.surface ?? WORKSPACE_SURFACE).instructions(ctx.workspaceId),
+      instructions: instructionsFor(ctx),
     });
     return { status: 200, json: serializeResult(requestId, modernResult(method, result, server)) };
   }
@@ -461,6 +464,12 @@ async function handleModern(
 
 // ---- initialize ---------------------------------------------------------------------------------------
 
+/** The instructions for the caller's visible set (tools/list names the same tools). */
+function instructionsFor(ctx: McpRequestContext): string {
+  const surface = ctx.surface ?? WORKSPACE_SURFACE;
+  return surface.instructions(ctx.workspaceId, visibilityKey(surface.tools, ctx));
+}
+
 function clientInfoFrom(value: unknown): ClientInfo | null {
   if (!isPlainObject(value) || typeof value.name !== 'string') return null;
   return {
@@ -499,7 +508,7 @@ function initialize(params: Params, ctx: McpRequestContext): unknown {
         ? { ...base, tasks: TASKS_CAPABILITY_V1 }
         : base,
     serverInfo,
-    instructions: (ctx.surface ?? WORKSPACE_SURFACE).instructions(ctx.workspaceId),
+    instructions: instructionsFor(ctx),
   };
 }
 
@@ -522,7 +531,10 @@ function listTools(params: Params, scope: Scope): RawJson | unknown {
     return new RawJson(json, bytes);
   }
   // Every list fits one page, so no cursor is ever issued; a cursor is checked anyway and refused when bad.
-  const descriptors = surface.tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor);
+  const hidden = surface.hiddenFor(key);
+  const descriptors = surface.tools
+    .filter((_, i) => key[i] === '1')
+    .map((t) => guideDescriptions(t.descriptor, hidden));
   const page = paginate(descriptors, scope.cursors, 'tools/list', params.cursor, 100);
   if (!page) throw invalidParams('Invalid cursor');
   return page.nextCursor ? { tools: page.items, nextCursor: page.nextCursor } : { tools: page.items };
@@ -613,7 +625,10 @@ async function runTool(
 ): Promise<CallVerdict> {
   const parsed = tool.input.safeParse(args);
   if (!parsed.success)
-    return failed(invalidArgumentsResult(tool.name, zodIssues(parsed.error)), 'invalid_arguments');
+    return failed(
+      invalidArgumentsResult(tool.name, argumentIssues(tool.input, parsed.error)),
+      'invalid_arguments',
+    );
   let outcome: ToolOutcome<unknown>;
   try {
     if (asTask && tool.task) return await createTask(tool, parsed.data, scope);
@@ -726,7 +741,14 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
     const tool = scope.surface.find(name);
     if (!tool) {
       errorCode = 'unknown_tool';
-      throw invalidParams(`Unknown tool: ${truncate(name, 128)}`, { tool: truncate(name, 128) });
+      const near = closest(
+        name,
+        scope.surface.tools.map((t) => t.name),
+      );
+      throw invalidParams(
+        `Unknown tool: ${truncate(name, 128)}${near === undefined ? '' : `; did you mean ${near}?`}`,
+        near === undefined ? { tool: truncate(name, 128) } : { tool: truncate(name, 128), didYouMean: near },
+      );
     }
     const evaluation = evaluateTool(tool, scope.request);
     // A tool without task support is answered as usual (it never advertised `execution.taskSupport`).
@@ -1040,9 +1062,11 @@ function getPrompt(params: Params, scope: Scope): unknown {
       missing,
     });
   audit(scope, { ...base, outcome: 'ok', errorCode: null, blockers: null, durationMs: elapsed(start) });
+  // A step naming a tool the caller cannot see (e.g. lacking its capability) is left out, not sent as a dead end.
+  const hidden = hiddenCatalogTools(scope.request);
   return {
-    description: prompt.description,
-    messages: [{ role: 'user', content: { type: 'text', text: prompt.render(args) } }],
+    description: guideProse(prompt.description, hidden),
+    messages: [{ role: 'user', content: { type: 'text', text: guideMarkdown(prompt.render(args), hidden) } }],
   };
 }
 
@@ -1068,7 +1092,12 @@ const METHODS: ReadonlyMap<string, MethodHandler> = new Map<string, MethodHandle
     (p: Params, s: Scope) =>
       withCursor(
         'prompts',
-        pageOf(visiblePrompts(s.request).map(promptDescriptor), s, 'prompts/list', p.cursor),
+        pageOf(
+          visiblePrompts(s.request).map((prompt) => promptDescriptor(prompt, hiddenCatalogTools(s.request))),
+          s,
+          'prompts/list',
+          p.cursor,
+        ),
       ),
   ],
   ['prompts/get', getPrompt],

@@ -3,9 +3,15 @@
  * say what exists and which tool to use next.
  */
 import { AppError } from '@flowgate/core';
+import { closest } from '@flowgate/flows';
 import type { FlowDefinitionRecord, FlowSelector, OpenFlow } from '@flowgate/workspace';
 import { includeInstalled, type ToolContext } from './context.js';
 import type { ResolvedFlowTool } from './flow-outputs.js';
+
+function didYouMean(name: string, names: readonly string[]): string {
+  const near = closest(name, names);
+  return near === undefined ? '' : ` (did you mean ${near}?)`;
+}
 
 function notFound(message: string): AppError {
   return new AppError('not_found', message);
@@ -30,7 +36,7 @@ export async function requireFlow(
   }
   throw notFound(
     installationId === null
-      ? `No flow ${slug} in this workspace; find flows with search_flows`
+      ? `No flow ${slug} in this workspace${await ctx.workspace.flows.suggestSlug(slug)}; find flows with search_flows`
       : `No installation ${installationId} of flow ${slug}; find installed flows with search_flows`,
   );
 }
@@ -95,7 +101,7 @@ export async function resolveFlowTool(
   if (!iface) {
     const names = definition.model.interfaces.mcp.map((m) => m.toolName);
     throw notFound(
-      `Flow ${flow.slug} (${target}) has no MCP tool ${args.toolName}; its tools: ${names.length ? names.join(', ') : 'none'}`,
+      `Flow ${flow.slug} (${target}) has no MCP tool ${args.toolName}${didYouMean(args.toolName, names)}; its tools: ${names.length ? names.join(', ') : 'none'}`,
     );
   }
   return {

@@ -10,6 +10,7 @@
  */
 import type { Capability } from '@flowgate/auth';
 import { TOOL_NAMES, toolsAllowedByPolicy } from './catalog.js';
+import { guideProse, type HiddenTools, NOTHING_HIDDEN } from './guidance.js';
 import type { PolicyContext } from './policy.js';
 import { hasCapabilities, RESOURCE_TEMPLATES } from './resource-catalog.js';
 
@@ -165,7 +166,10 @@ export function visiblePrompts(ctx: PolicyContext): PromptDefinition[] {
   );
 }
 
-export function promptDescriptor(p: PromptDefinition): {
+export function promptDescriptor(
+  p: PromptDefinition,
+  hidden: HiddenTools = NOTHING_HIDDEN,
+): {
   name: string;
   title: string;
   description: string;
@@ -174,7 +178,7 @@ export function promptDescriptor(p: PromptDefinition): {
   return {
     name: p.name,
     title: p.title,
-    description: p.description,
-    arguments: p.arguments.map((a) => ({ ...a })),
+    description: guideProse(p.description, hidden),
+    arguments: p.arguments.map((a) => ({ ...a, description: guideProse(a.description, hidden) })),
   };
 }

@@ -251,7 +251,7 @@ describe('docs', () => {
 
   it('name the authoring and release tools this server serves', () => {
     expect(docs['flow-authoring']).toContain(
-      'Authoring and release tools served here: `inspect_flow_tool`, `check_flow_readiness`, `get_step_reference`, `validate_flow_definition`, `get_flow_definition`, `create_flow_draft`, `release_flow`.',
+      'Authoring and release tools you can use here: `inspect_flow_tool`, `check_flow_readiness`, `get_step_reference`, `validate_flow_definition`, `get_flow_definition`, `create_flow_draft`, `release_flow`.',
     );
     expect(docs['flow-authoring']).not.toContain('does not serve the authoring and release tools yet');
   });

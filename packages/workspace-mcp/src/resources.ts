@@ -5,12 +5,13 @@
  */
 import { FLOW_SLUG_PATTERN, isAppError, TOOL_NAME_PATTERN } from '@flowgate/core';
 import { FLOW_SOURCES, type FlowSelector, type FlowSource } from '@flowgate/workspace';
-import { toolsAllowedByPolicy } from './catalog.js';
+import { hiddenCatalogTools, toolsAllowedByPolicy } from './catalog.js';
 import type { ToolContext } from './context.js';
-import { renderDoc } from './docs/index.js';
+import { type DocRenderOptions, renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
 import { requireDefinition, requireFlow, resolveFlowTool } from './flow-lookup.js';
 import { definitionOutput, flowEntry, flowToolDescriptor, metadataSafety } from './flow-outputs.js';
+import { guideProse, type HiddenTools, NOTHING_HIDDEN } from './guidance.js';
 import { LIMITS } from './limits.js';
 import type { ProtocolVersion } from './protocol.js';
 import {
@@ -77,13 +78,14 @@ export function describeResource(
   uri: string,
   version: ProtocolVersion,
   now: () => string,
+  hidden: HiddenTools = NOTHING_HIDDEN,
 ): ResourceDescriptor {
   const lastModified = meta.lastModified === 'live' ? now() : meta.lastModified;
   return {
     uri,
     name: meta.name,
     title: meta.title,
-    description: meta.description,
+    description: guideProse(meta.description, hidden),
     mimeType: meta.mimeType,
     annotations: annotations(meta, lastModified, version),
   };
@@ -92,12 +94,13 @@ export function describeResource(
 export function describeTemplate(
   meta: ResourceTemplateMeta,
   version: ProtocolVersion,
+  hidden: HiddenTools = NOTHING_HIDDEN,
 ): ResourceTemplateDescriptor {
   return {
     uriTemplate: meta.uriTemplate,
     name: meta.name,
     title: meta.title,
-    description: meta.description,
+    description: guideProse(meta.description, hidden),
     mimeType: meta.mimeType,
     annotations: annotations(meta, null, version),
   };
@@ -111,16 +114,27 @@ function allowed(meta: DirectResourceMeta | ResourceTemplateMeta, ctx: ToolConte
   );
 }
 
+/** A doc as this reader gets it: its URL and workspace in the snippets, and only the tools it can see. */
+function docOptions(ctx: ToolContext): DocRenderOptions {
+  return {
+    publicBaseUrl: ctx.publicBaseUrl,
+    workspaceId: ctx.request.workspaceId,
+    hidden: hiddenCatalogTools(ctx.request),
+  };
+}
+
 export function listResources(ctx: ToolContext): ResourceDescriptor[] {
   const now = new Date().toISOString();
+  const hidden = hiddenCatalogTools(ctx.request);
   return DIRECT_RESOURCES.filter((r) => allowed(r, ctx)).map((r) =>
-    describeResource(r, resolveUri(r, ctx.request.workspaceId), ctx.protocolVersion, () => now),
+    describeResource(r, resolveUri(r, ctx.request.workspaceId), ctx.protocolVersion, () => now, hidden),
   );
 }
 
 export function listResourceTemplates(ctx: ToolContext): ResourceTemplateDescriptor[] {
+  const hidden = hiddenCatalogTools(ctx.request);
   return RESOURCE_TEMPLATES.filter((t) => allowed(t, ctx)).map((t) =>
-    describeTemplate(t, ctx.protocolVersion),
+    describeTemplate(t, ctx.protocolVersion, hidden),
   );
 }
 
@@ -250,7 +264,7 @@ const TEMPLATE_READERS: Readonly<Record<string, TemplateReader>> = {
     return {
       uri,
       mimeType: 'text/markdown',
-      text: renderDoc(id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }),
+      text: renderDoc(id, docOptions(ctx)),
     };
   },
 };
@@ -270,7 +284,7 @@ export async function readResource(uri: string, ctx: ToolContext): Promise<Resou
       return {
         uri,
         mimeType: r.mimeType,
-        text: renderDoc(r.doc.id, { publicBaseUrl: ctx.publicBaseUrl, workspaceId: ctx.request.workspaceId }),
+        text: renderDoc(r.doc.id, docOptions(ctx)),
       };
     }
     const report = await buildWorkspaceContext(ctx);

@@ -20,7 +20,14 @@ export const RUN_STATUSES = [
   'timed-out',
 ] as const;
 
-const errorSchema = z.strictObject({ code: z.string(), message: z.string() }).nullable();
+const errorSchema = z
+  .strictObject({
+    code: z.string(),
+    message: z.string(),
+    /** The step that failed, when a step did (also named in `message`). */
+    stepId: z.string().optional(),
+  })
+  .nullable();
 
 export const runViewSchema = z.strictObject({
   runId: z.string(),
@@ -138,7 +145,13 @@ export function stepView(s: RunStepRecord) {
   };
 }
 
-/** Links to a run and (once completed) its result, downgraded to text for 2025-03-26 clients by dispatch. */
+/** Statuses after which a run never has a result: linking `/result` would send the agent to a dead read. */
+const ENDED_WITHOUT_RESULT: ReadonlySet<RunRecord['status']> = new Set(['failed', 'cancelled', 'timed-out']);
+
+/**
+ * Links to a run and, unless it ended without one, its result (a run still going gets the link it can read once
+ * completed); downgraded to text for 2025-03-26 clients by dispatch.
+ */
 export function runLinks(run: RunRecord): ContentBlock[] {
   const links: ContentBlock[] = [
     {
@@ -149,15 +162,16 @@ export function runLinks(run: RunRecord): ContentBlock[] {
       description: 'Run status and summary',
       mimeType: 'application/json',
     },
-    {
-      type: 'resource_link',
-      uri: runResultUri(run.id),
-      name: `run-${run.id}-result`,
-      title: `Result of run ${run.id}`,
-      description: 'The run result once completed',
-      ...(run.resultMimeType ? { mimeType: run.resultMimeType } : {}),
-    },
   ];
+  if (ENDED_WITHOUT_RESULT.has(run.status)) return links;
+  links.push({
+    type: 'resource_link',
+    uri: runResultUri(run.id),
+    name: `run-${run.id}-result`,
+    title: `Result of run ${run.id}`,
+    description: 'The run result once completed',
+    ...(run.resultMimeType ? { mimeType: run.resultMimeType } : {}),
+  });
   return links;
 }
 

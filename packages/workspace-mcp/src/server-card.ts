@@ -147,7 +147,7 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
       };
     }),
     resourceTemplates: RESOURCE_TEMPLATES.map((t) => describeTemplate(t, '2025-11-25')),
-    prompts: AVAILABLE_PROMPTS.map(promptDescriptor),
+    prompts: AVAILABLE_PROMPTS.map((p) => promptDescriptor(p)),
   };
 }
 

@@ -4,7 +4,8 @@
  * own MCP interfaces as direct tools plus the run tools (flow-surface.ts). Dispatch, policy and audit are the same for
  * both, so a tool is callable exactly when it is listed on either.
  */
-import { CATALOG } from './catalog.js';
+import { CATALOG, TOOL_NAMES } from './catalog.js';
+import { guideDescriptions, guideProse, type HiddenTools, hiddenAmong } from './guidance.js';
 import type { AnyToolDefinition } from './tool.js';
 
 export interface McpSurface {
@@ -19,7 +20,10 @@ export interface McpSurface {
   toolsList(key: string): { json: string; bytes: Uint8Array };
   readonly servesResources: boolean;
   readonly servesPrompts: boolean;
-  instructions(workspaceId: string): string;
+  /** The tool names a caller with this visibility key cannot see (every catalog name counts, on any endpoint). */
+  hiddenFor(key: string): HiddenTools;
+  /** What initialize and server/discover say, naming only the tools visible under `key`. */
+  instructions(workspaceId: string, key: string): string;
   /** A per-flow endpoint's flow: its tasks are that flow's runs only (tasks.ts). */
   readonly flowSlug: string | null;
 }
@@ -39,10 +43,21 @@ export function surfaceOf(
   const byName = new Map(tools.map((t) => [t.name, t]));
   const served = tools.map((t) => t.name);
   const cache = new Map<string, { json: string; bytes: Uint8Array }>();
+  // Catalog names count everywhere: a per-flow endpoint's guidance must not name catalog tools it lacks either.
+  const known = [...new Set([...served, ...(options.alsoNarrowable ?? []), ...TOOL_NAMES])];
+  const hiddenFor = (key: string): HiddenTools =>
+    hiddenAmong(
+      known,
+      tools.filter((_, i) => key[i] === '1').map((t) => t.name),
+    );
+  const instructionsCache = new Map<string, string>();
   const entry = (key: string) => {
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
-    const json = JSON.stringify({ tools: tools.filter((_, i) => key[i] === '1').map((t) => t.descriptor) });
+    const hidden = hiddenFor(key);
+    const json = JSON.stringify({
+      tools: tools.filter((_, i) => key[i] === '1').map((t) => guideDescriptions(t.descriptor, hidden)),
+    });
     const made = { json, bytes: Buffer.from(json, 'utf8') };
     listSerialisations++;
     if (options.cacheLists) {
@@ -58,7 +73,17 @@ export function surfaceOf(
     toolsList: entry,
     servesResources: options.resources,
     servesPrompts: options.prompts,
-    instructions: options.instructions,
+    hiddenFor,
+    instructions: (workspaceId, key) => {
+      const cacheKey = `${workspaceId}\u0000${key}`;
+      const hit = instructionsCache.get(cacheKey);
+      if (hit !== undefined) return hit;
+      const text = guideProse(options.instructions(workspaceId), hiddenFor(key));
+      if (instructionsCache.size >= TOOLS_LIST_CACHE_MAX)
+        instructionsCache.delete(instructionsCache.keys().next().value as string);
+      instructionsCache.set(cacheKey, text);
+      return text;
+    },
     flowSlug: options.flowSlug ?? null,
   };
 }
@@ -77,8 +102,9 @@ export const WORKSPACE_SURFACE: McpSurface = surfaceOf(CATALOG, {
   prompts: true,
   cacheLists: true,
   instructions: (workspaceId) =>
+    // Sentences stand alone: the ones naming a hidden tool are dropped (guidance.ts) and the rest still reads.
     `Flowgate workspace MCP server for workspace ${workspaceId}. Start with get_workspace_context (your capabilities, ` +
-    'the visible tools and why others are hidden) and read flowgate://mcp-docs/overview for discovery, narrowing ' +
-    'headers, blockers, pagination and errors. Ask the user before calling tools that change state, never put ' +
-    'secrets in arguments, and use send_feedback when something is unclear.',
+    'the visible tools and why others are hidden). Read flowgate://mcp-docs/overview for discovery, narrowing ' +
+    'headers, blockers, pagination and errors. Ask the user before calling tools that change state, and never put ' +
+    'secrets in arguments. When something is unclear, use send_feedback.',
 });

@@ -301,6 +301,17 @@ export async function listFlows(
 
 export type FlowSummary = Omit<FlowRow, 'draftLiteral' | 'draftModel' | 'searchText'> & { hasDraft: boolean };
 
+/** Slugs of a workspace's own flows (at most `limit`, slug order): candidates for a "did you mean" hint. */
+export async function listFlowSlugs(db: Database, workspaceId: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ slug: flows.slug })
+    .from(flows)
+    .where(eq(flows.workspaceId, workspaceId))
+    .orderBy(asc(flows.slug))
+    .limit(Math.min(Math.max(limit, 1), 300));
+  return rows.map((r) => r.slug);
+}
+
 /** Like `listFlows` without the definitions: what an admin listing needs. */
 export async function listFlowSummaries(
   db: Database,

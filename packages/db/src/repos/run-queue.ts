@@ -178,7 +178,7 @@ export interface StepRecord {
   status: 'running' | 'completed' | 'waiting' | 'failed';
   /** JSON (the stored result of a completed step). */
   result?: unknown;
-  error?: { code: string; message: string } | null;
+  error?: { code: string; message: string; stepId?: string } | null;
   wakeAt?: Date | null;
   startedAt?: Date | null;
   finishedAt?: Date | null;
@@ -250,7 +250,10 @@ export interface CompletedStep {
 
 export type RunEnd =
   | { status: 'completed'; result: unknown; resultMime: string }
-  | { status: 'failed' | 'timed-out' | 'cancelled'; error: { code: string; message: string } }
+  | {
+      status: 'failed' | 'timed-out' | 'cancelled';
+      error: { code: string; message: string; stepId?: string };
+    }
   | { status: 'waiting'; wakeAt: Date };
 
 /**

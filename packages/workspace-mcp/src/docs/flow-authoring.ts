@@ -2,10 +2,10 @@ import type { DocRenderOptions } from './render-options.js';
 import { toolsIn } from './tables.js';
 
 export function renderFlowAuthoring(o: DocRenderOptions): string {
-  const authoringTools = toolsIn(['authoring', 'release']);
+  const authoringTools = toolsIn(['authoring', 'release'], o.hidden);
   const served = authoringTools.length
-    ? `Authoring and release tools served here: ${authoringTools.map((t) => `\`${t}\``).join(', ')}.`
-    : 'This server does not serve the authoring and release tools yet; push and release flows with the CLI or the ' +
+    ? `Authoring and release tools you can use here: ${authoringTools.map((t) => `\`${t}\``).join(', ')}.`
+    : 'No authoring or release tool is visible to you here; push and release flows with the CLI or the ' +
       'admin API (below) and use this page for the format.';
   const ws = o.workspaceId ?? '{workspace_id}';
   const fence = '```';

@@ -1,3 +1,4 @@
+import { guideMarkdown, NOTHING_HIDDEN } from '../guidance.js';
 import { renderClientSetup } from './client-setup.js';
 import { renderFlowAuthoring } from './flow-authoring.js';
 import { DOCS_META, type DocId } from './meta.js';
@@ -16,16 +17,17 @@ const RENDERERS: Readonly<Record<DocId, (o: DocRenderOptions) => string>> = {
   'tool-safety': renderToolSafety,
 };
 
-// Docs depend only on (doc, base URL, workspace); rendering is cheap but reads repeat, so keep a few.
+// Docs depend only on (doc, base URL, workspace, hidden tools); rendering is cheap but reads repeat, so keep a few.
 const cache = new Map<string, string>();
 const CACHE_MAX = 64;
 
 /** The markdown of one curated doc for a reader (snippets carry the reader's URL and workspace). */
 export function renderDoc(id: DocId, options: DocRenderOptions): string {
-  const key = `${id}\u0000${options.publicBaseUrl}\u0000${options.workspaceId ?? ''}`;
+  const hidden = options.hidden ?? NOTHING_HIDDEN;
+  const key = `${id}\u0000${options.publicBaseUrl}\u0000${options.workspaceId ?? ''}\u0000${hidden.key}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
-  const text = RENDERERS[id](options);
+  const text = guideMarkdown(RENDERERS[id]({ ...options, hidden }), hidden);
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
   cache.set(key, text);
   return text;

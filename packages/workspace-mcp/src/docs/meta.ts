@@ -3,7 +3,7 @@ export const DOC_IDS = ['overview', 'client-setup', 'flow-authoring', 'tool-safe
 export type DocId = (typeof DOC_IDS)[number];
 
 /** Revision date of the docs texts (resource annotation `lastModified`); bump it when a text changes. */
-export const DOCS_LAST_MODIFIED = '2026-11-20T00:00:00.000Z';
+export const DOCS_LAST_MODIFIED = '2026-11-27T00:00:00.000Z';
 
 export type Audience = 'user' | 'assistant';
 

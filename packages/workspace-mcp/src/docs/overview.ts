@@ -31,7 +31,8 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
    \`waiting\` means a durable sleep. \`include_events\` and \`include_result\` add the events and the result.
 7. Read \`flowgate://runs/{run_id}/result\` for the whole result in its own MIME type (HTML reports stay
    \`text/html\`), and \`flowgate://runs/{run_id}/events\` for the event history.
-8. When a run failed, \`inspect_run_step\` on the failing step shows its error, attempts and (with
+8. When a run failed, its error names the step ("step \`fetch\` failed: …", and \`error.stepId\`) and no result is
+   linked; \`inspect_run_step\` on that step shows its error, attempts and (with
    \`include_step_results\`) a preview of its result; the \`debug_failed_run\` prompt walks through it.
 
 Each flow also has its own MCP endpoint, \`/api/workspaces/{workspace_id}/flows/{slug}/mcp\`, whose tools are that
@@ -73,8 +74,8 @@ small, fixed set of intent-shaped tools — not one tool per flow — plus these
 
 1. \`initialize\`, then \`tools/list\` with the narrowing headers you intend to use.
 2. Call \`get_workspace_context\`: it reports the workspace, your principal and capabilities, active toolsets, which
-   capability bundles are satisfied, the effective narrowing, every hidden tool with its blockers, limits and these docs.
-   The same JSON is the resource \`flowgate://workspaces/${ws}/mcp\`.
+   capability bundles are satisfied, the effective narrowing, every hidden tool with its blockers, limits and these
+   docs; the same JSON is the resource \`flowgate://workspaces/${ws}/mcp\`.
 3. \`resources/list\`, \`resources/templates/list\` and \`prompts/list\` show what else you can read and run.
 4. When something is confusing or broken, call \`send_feedback\` (it stays available in read-only sessions).
 
@@ -85,13 +86,13 @@ and annotations; successful results carry \`structuredContent\` and, as their fi
 (compact), whatever its size: read whichever your client gives you. An answer above the result cap is previewed, and
 both carry the same preview (\`truncated\`, and the resource URI with the whole answer).
 
-${toolTable()}
+${toolTable(o.hidden)}
 
 ### Toolsets
 
 Toolsets group tools by job; a tool may belong to several.
 
-${toolsetTable()}
+${toolsetTable(o.hidden)}
 
 ${flowToolsSection()}
 
@@ -120,10 +121,10 @@ Calling a tool that exists but is hidden returns a tool result, not a protocol e
 
 \`\`\`json
 { "isError": true,
-  "content": [{ "type": "text", "text": "list_connections is not available: …" }],
+  "content": [{ "type": "text", "text": "some_tool is not available: …" }],
   "structuredContent": {
     "error": { "code": "tool_blocked", "message": "…" },
-    "details": { "tool": "list_connections",
+    "details": { "tool": "some_tool",
       "blockers": [
         { "reason": "missing_service_account_capabilities", "missingCapabilities": ["connections.read"] },
         { "reason": "toolset_policy", "toolToolsets": ["read", "setup"], "activeToolsets": ["feedback"] } ] } } }
@@ -175,5 +176,7 @@ edit them, and do not reuse them across workspaces. A bad cursor is a -32602 err
 | tool result with \`isError\` | \`tool_blocked\`, \`invalid_arguments\` or an execution error | read \`structuredContent.error\` and \`details\` |
 
 \`invalid_arguments\` results list \`details.issues\` as \`{path, message}\` pairs: fix those arguments and call again.
+An unknown argument key lists the valid ones (\`Unrecognized key "source"; valid: …\`), and a misspelled flow slug,
+flow tool or tool name says \`did you mean …?\` when one is close.
 `;
 }

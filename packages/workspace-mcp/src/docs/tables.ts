@@ -1,6 +1,7 @@
 /** Markdown tables generated from the catalog, so the docs never disagree with what the server lists. */
 import { CAPABILITY_GROUPS } from '../capability-groups.js';
 import { CATALOG, TOOLS_BY_TOOLSET } from '../catalog.js';
+import { guideProse, type HiddenTools, NOTHING_HIDDEN } from '../guidance.js';
 import { AVAILABLE_PROMPTS } from '../prompts.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from '../resource-catalog.js';
 import { TOOLSET_DESCRIPTIONS, TOOLSETS } from '../schemas.js';
@@ -14,21 +15,25 @@ function firstSentence(text: string): string {
   return end === -1 ? text : text.slice(0, end + 1);
 }
 
-export function toolTable(): string {
-  const rows = CATALOG.map((t) => {
+/** The tools the reader can see, each described without naming the ones it cannot. */
+export function toolTable(hidden: HiddenTools = NOTHING_HIDDEN): string {
+  const rows = CATALOG.filter((t) => !hidden.names.has(t.name)).map((t) => {
     const changes = t.mutating ? (t.readOnlyExempt ? 'writes feedback only' : 'yes') : 'no';
     const caps = t.capabilities.length ? t.capabilities.join(', ') : 'none';
-    return `| \`${t.name}\` | ${t.toolsets.join(', ')} | ${caps} | ${changes} | ${cell(firstSentence(t.description))} |`;
+    return `| \`${t.name}\` | ${t.toolsets.join(', ')} | ${caps} | ${changes} | ${cell(guideProse(firstSentence(t.description), hidden))} |`;
   });
   return ['| tool | toolsets | capabilities | changes state | use |', '|---|---|---|---|---|', ...rows].join(
     '\n',
   );
 }
 
-export function toolsetTable(): string {
+/** Each toolset with the tools in it the reader can see (hidden ones are not named). */
+export function toolsetTable(hidden: HiddenTools = NOTHING_HIDDEN): string {
   const rows = TOOLSETS.map((ts) => {
-    const tools = TOOLS_BY_TOOLSET[ts];
-    return `| \`${ts}\` | ${cell(TOOLSET_DESCRIPTIONS[ts])} | ${tools.length ? tools.map((t) => `\`${t}\``).join(', ') : '(none served yet)'} |`;
+    const all = TOOLS_BY_TOOLSET[ts];
+    const tools = all.filter((t) => !hidden.names.has(t));
+    const none = all.length ? '(none visible to you)' : '(none served yet)';
+    return `| \`${ts}\` | ${cell(TOOLSET_DESCRIPTIONS[ts])} | ${tools.length ? tools.map((t) => `\`${t}\``).join(', ') : none} |`;
   });
   return ['| toolset | for | tools on this server |', '|---|---|---|', ...rows].join('\n');
 }
@@ -61,6 +66,11 @@ export function promptList(): string {
   ).join('\n');
 }
 
-export function toolsIn(toolsets: readonly (typeof TOOLSETS)[number][]): string[] {
-  return CATALOG.filter((t) => t.toolsets.some((ts) => toolsets.includes(ts))).map((t) => t.name);
+export function toolsIn(
+  toolsets: readonly (typeof TOOLSETS)[number][],
+  hidden: HiddenTools = NOTHING_HIDDEN,
+): string[] {
+  return CATALOG.filter(
+    (t) => t.toolsets.some((ts) => toolsets.includes(ts)) && !hidden.names.has(t.name),
+  ).map((t) => t.name);
 }

@@ -21,7 +21,7 @@ export const checkConnectionsTool = defineTool({
         .min(1)
         .max(LIMITS.checkConnectionsMaxIds)
         .optional()
-        .describe('Ids from list_connections; omit to check a page of all.'),
+        .describe('Connection ids (from list_connections); omit to check a page of all.'),
       limit: pageLimitArg(LIMITS.checkConnectionsMaxLimit, LIMITS.checkConnectionsDefaultLimit),
       cursor: cursorArg.optional(),
     })

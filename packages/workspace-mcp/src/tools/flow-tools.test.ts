@@ -525,6 +525,28 @@ describe('inspect_flow_tool', () => {
     });
   });
 
+  it('suggests the closest flow slug and tool name for a misspelling', async () => {
+    const slug = await structured(ctx(), 'inspect_flow_tool', {
+      flow_slug: 'enrich-compnay',
+      tool_name: 'enrich_company',
+    });
+    expect(slug.out.error).toEqual({
+      code: 'not_found',
+      message:
+        'No flow enrich-compnay in this workspace (did you mean enrich-company?); find flows with search_flows',
+    });
+    const tool = await structured(ctx(), 'call_flow_tool', {
+      flow_slug: 'enrich-company',
+      tool_name: 'enrich_compny',
+      input: {},
+    });
+    expect(tool.out.error).toEqual({
+      code: 'not_found',
+      message:
+        'Flow enrich-company (live) has no MCP tool enrich_compny (did you mean enrich_company?); its tools: enrich_company',
+    });
+  });
+
   it('hides installations without installations.read and refuses a draft target for them', async () => {
     const { tracking } = w.installations;
     const hidden = await structured(ctx(WITHOUT_INSTALLATIONS), 'inspect_flow_tool', {

@@ -16,7 +16,7 @@ import { defineTool, textArg } from '../tool.js';
 import { runResultUri } from '../uris.js';
 
 export const runIdArg = textArg({ min: 1, max: LIMITS.runIdMaxChars }).describe(
-  'Run id from call_flow_tool.',
+  'Run id (from call_flow_tool).',
 );
 
 export const getRunStatusTool = defineTool({
@@ -25,7 +25,7 @@ export const getRunStatusTool = defineTool({
   description:
     'The state of a run: status (queued, running, waiting, completed, failed, cancelled, timed-out), timing and ' +
     'error; include_events adds its first events, include_result its result (inline when small, else a ' +
-    'preview and URI). Poll it after call_flow_tool until the status is final.',
+    'preview and URI). Poll it until the status is final (e.g. after call_flow_tool).',
   toolsets: ['read', 'run', 'debug'],
   capabilities: ['runs.read'],
   input: z.strictObject({

@@ -11,8 +11,8 @@ export const releaseFlowTool = defineTool({
   title: 'Release flow',
   description:
     'Make a flow version live for every caller: without version the draft becomes the next immutable ' +
-    'version; with version an existing one goes live again (a rollback). Call check_flow_readiness first, and ' +
-    'only after the user approved flow, version and note. A release that changes :discover (public or private) ' +
+    'version; with version an existing one goes live again (a rollback). Only after the user approved flow, version and ' +
+    'note; call check_flow_readiness first. A release that changes :discover (public or private) ' +
     'is refused: publishing is an operator task. The answer carries the readiness of what now runs live; its ' +
     'problems are warnings, the release is made anyway.',
   toolsets: ['release'],

@@ -19,7 +19,7 @@ export const searchFlowsTool = defineTool({
   description:
     "Find flows: this workspace's own, installed public ones (needs installations.read) and templates. query " +
     'ranks; omit it to browse. Each flow: slug, origin, versions, MCP tool names, metadataSafety; untrusted ' +
-    'author text is null unless opted in. Templates (first page) are EDN to adapt with create_flow_draft. For ' +
+    'author text is null unless opted in. Templates (first page) are EDN to adapt (create_flow_draft). For ' +
     'callable tools use search_flow_tools.',
   toolsets: ['read', 'search'],
   capabilities: ['flows.read'],

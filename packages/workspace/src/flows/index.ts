@@ -1,5 +1,6 @@
 /** The flow use cases of one workspace. */
 import { repos } from '@flowgate/db';
+import { closest } from '@flowgate/flows';
 import type { UseCaseContext } from '../scope.js';
 import { type DraftOutcome, type ReleaseOutcome, release, saveDraft } from './authoring.js';
 import { definitionOf, recordOf, resolveFlow } from './lookup.js';
@@ -56,6 +57,8 @@ export interface FlowUseCases {
     includeInstalled: boolean;
   }): Promise<OpenFlow | null>;
   saveDraft(input: { literal: string; expectedSlug: string | null }): Promise<DraftOutcome>;
+  /** " (did you mean x?)" for a slug that names no flow of this workspace, or '' when none is close. */
+  suggestSlug(slug: string): Promise<string>;
   release(input: {
     slug: string;
     version: number | null;
@@ -98,6 +101,10 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
     search: (input) => searchFlows(ctx, input),
     searchTools: (input) => searchFlowTools(ctx, input),
     templates: matchingTemplates,
+    async suggestSlug(slug) {
+      const near = closest(slug, await repos.listFlowSlugs(ctx.db, ctx.workspaceId, 300));
+      return near === undefined ? '' : ` (did you mean ${near}?)`;
+    },
     async open(ref) {
       const resolved = await resolveFlow(ctx, ref);
       if (!resolved) return null;

@@ -5,7 +5,7 @@
  */
 import { AppError, newId } from '@flowgate/core';
 import { repos } from '@flowgate/db';
-import type { FlowModel } from '@flowgate/flows';
+import { closest, type FlowModel } from '@flowgate/flows';
 import { type JsonValue, storedToJson } from '@flowgate/run-engine';
 import { redact } from '@flowgate/secrets';
 import { flowUseCases } from '../flows/index.js';
@@ -27,7 +27,7 @@ export interface RunRecord {
   status: RunStatus;
   /** The input, with secret-typed inputs and secret-looking values redacted. */
   input: unknown;
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; stepId?: string } | null;
   resultMimeType: string | null;
   attempts: number;
   usage: { steps: number; httpCalls: number; llmTokens: number };
@@ -46,7 +46,7 @@ export interface RunStepRecord {
   startedAt: string | null;
   finishedAt: string | null;
   wakeAt: string | null;
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; stepId?: string } | null;
   /** The step's result as plain JSON, redacted; only when asked for. */
   result?: unknown;
 }
@@ -239,6 +239,10 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
     return RUN_ID.test(runId) ? repos.getRun(db, workspaceId, runId) : null;
   }
 
+  const didYouMean = (name: string, names: readonly string[]): string => {
+    const near = closest(name, names);
+    return near === undefined ? '' : ` (did you mean ${near}?)`;
+  };
   return {
     async start(input) {
       const open = await flows.open({
@@ -246,7 +250,11 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         installationId: input.installationId,
         includeInstalled: input.includeInstalled,
       });
-      if (!open) throw new AppError('not_found', `No flow ${input.slug} in this workspace`);
+      if (!open)
+        throw new AppError(
+          'not_found',
+          `No flow ${input.slug} in this workspace${input.installationId === null ? await flows.suggestSlug(input.slug) : ''}`,
+        );
       const flow = open.record;
       const installation = flow.installation;
       if (installation && input.target === 'draft') {
@@ -282,7 +290,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
           const names = model.interfaces.mcp.map((m) => m.toolName);
           throw new AppError(
             'not_found',
-            `Flow ${flow.slug} (${target}) has no MCP tool ${input.toolName}; its tools: ${names.length ? names.join(', ') : 'none'}`,
+            `Flow ${flow.slug} (${target}) has no MCP tool ${input.toolName}${didYouMean(input.toolName, names)}; its tools: ${names.length ? names.join(', ') : 'none'}`,
           );
         }
         invocation = iface.invocation;
