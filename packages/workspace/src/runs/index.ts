@@ -84,6 +84,11 @@ export interface StartRunInput {
   allowDraft: boolean;
   /** The caller waits for the run's end: a worker of this process with a free slot may take it at its insert. */
   waits?: boolean;
+  /**
+   * Told the invocation's secret-typed input names as soon as the invocation is known, before the input is checked:
+   * a caller that records the raw input elsewhere (the audit log) redacts them even when the start then fails.
+   */
+  onSecretInputs?: (names: readonly string[]) => void;
 }
 
 export interface RunUseCases {
@@ -296,6 +301,8 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
           );
         }
       }
+      const secretInputs = secretInputNames(model, invocation);
+      if (secretInputs.length) input.onSecretInputs?.(secretInputs);
       // A flow without `:requires` slots needs no binding (and no read of them).
       const bindings = model.requires.length ? await open.slotBindings(target) : [];
       const bound = new Set(bindings.filter((b) => b.connection !== null).map((b) => b.slot));
@@ -350,7 +357,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
             toolName: input.toolName,
             invocation,
             input: checked,
-            secretInputs: secretInputNames(model, invocation),
+            secretInputs,
             concurrencyKey: key,
             principalType: ctx.actor.kind,
             principalId: ctx.actor.id,
