@@ -323,14 +323,6 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         input.input,
         `${workspaceId}|${installation?.id ?? ''}|${cacheKey}`,
       );
-      if (
-        (await repos.countLiveRuns(db, workspaceId)) >= (hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE)
-      ) {
-        throw new AppError(
-          'conflict',
-          `this workspace has ${hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE} runs queued, running or waiting; wait for some to finish`,
-        );
-      }
       const key = concurrencyKey(
         model,
         open.source.flowId,
@@ -340,8 +332,10 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       );
       // A keyed run must take its key's slot first, which only a claim does.
       const handoff = input.waits && key === null ? (hooks?.handoff?.() ?? null) : null;
-      let outcome: { run: repos.RunRow; created: boolean };
+      const maxLive = hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE;
+      let outcome: { run: repos.RunRow; created: boolean } | repos.LiveRunsCapReached;
       try {
+        // The cap is counted and held in the insert's own transaction: a count made here first could be overrun.
         outcome = await repos.createRun(
           db,
           workspaceId,
@@ -367,10 +361,18 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
             ),
           },
           handoff ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined,
+          { maxLive },
         );
       } catch (error) {
         handoff?.release();
         throw error;
+      }
+      if ('capReached' in outcome) {
+        handoff?.release();
+        throw new AppError(
+          'conflict',
+          `this workspace has ${maxLive} runs queued, running or waiting (its cap); wait for some to finish`,
+        );
       }
       const { run, created } = outcome;
       if (created && handoff) handoff.take(run);
