@@ -68,7 +68,11 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   app.get('/healthz', (c) => c.json({ status: 'ok', version: deps.version }));
   app.get('/readyz', async (c) => {
     const ready = await deps.db.ready();
-    return c.json({ status: ready ? 'ready' : 'not_ready' }, ready ? 200 : 503);
+    // Degraded rate limiting is shown, not failed: the gateway still limits, per process (README, Rate limits).
+    return c.json(
+      { status: ready ? 'ready' : 'not_ready', rateLimitStore: deps.rateLimiter.store() },
+      ready ? 200 : 503,
+    );
   });
 
   // Per client address before anything else under /api (body reads, token lookups, JSON-RPC).

@@ -154,25 +154,64 @@ function previewValue(
   return out;
 }
 
-function redactedPreview(value: unknown, maxJsonChars: number): unknown {
+function redactedPreview(value: unknown, maxJsonChars: number, knownSecrets: readonly string[]): unknown {
   const budget: Budget = { left: maxJsonChars, truncated: false };
   const preview = previewValue(value, 0, budget);
   const redacted = redact(budget.truncated ? { truncated: true, preview } : preview, {
     maxDepth: AUDIT_PREVIEW_LIMITS.maxDepth + 4,
+    knownSecrets,
   });
   return redacted;
+}
+
+/** Where a call's secret-typed flow inputs sit in its arguments: under the named argument, or at the top level. */
+export interface SecretArgPaths {
+  under: string | null;
+  names: readonly string[];
+}
+
+/**
+ * The arguments with the values of secret-typed flow inputs replaced, and those values (strings), so they are also
+ * removed wherever else the caller repeated them. Key names cannot tell: a `:type :secret` input may be called `pw`.
+ */
+export function maskSecretInputs(
+  args: unknown,
+  paths: readonly SecretArgPaths[],
+): { args: unknown; knownSecrets: string[] } {
+  const knownSecrets: string[] = [];
+  if (paths.length === 0 || !isRecord(args)) return { args, knownSecrets };
+  const out: Record<string, unknown> = { ...args };
+  for (const { under, names } of paths) {
+    const holder = under === null ? out : out[under];
+    if (!isRecord(holder)) continue;
+    const masked: Record<string, unknown> = { ...holder };
+    for (const name of names) {
+      if (!Object.hasOwn(masked, name)) continue;
+      const value = masked[name];
+      // Only what a preview could keep of a repeat is worth matching (previews cut strings there).
+      if (typeof value === 'string') knownSecrets.push(value.slice(0, AUDIT_PREVIEW_LIMITS.maxStringChars));
+      masked[name] = REDACTED;
+    }
+    if (under === null) Object.assign(out, masked);
+    else out[under] = masked;
+  }
+  return { args: out, knownSecrets };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
  * The audit form of client-sent arguments: the value itself when it is small (redacted), otherwise
  * `{truncated: true, preview}` with as much as fits. The serialised result never exceeds `maxJsonChars`.
  */
-export function auditPreview(value: unknown): unknown {
+export function auditPreview(value: unknown, knownSecrets: readonly string[] = []): unknown {
   if (value === undefined) return null;
   let max: number = AUDIT_PREVIEW_LIMITS.maxJsonChars;
   // Redaction can lengthen text (`?token=a` → `?token=[redacted]`); retry smaller until it fits.
   for (let attempt = 0; attempt < 4; attempt++) {
-    const out = redactedPreview(value, max);
+    const out = redactedPreview(value, max, knownSecrets);
     if (JSON.stringify(out).length <= AUDIT_PREVIEW_LIMITS.maxJsonChars) return out;
     max = Math.floor(max / 2);
   }

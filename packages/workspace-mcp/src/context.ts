@@ -116,6 +116,11 @@ export interface ToolContext {
   readonly serverVersion: string;
   /** Every tool of the catalog, in listing order (handed in so no tool module imports the catalog). */
   readonly catalog: readonly AnyToolDefinition[];
+  /**
+   * Told which arguments hold secret-typed flow inputs (`under` the named argument, or top level when null), so the
+   * call's audit row never keeps their values. Absent outside a tools/call.
+   */
+  readonly secretArgs?: { note(names: readonly string[], under: string | null): void };
 }
 
 /** Whether the caller may see installed public flows. */

@@ -6,7 +6,13 @@ import { isAppError } from '@flowgate/core';
 import { closest } from '@flowgate/flows';
 import type { RunRecord } from '@flowgate/workspace';
 import { argumentIssues } from './args.js';
-import { auditPreview, auditText, storableText } from './audit-preview.js';
+import {
+  auditPreview,
+  auditText,
+  maskSecretInputs,
+  type SecretArgPaths,
+  storableText,
+} from './audit-preview.js';
 import { CATALOG_TOOLS, hiddenCatalogTools } from './catalog.js';
 import {
   type ClientInfo,
@@ -108,6 +114,11 @@ interface Scope extends ToolContext {
   readonly tasks: { generation: TaskGeneration; declared: boolean } | null;
   /** Seals and opens task ids and tasks/list cursors (bound to workspace and principal). */
   readonly taskIds: CursorCodec;
+  /** The secret-typed flow inputs in this message's tool arguments, as run starts told them. */
+  readonly secretArgs: {
+    note(names: readonly string[], under: string | null): void;
+    readonly paths: SecretArgPaths[];
+  };
 }
 
 /** A method result that is already serialised JSON. */
@@ -176,8 +187,10 @@ function makeScope(
   // The use cases and codecs are built on first use: list calls and ping need none of them.
   let taskIds: CursorCodec | undefined;
   let cursors: CursorCodec | undefined;
+  const secretPaths: SecretArgPaths[] = [];
   return {
     tasks,
+    secretArgs: { note: (names, under) => secretPaths.push({ under, names }), paths: secretPaths },
     get taskIds() {
       taskIds ??= taskCodec(ctx.workspaceId, ctx.principal, ctx.cursorKey);
       return taskIds;
@@ -776,7 +789,8 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
       kind: asTask ? 'tasks/create' : 'tools/call',
       action: auditText(name, 128),
       // Bounded before anything else touches the unvalidated arguments (redaction is not linear on hostile text).
-      arguments: auditPreview(args),
+      // Secret-typed flow inputs go first, whatever their names: key-name redaction alone would keep `pw`.
+      arguments: auditArguments(args, scope.secretArgs.paths),
       reason: reasonFrom(params),
       outcome: verdict?.outcome ?? 'error',
       errorCode: verdict ? verdict.errorCode : errorCode,
@@ -786,6 +800,11 @@ async function callTool(params: Params, scope: Scope): Promise<CallToolResult | 
       durationMs: elapsed(start),
     });
   }
+}
+
+function auditArguments(args: unknown, secretPaths: readonly SecretArgPaths[]): unknown {
+  const masked = maskSecretInputs(args, secretPaths);
+  return auditPreview(masked.args, masked.knownSecrets);
 }
 
 // ---- tasks (tasks.ts) -----------------------------------------------------------------------------------

@@ -94,6 +94,7 @@ function directTool(
         includeInstalled: includeInstalled(ctx),
         allowDraft: false,
         waits,
+        onSecretInputs: (names) => ctx.secretArgs?.note(names, null),
       });
     } catch (error) {
       if (isAppError(error) && error.code === 'validation_failed') {

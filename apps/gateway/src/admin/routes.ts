@@ -212,7 +212,7 @@ export function adminRoutes(deps: AdminDeps) {
 
   // --- workspace admin ------------------------------------------------------------------------------
   const ws = new Hono<AppEnv>()
-    .route('/', runRoutes({ workspaceDeps: deps.workspaceDeps, cursors }))
+    .route('/', runRoutes({ workspaceDeps: deps.workspaceDeps, cursors, audit: deps.audit }))
     .route('/', flowRoutes({ db, audit: deps.audit, workspaceDeps: deps.workspaceDeps, cursors }))
     .route('/', feedbackRoutes({ db, cursors }))
     .post('/service-accounts', admin, jsonBody(createServiceAccountBody), async (c) => {

@@ -15,8 +15,15 @@ export interface TakeResult {
   retryAfterMs: number;
 }
 
+/**
+ * Where buckets live right now (`/readyz` shows it): `memory` for a gateway without Redis, `redis` when shared,
+ * `local-fallback` while a configured Redis does not answer and each process counts on its own.
+ */
+export type RateLimitStore = 'memory' | 'redis' | 'local-fallback';
+
 export interface RateLimiter {
   readonly kind: 'memory' | 'redis';
+  store(): RateLimitStore;
   take(key: string, spec: BucketSpec): Promise<TakeResult>;
   close(): Promise<void>;
 }
@@ -58,6 +65,7 @@ export function createMemoryLimiter(options: { now?: () => number; maxKeys?: num
   const buckets = new Map<string, BucketState>();
   return {
     kind: 'memory',
+    store: () => 'memory',
     async take(key, spec) {
       const previous = buckets.get(key);
       const { state, result } = takeToken(previous, spec, now());

@@ -36,12 +36,18 @@ export interface RedisLimiterOptions {
   /** Prepended to every key (tests use a unique one per run). */
   prefix: string;
   logger: Logger;
+  /**
+   * How long one bucket command may take before this request is counted locally instead (default 250 ms): a Redis
+   * that stops answering without closing the connection must not hold every request.
+   */
+  commandTimeoutMs?: number;
 }
 
 /**
  * Buckets shared through Redis. Connects before returning, so a wrong REDIS_URL stops the start with a clear
- * message. Later Redis errors fall back to per-process buckets (logged once per outage) rather than failing
- * every request: losing the shared view for a while is better than an outage of the gateway itself.
+ * message. Later Redis errors and timeouts fall back to per-process buckets (logged once when it starts and once
+ * when Redis answers again; `store()` says which) rather than failing every request or letting every request through:
+ * each process still enforces the limit on its own, so a deployment of N replicas allows at most N times it.
  */
 export async function createRedisLimiter(options: RedisLimiterOptions): Promise<RateLimiter> {
   const redis = new Redis(options.url, {
@@ -50,6 +56,7 @@ export async function createRedisLimiter(options: RedisLimiterOptions): Promise<
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
+    commandTimeout: options.commandTimeoutMs ?? 250,
   });
   redis.on('error', () => {}); // reported through the failing commands below, not as an unhandled event
   try {
@@ -64,6 +71,7 @@ export async function createRedisLimiter(options: RedisLimiterOptions): Promise<
   let degraded = false;
   return {
     kind: 'redis',
+    store: () => (degraded ? 'local-fallback' : 'redis'),
     async take(key: string, spec: BucketSpec): Promise<TakeResult> {
       try {
         const reply = (await redis.eval(
@@ -75,14 +83,21 @@ export async function createRedisLimiter(options: RedisLimiterOptions): Promise<
         )) as [number, number, number];
         if (degraded) {
           degraded = false;
-          options.logger.info('rate limits: Redis is back, buckets are shared again');
+          options.logger.info(
+            { code: 'rate_limit_store_recovered', rateLimitStore: 'redis' },
+            'rate limits: Redis is back, buckets are shared again',
+          );
         }
         return { allowed: reply[0] === 1, remaining: reply[1], retryAfterMs: reply[2] };
       } catch (err) {
         if (!degraded) {
           degraded = true;
           options.logger.warn(
-            { err: (err as Error).message.slice(0, 200) },
+            {
+              code: 'rate_limit_store_fallback',
+              rateLimitStore: 'local-fallback',
+              err: (err as Error).message.slice(0, 200),
+            },
             'rate limits: Redis unavailable, using per-process buckets until it answers',
           );
         }

@@ -38,6 +38,15 @@ export interface NewRun {
   traceContext?: string | null;
 }
 
+/** Advisory-lock namespace of the live-runs cap (the second key is the workspace id's hash). */
+const LIVE_RUNS_LOCK_SPACE = 727_002;
+
+/** What a capped start answers when the workspace is at its cap: nothing was inserted. */
+export interface LiveRunsCapReached {
+  capReached: true;
+  live: number;
+}
+
 /**
  * Queues a run. With an idempotency key already used in the workspace, nothing is inserted and the existing run is
  * returned (`created: false`), whatever the arguments: a retried start never makes a second run.
@@ -45,14 +54,59 @@ export interface NewRun {
  * With `lease`, the run is inserted as a claim by that worker would leave it (running, first attempt, leased): a
  * worker in the starting process takes it without a queue round. Only for a run without a concurrency key (a claim
  * takes the key's slot). Should that worker die, its lease expires and another worker takes the run over.
+ *
+ * With `maxLive`, the workspace's live runs are counted and the run inserted in one transaction holding a
+ * per-workspace advisory lock: concurrent starts queue on the lock, so the cap holds exactly (a separate count and
+ * insert let 200 concurrent starts overrun a cap of 20). At the cap a retry of an earlier start still gets its run.
  */
 export async function createRun(
   db: Database,
   workspaceId: string,
   run: NewRun,
   lease?: { owner: string; leaseMs: number },
-): Promise<{ run: RunRow; created: boolean }> {
+): Promise<{ run: RunRow; created: boolean }>;
+export async function createRun(
+  db: Database,
+  workspaceId: string,
+  run: NewRun,
+  lease: { owner: string; leaseMs: number } | undefined,
+  limit: { maxLive: number },
+): Promise<{ run: RunRow; created: boolean } | LiveRunsCapReached>;
+export async function createRun(
+  db: Database,
+  workspaceId: string,
+  run: NewRun,
+  lease?: { owner: string; leaseMs: number },
+  limit?: { maxLive: number },
+): Promise<{ run: RunRow; created: boolean } | LiveRunsCapReached> {
   if (lease && run.concurrencyKey !== null) throw new Error('a keyed run is started by a claim');
+  const outcome = limit
+    ? await db.transaction(async (tx) => {
+        await tx.execute(
+          sql`select pg_advisory_xact_lock(${LIVE_RUNS_LOCK_SPACE}, hashtext(${workspaceId}))`,
+        );
+        const live = await countLiveRuns(tx, workspaceId);
+        if (live >= limit.maxLive) {
+          const existing =
+            run.idempotencyKey === null ? null : await byIdempotencyKey(tx, workspaceId, run.idempotencyKey);
+          return existing ? { run: existing, created: false } : { capReached: true as const, live };
+        }
+        return insertRun(tx, workspaceId, run, lease);
+      })
+    : await insertRun(db, workspaceId, run, lease);
+  if ('run' in outcome && outcome.created) recordRunStarted();
+  return outcome;
+}
+
+/** The query surface a run insert needs; the database or an open transaction. */
+type Executor = Pick<Database, 'select' | 'insert'>;
+
+async function insertRun(
+  db: Executor,
+  workspaceId: string,
+  run: NewRun,
+  lease: { owner: string; leaseMs: number } | undefined,
+): Promise<{ run: RunRow; created: boolean }> {
   const state = lease
     ? {
         status: 'running' as const,
@@ -67,18 +121,20 @@ export async function createRun(
     .values({ ...run, traceContext: run.traceContext ?? currentTraceparent(), workspaceId, ...state })
     .onConflictDoNothing()
     .returning();
-  if (inserted[0]) {
-    recordRunStarted();
-    return { run: inserted[0], created: true };
-  }
+  if (inserted[0]) return { run: inserted[0], created: true };
   if (run.idempotencyKey === null) throw new Error('run id collision');
+  const existing = await byIdempotencyKey(db, workspaceId, run.idempotencyKey);
+  if (!existing) throw new Error('idempotent run vanished');
+  return { run: existing, created: false };
+}
+
+async function byIdempotencyKey(db: Executor, workspaceId: string, key: string): Promise<RunRow | null> {
   const [existing] = await db
     .select()
     .from(runs)
-    .where(and(eq(runs.workspaceId, workspaceId), eq(runs.idempotencyKey, run.idempotencyKey)))
+    .where(and(eq(runs.workspaceId, workspaceId), eq(runs.idempotencyKey, key)))
     .limit(1);
-  if (!existing) throw new Error('idempotent run vanished');
-  return { run: existing, created: false };
+  return existing ?? null;
 }
 
 export async function getRun(db: Database, workspaceId: string, id: string): Promise<RunRow | null> {
@@ -267,7 +323,7 @@ export async function supersedeQueuedRuns(
 }
 
 /** How many runs of a workspace are live (queued, running, waiting): the bound on what one workspace may queue. */
-export async function countLiveRuns(db: Database, workspaceId: string): Promise<number> {
+export async function countLiveRuns(db: Executor, workspaceId: string): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(runs)

@@ -43,6 +43,7 @@ async function startRun(
       includeInstalled: includeInstalled(ctx),
       allowDraft: ctx.request.capabilities.has('flows.manage'),
       waits,
+      onSecretInputs: (names) => ctx.secretArgs?.note(names, 'input'),
     });
   } catch (error) {
     // Input that does not match the invocation: the paths, nothing started.

@@ -84,6 +84,11 @@ export interface StartRunInput {
   allowDraft: boolean;
   /** The caller waits for the run's end: a worker of this process with a free slot may take it at its insert. */
   waits?: boolean;
+  /**
+   * Told the invocation's secret-typed input names as soon as the invocation is known, before the input is checked:
+   * a caller that records the raw input elsewhere (the audit log) redacts them even when the start then fails.
+   */
+  onSecretInputs?: (names: readonly string[]) => void;
 }
 
 export interface RunUseCases {
@@ -304,6 +309,8 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
           );
         }
       }
+      const secretInputs = secretInputNames(model, invocation);
+      if (secretInputs.length) input.onSecretInputs?.(secretInputs);
       // A flow without `:requires` slots needs no binding (and no read of them).
       const bindings = model.requires.length ? await open.slotBindings(target) : [];
       const bound = new Set(bindings.filter((b) => b.connection !== null).map((b) => b.slot));
@@ -324,14 +331,6 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         input.input,
         `${workspaceId}|${installation?.id ?? ''}|${cacheKey}`,
       );
-      if (
-        (await repos.countLiveRuns(db, workspaceId)) >= (hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE)
-      ) {
-        throw new AppError(
-          'conflict',
-          `this workspace has ${hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE} runs queued, running or waiting; wait for some to finish`,
-        );
-      }
       const key = concurrencyKey(
         model,
         open.source.flowId,
@@ -341,8 +340,10 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       );
       // A keyed run must take its key's slot first, which only a claim does.
       const handoff = input.waits && key === null ? (hooks?.handoff?.() ?? null) : null;
-      let outcome: { run: repos.RunRow; created: boolean };
+      const maxLive = hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE;
+      let outcome: { run: repos.RunRow; created: boolean } | repos.LiveRunsCapReached;
       try {
+        // The cap is counted and held in the insert's own transaction: a count made here first could be overrun.
         outcome = await repos.createRun(
           db,
           workspaceId,
@@ -358,7 +359,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
             toolName: input.toolName,
             invocation,
             input: checked,
-            secretInputs: secretInputNames(model, invocation),
+            secretInputs,
             concurrencyKey: key,
             principalType: ctx.actor.kind,
             principalId: ctx.actor.id,
@@ -368,10 +369,18 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
             ),
           },
           handoff ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined,
+          { maxLive },
         );
       } catch (error) {
         handoff?.release();
         throw error;
+      }
+      if ('capReached' in outcome) {
+        handoff?.release();
+        throw new AppError(
+          'conflict',
+          `this workspace has ${maxLive} runs queued, running or waiting (its cap); wait for some to finish`,
+        );
       }
       const { run, created } = outcome;
       if (created && handoff) handoff.take(run);
