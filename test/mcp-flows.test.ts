@@ -326,7 +326,7 @@ describe('authoring through MCP with a properly scoped key (sdk-v2)', () => {
       resourceUri: 'flowgate://flows/enrich-company/versions/2/definition',
       readiness: {
         ready: true,
-        problems: [{ check: 'connections_healthy', status: 'warn', message: 'never checked: crm' }],
+        problems: ['connections_healthy warn: never checked: crm'],
       },
     });
     const live = await call(s, 'get_flow_definition', { flow_slug: 'enrich-company', source: 'live' });

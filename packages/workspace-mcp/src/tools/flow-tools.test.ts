@@ -848,7 +848,7 @@ describe('release_flow', () => {
       // Released anyway: readiness problems of what now runs live are warnings in the answer.
       readiness: {
         ready: false,
-        problems: [{ check: 'connection_slots_bound', status: 'fail', message: 'unbound slot(s): crm' }],
+        problems: ['connection_slots_bound fail: unbound slot(s): crm'],
         nextSteps: [
           'Ask a workspace admin to bind the live slots (PUT …/flows/enrich-company/bindings); list_connections shows candidates.',
         ],

@@ -1,7 +1,7 @@
 import { AppError } from '@flowgate/core';
 import { z } from 'zod';
 import { flowSlugArg, versionArg } from '../args.js';
-import { readinessCheckSchema, readinessOutput } from '../flow-outputs.js';
+import { readinessOutput } from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
 import { defineTool, textArg } from '../tool.js';
 import { flowDefinitionUri, flowVersionUri } from '../uris.js';
@@ -12,9 +12,8 @@ export const releaseFlowTool = defineTool({
   description:
     'Make a flow version live for every caller: without version the draft becomes the next immutable ' +
     'version; with version an existing one goes live again (a rollback). Only after the user approved flow, version and ' +
-    'note; call check_flow_readiness first. A release that changes :discover (public or private) ' +
-    'is refused: publishing is an operator task. The answer carries the readiness of what now runs live; its ' +
-    'problems are warnings, the release is made anyway.',
+    'note; call check_flow_readiness first. A release changing :discover is refused (publishing is an operator ' +
+    'task). Readiness problems in the answer are warnings.',
   toolsets: ['release'],
   capabilities: ['flows.manage'],
   input: z.strictObject({
@@ -41,8 +40,8 @@ export const releaseFlowTool = defineTool({
      */
     readiness: z.strictObject({
       ready: z.boolean(),
-      /** The failed and doubtful checks, as warnings. */
-      problems: z.array(readinessCheckSchema),
+      /** The failed and doubtful checks as `check status: message` (strings keep tools/list within its budget). */
+      problems: z.array(z.string()),
       nextSteps: z.array(z.string()),
     }),
   }),
@@ -109,7 +108,9 @@ export const releaseFlowTool = defineTool({
       readiness: readiness
         ? {
             ready: readiness.ready,
-            problems: readiness.checks.filter((c) => c.status === 'fail' || c.status === 'warn'),
+            problems: readiness.checks
+              .filter((c) => c.status === 'fail' || c.status === 'warn')
+              .map((c) => `${c.check} ${c.status}: ${c.message}`),
             nextSteps: readiness.nextSteps,
           }
         : // The flow was released a moment ago; only a concurrent delete would make it vanish.
