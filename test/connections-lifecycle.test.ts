@@ -206,7 +206,8 @@ describe('disable and enable', () => {
     expect(run.status).toBe('failed');
     expect(run.error).toEqual({
       code: 'connection_disabled',
-      message: 'the connection bound to :api is disabled',
+      message: 'step `call` failed: the connection bound to :api is disabled',
+      stepId: 'call',
     });
     expect(api.received.length).toBe(sent);
 

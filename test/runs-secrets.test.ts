@@ -119,7 +119,8 @@ describe('canary secrets', () => {
     expect(llm.error).toEqual({
       code: 'llm_request_failed',
       message:
-        'the LLM provider answered with status 400: key Bearer [redacted] rejected; session [redacted]',
+        'step `ask` failed: the LLM provider answered with status 400: key Bearer [redacted] rejected; session [redacted]',
+      stepId: 'ask',
     });
 
     const answers = [
