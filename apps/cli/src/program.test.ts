@@ -637,6 +637,10 @@ describe('token and URL resolution', () => {
     });
     expect(asKey.code).toBe(1);
     expect(asKey.stderr).toMatch(/^error: insufficient_role: /);
+    // the shell `pnpm dev` set up holds an agent key: the answer says what to do about it
+    expect(asKey.stderr.split('\n')[1]).toBe(
+      "hint: FLOWGATE_TOKEN holds a key for agents; admin commands need the operator token or a workspace admin: set FLOWGATE_ADMIN_TOKEN, or unset FLOWGATE_TOKEN to use the local dev server's own",
+    );
     const both = await runWith(['service-accounts', 'list', '--workspace', ws], {
       env: { ...env, FLOWGATE_TOKEN: key.apiKey },
     });

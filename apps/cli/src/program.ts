@@ -1,6 +1,7 @@
 import { type Capability, capabilitySchema } from '@flowgate/auth';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
+  AdminApiError,
   AdminClient,
   type ConnectionInput,
   type ConnectionPatchInput,
@@ -41,9 +42,22 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       if (error.code !== 'commander.help') io.stderr(`${renderError(error, secrets)}\n`);
       return error.exitCode || 1;
     }
-    io.stderr(`${renderError(error, secrets)}\n`);
+    io.stderr(`${renderError(error, secrets)}\n${tokenHint(error, io)}`);
     return 1;
   }
+}
+
+/**
+ * `pnpm dev` tells the user to export an agent key as FLOWGATE_TOKEN; admin commands in that shell then send it and
+ * are refused. Say why and what to do, instead of leaving only `insufficient_role`.
+ */
+function tokenHint(error: unknown, io: CliIo): string {
+  if (!(error instanceof AdminApiError) || error.code !== 'insufficient_role') return '';
+  if (io.env.FLOWGATE_ADMIN_TOKEN || !io.env.FLOWGATE_TOKEN) return '';
+  return (
+    'hint: FLOWGATE_TOKEN holds a key for agents; admin commands need the operator token or a workspace admin: ' +
+    "set FLOWGATE_ADMIN_TOKEN, or unset FLOWGATE_TOKEN to use the local dev server's own\n"
+  );
 }
 
 function buildProgram(io: CliIo, secrets: Set<string>): Command {
