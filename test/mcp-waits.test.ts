@@ -62,6 +62,14 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   }
 }
 
+async function untilAsync(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function runCount(): Promise<number> {
   const page = await gw.admin('GET', `/api/workspaces/${WS}/runs?limit=100`);
   return (page.json as { items: unknown[] }).items.length;
@@ -117,11 +125,14 @@ describe('bounded waits', () => {
   it('refuses the wait past the per-key and the per-process bound with too_many_waits, starting nothing', async () => {
     // Two of alice's waits and one of bob's hold every slot (per key 2, per process 3).
     // Naps long enough that a loaded machine still makes every check below while they hold their slots.
+    const initial = await runCount();
     const held = [call(alice.apiKey, 6_000, 15_000), call(alice.apiKey, 6_000, 15_000)];
     await until(() => deps().mcpWaits.held().total === 2);
     held.push(call(bob.apiKey, 6_000, 15_000));
     await until(() => deps().mcpWaits.held().total === 3);
-    const before = await runCount();
+    // A slot is taken before its run is inserted: count once the three held runs exist.
+    const before = initial + 3;
+    await untilAsync(async () => (await runCount()) === before);
 
     const third = asRpc(await call(alice.apiKey, 100, 15_000)).result as {
       isError: boolean;
