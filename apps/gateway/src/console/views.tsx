@@ -109,6 +109,28 @@ export function Notice(props: { kind?: 'error' | 'info'; children?: Child }) {
   );
 }
 
+/** A list filter: a labelled select whose first option, "any", leaves the filter off. */
+export function FilterSelect(props: {
+  label: string;
+  name: string;
+  options: readonly string[];
+  value: string | undefined;
+}) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name}>
+        <option value="">any</option>
+        {props.options.map((o) => (
+          <option value={o} selected={o === props.value}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 export function Empty(props: { children?: Child }) {
   return <p class="empty">{props.children}</p>;
 }

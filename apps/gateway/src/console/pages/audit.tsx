@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { type AuditRow, frameOf, message, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
-import { Badge, Empty, Json, Notice, Pager, Table, when } from '../views.js';
+import { Badge, Empty, FilterSelect, Json, Notice, Pager, Table, when } from '../views.js';
 
 /** The audit log with its filters. */
 export function installAuditPage(kit: PageKit): void {
@@ -43,17 +43,12 @@ export function installAuditPage(kit: PageKit): void {
             Tool or action
             <input name="tool" value={tool ?? ''} maxlength={200} />
           </label>
-          <label>
-            Outcome
-            <select name="outcome">
-              <option value="">any</option>
-              {['ok', 'error', 'blocked', 'denied'].map((o) => (
-                <option value={o} selected={o === outcome}>
-                  {o}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="Outcome"
+            name="outcome"
+            options={['ok', 'error', 'blocked', 'denied']}
+            value={outcome}
+          />
           <label>
             From (UTC)
             <input type="datetime-local" name="since" value={since ?? ''} />

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { FEEDBACK_AREAS } from '@flowgate/workspace';
 import { type Feedback, frameOf, message, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
-import { Badge, Empty, Json, Notice, Pager, Table, when } from '../views.js';
+import { Badge, Empty, FilterSelect, Json, Notice, Pager, Table, when } from '../views.js';
 
 /** What agents and people reported with send_feedback, newest first, through the admin API's feedback list. */
 export function installFeedbackPage(kit: PageKit): void {
@@ -34,17 +34,7 @@ export function installFeedbackPage(kit: PageKit): void {
         </p>
         {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
         <form method="get" action={`/console/w/${ws}/feedback`} class="filters">
-          <label>
-            Area
-            <select name="area">
-              <option value="">any</option>
-              {FEEDBACK_AREAS.map((a) => (
-                <option value={a} selected={a === area}>
-                  {a}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="Area" name="area" options={FEEDBACK_AREAS} value={area} />
           <label>
             From (UTC)
             <input type="datetime-local" name="since" value={since ?? ''} />

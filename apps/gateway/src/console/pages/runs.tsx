@@ -13,7 +13,7 @@ import {
   type RunDetail,
   render,
 } from '../kit.js';
-import { Badge, Csrf, Empty, Json, Notice, Pager, Table, when } from '../views.js';
+import { Badge, Csrf, Empty, FilterSelect, Json, Notice, Pager, Table, when } from '../views.js';
 
 /** Runs: the list, one run's timeline and result, cancel. */
 export function installRunsPages(kit: PageKit): void {
@@ -45,28 +45,8 @@ export function installRunsPages(kit: PageKit): void {
         {error ? <Notice kind="error">{error}</Notice> : null}
         {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
         <form method="get" action={`/console/w/${ws}/runs`} class="filters">
-          <label>
-            Status
-            <select name="status">
-              <option value="">any</option>
-              {RUN_STATUSES.map((s) => (
-                <option value={s} selected={s === status}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Flow
-            <select name="flow">
-              <option value="">any</option>
-              {slugs.map((s) => (
-                <option value={s} selected={s === flow}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="Status" name="status" options={RUN_STATUSES} value={status} />
+          <FilterSelect label="Flow" name="flow" options={slugs} value={flow} />
           <button type="submit" class="secondary">
             Filter
           </button>
