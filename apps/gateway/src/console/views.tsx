@@ -131,6 +131,21 @@ export function FilterSelect(props: {
   );
 }
 
+/** A time filter in whole UTC minutes (what `<input type="datetime-local">` sends, without a zone). */
+export function FilterInstant(props: { label: string; name: string; value: string | undefined }) {
+  return (
+    <label>
+      {props.label} (UTC)
+      <input type="datetime-local" name={props.name} value={props.value ?? ''} />
+    </label>
+  );
+}
+
+/** The value of a FilterInstant field, or undefined when absent or not a `YYYY-MM-DDTHH:MM` minute. */
+export function utcMinute(value: string | undefined): string | undefined {
+  return value !== undefined && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(value) ? value : undefined;
+}
+
 export function Empty(props: { children?: Child }) {
   return <p class="empty">{props.children}</p>;
 }

@@ -1,6 +1,17 @@
 /** @jsxImportSource hono/jsx */
 import { type AuditRow, frameOf, message, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
-import { Badge, Empty, FilterSelect, Json, Notice, Pager, Table, when } from '../views.js';
+import {
+  Badge,
+  Empty,
+  FilterInstant,
+  FilterSelect,
+  Json,
+  Notice,
+  Pager,
+  Table,
+  utcMinute,
+  when,
+} from '../views.js';
 
 /** The audit log with its filters. */
 export function installAuditPage(kit: PageKit): void {
@@ -11,13 +22,8 @@ export function installAuditPage(kit: PageKit): void {
     const tool = c.req.query('tool') || undefined;
     const outcome = c.req.query('outcome') || undefined;
     const before = c.req.query('before') || undefined;
-    // <input type="datetime-local"> sends minutes without a zone; the form says they are UTC.
-    const instant = (name: string) => {
-      const v = c.req.query(name) ?? '';
-      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(v) ? v : undefined;
-    };
-    const since = instant('since');
-    const until = instant('until');
+    const since = utcMinute(c.req.query('since'));
+    const until = utcMinute(c.req.query('until'));
     const answer = await api(
       c,
       'GET',
@@ -49,14 +55,8 @@ export function installAuditPage(kit: PageKit): void {
             options={['ok', 'error', 'blocked', 'denied']}
             value={outcome}
           />
-          <label>
-            From (UTC)
-            <input type="datetime-local" name="since" value={since ?? ''} />
-          </label>
-          <label>
-            Until (UTC)
-            <input type="datetime-local" name="until" value={until ?? ''} />
-          </label>
+          <FilterInstant label="From" name="since" value={since} />
+          <FilterInstant label="Until" name="until" value={until} />
           <button type="submit" class="secondary">
             Filter
           </button>

@@ -1,7 +1,18 @@
 /** @jsxImportSource hono/jsx */
 import { FEEDBACK_AREAS } from '@flowgate/workspace';
 import { type Feedback, frameOf, message, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
-import { Badge, Empty, FilterSelect, Json, Notice, Pager, Table, when } from '../views.js';
+import {
+  Badge,
+  Empty,
+  FilterInstant,
+  FilterSelect,
+  Json,
+  Notice,
+  Pager,
+  Table,
+  utcMinute,
+  when,
+} from '../views.js';
 
 /** What agents and people reported with send_feedback, newest first, through the admin API's feedback list. */
 export function installFeedbackPage(kit: PageKit): void {
@@ -11,9 +22,7 @@ export function installFeedbackPage(kit: PageKit): void {
     const rawArea = c.req.query('area') ?? '';
     const area = (FEEDBACK_AREAS as readonly string[]).includes(rawArea) ? rawArea : undefined;
     const cursor = c.req.query('cursor') || undefined;
-    // <input type="datetime-local"> sends minutes without a zone; the form says they are UTC.
-    const rawSince = c.req.query('since') ?? '';
-    const since = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(rawSince) ? rawSince : undefined;
+    const since = utcMinute(c.req.query('since'));
     const answer = await api(
       c,
       'GET',
@@ -35,10 +44,7 @@ export function installFeedbackPage(kit: PageKit): void {
         {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
         <form method="get" action={`/console/w/${ws}/feedback`} class="filters">
           <FilterSelect label="Area" name="area" options={FEEDBACK_AREAS} value={area} />
-          <label>
-            From (UTC)
-            <input type="datetime-local" name="since" value={since ?? ''} />
-          </label>
+          <FilterInstant label="From" name="since" value={since} />
           <button type="submit" class="secondary">
             Filter
           </button>
