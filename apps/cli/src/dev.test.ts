@@ -64,6 +64,14 @@ describe('flowgate dev', () => {
     expect(banner).toContain('For an agent that should only look, use the demo-readonly key instead');
     // The first export line is the one a newcomer pastes; the printed configs all use ${FLOWGATE_TOKEN}.
     const exportLine = banner.split('\n').find((l) => l.startsWith('  export FLOWGATE_TOKEN=')) ?? '';
+    const exampleCall = (banner.split('\n').findLast((l) => l.startsWith("    -d '")) ?? '').slice(
+      "    -d '".length,
+      -1,
+    );
+    expect(JSON.parse(exampleCall)).toMatchObject({
+      method: 'tools/call',
+      params: { name: 'call_flow_tool' },
+    });
     const token = await bash(`${exportLine}\nprintf %s "$FLOWGATE_TOKEN"`);
     expect(token).toBe(session.credentials.accounts.find((a) => a.name === 'demo-full')?.apiKey);
     const res = await fetch(session.credentials.mcpUrl, {
@@ -73,20 +81,8 @@ describe('flowgate dev', () => {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'call_flow_tool',
-          arguments: {
-            flow_slug: 'enrich-company',
-            tool_name: 'enrich_company',
-            input: { domain: 'acme.com' },
-            wait_ms: 10000,
-          },
-        },
-      }),
+      // The banner's own example call, as printed: what a newcomer pastes is what runs.
+      body: exampleCall,
     });
     const rpc = (await res.json()) as {
       result: { isError?: boolean; structuredContent: { run: { status: string } } };
