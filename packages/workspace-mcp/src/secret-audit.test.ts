@@ -77,7 +77,8 @@ describe('secret-typed flow inputs in audit arguments', () => {
     expect(entry.arguments).toEqual({ ...callArgs, input: { name: 'ada', pw: REDACTED } });
   });
 
-  it('per-flow tool: the arguments are the input, redacted at the top level', async () => {
+  /** A context on the per-flow endpoint of `vault`. */
+  async function vaultCtx() {
     const open = await env.ctx({ workspaceId: ws }).workspace.flows.open({
       slug: 'vault',
       installationId: null,
@@ -85,7 +86,11 @@ describe('secret-typed flow inputs in audit arguments', () => {
     });
     const surface = open && (await flowSurface(open));
     if (!surface) throw new Error('vault has no per-flow surface');
-    const ctx = env.ctx({ workspaceId: ws, surface });
+    return env.ctx({ workspaceId: ws, surface });
+  }
+
+  it('per-flow tool: the arguments are the input, redacted at the top level', async () => {
+    const ctx = await vaultCtx();
     const { body } = await whileCancellingQueued(
       ctx,
       rpc(ctx, 'tools/call', { name: 'open_vault', arguments: input }),
@@ -97,14 +102,7 @@ describe('secret-typed flow inputs in audit arguments', () => {
   });
 
   it('per-flow tool as a task: redacted in the tasks/create row', async () => {
-    const open = await env.ctx({ workspaceId: ws }).workspace.flows.open({
-      slug: 'vault',
-      installationId: null,
-      includeInstalled: false,
-    });
-    const surface = open && (await flowSurface(open));
-    if (!surface) throw new Error('vault has no per-flow surface');
-    const ctx = env.ctx({ workspaceId: ws, surface });
+    const ctx = await vaultCtx();
     await rpc(ctx, 'tools/call', { name: 'open_vault', arguments: input, task: {} });
     const entry = onlyAudit(ctx);
     expect(entry).toMatchObject({ kind: 'tasks/create', action: 'open_vault', outcome: 'ok' });
