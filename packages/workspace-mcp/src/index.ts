@@ -9,15 +9,6 @@ export type { ClientInfo, McpAuditEntry, McpRequestContext } from './context.js'
 export { principalFromAccess, SERVER_TITLE } from './context.js';
 export { handleMcpMessage } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
-export {
-  HEADER_MISMATCH,
-  META_CLIENT_CAPABILITIES,
-  META_CLIENT_INFO,
-  META_PROTOCOL_VERSION,
-  META_SERVER_INFO,
-  modernRequestHeaders,
-  UNSUPPORTED_PROTOCOL_VERSION,
-} from './modern.js';
 export { narrowingHeadersFrom, parseNarrowingHeaders } from './narrowing.js';
 export { evaluateTool, OPEN_WORKSPACE_POLICY } from './policy.js';
 export { AVAILABLE_PROMPTS, PROMPTS } from './prompts.js';
@@ -31,6 +22,15 @@ export {
 } from './protocol.js';
 export { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
 export { DEFAULT_MAX_RESULT_BYTES, MIN_MAX_RESULT_BYTES } from './result.js';
+export {
+  HEADER_MISMATCH,
+  META_CLIENT_CAPABILITIES,
+  META_CLIENT_INFO,
+  META_PROTOCOL_VERSION,
+  META_SERVER_INFO,
+  modernRequestHeaders,
+  UNSUPPORTED_PROTOCOL_VERSION,
+} from './revision.js';
 export type { Toolset } from './schemas.js';
 export { TOOLSETS } from './schemas.js';
 export {

@@ -7,7 +7,7 @@
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 /** A 2025-era version: negotiated by `initialize`, then named by the `MCP-Protocol-Version` header. */
 export type LegacyProtocolVersion = (typeof SUPPORTED_PROTOCOL_VERSIONS)[number];
-/** Served without initialize: each request names it in `params._meta` (see modern.ts). */
+/** Served without initialize: each request names it in `params._meta` (see revision.ts). */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 /** Every version a request can be served under. */
 export type ProtocolVersion = LegacyProtocolVersion | typeof MODERN_PROTOCOL_VERSION;
@@ -107,6 +107,16 @@ export class JsonRpcFailure extends Error {
 
 export function invalidParams(message: string, data?: unknown): JsonRpcFailure {
   return new JsonRpcFailure(JSONRPC_INVALID_PARAMS, message, data);
+}
+
+/** A JSON object (not an array, not null): what params, `_meta` and a message must be. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Client-sent text echoed in an answer is cut to `max` characters. */
+export function clip(value: string, max = 100): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
 }
 
 // ---- content blocks -------------------------------------------------------------------------------------

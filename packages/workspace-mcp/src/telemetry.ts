@@ -43,7 +43,7 @@ export function methodInfo(
   };
 }
 
-/** What a tool call tells the method span around it. */
+/** What an audited call tells the method span around it. */
 interface CallReport {
   outcome: 'ok' | 'error' | 'blocked';
   errorType: string | null;
@@ -153,8 +153,11 @@ export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): P
   }
 }
 
-/** The tool call's verdict, for the method span around it and the blocked-calls counter. */
-export function reportToolCall(
+/**
+ * An audited call's verdict (audited.ts), for the method span around it and the blocked-calls counter: a tool call
+ * answered with an error result or a block is not an ok span although the method returned.
+ */
+export function reportCall(
   tool: string | null,
   outcome: CallReport['outcome'],
   errorCode: string | null,

@@ -16,7 +16,7 @@ import {
   modernResult,
   modernResultJson,
   parseEnvelope,
-} from './modern.js';
+} from './revision.js';
 import { useTestDb } from './test-support.js';
 
 const V = '2026-07-28';

@@ -1,13 +1,20 @@
 /**
- * The 2026-07-28 protocol revision ("modern era"): no initialize and no session; every request carries its
- * protocol version, client capabilities and client info in `params._meta`, and the Streamable HTTP binding adds
- * `Mcp-Method`/`Mcp-Name` headers that must agree with the body. This module classifies one message as legacy
- * (2025-era, unchanged handling) or modern, validates the envelope and the headers, and shapes modern results
- * (`resultType`, cache hints, server identity). Transport-independent: the gateway hands in the raw headers.
+ * Which protocol revision serves a message, and the rules of the 2026-07-28 revision ("modern era"): no initialize
+ * and no session; every request carries its protocol version, client capabilities and client info in
+ * `params._meta`, and the Streamable HTTP binding adds `Mcp-Method`/`Mcp-Name` headers that must agree with the
+ * body. This module classifies one message as legacy (2025-era) or modern, validates the envelope and the headers,
+ * names the methods 2026-07-28 serves, and shapes its results (`resultType`, cache hints, server identity).
+ * Transport-independent: the gateway hands in the raw headers.
  */
 import { z } from 'zod';
 import type { ClientInfo } from './context.js';
-import { JSONRPC_INVALID_PARAMS, type JsonRpcError, MODERN_PROTOCOL_VERSION } from './protocol.js';
+import {
+  clip,
+  isJsonObject,
+  JSONRPC_INVALID_PARAMS,
+  type JsonRpcError,
+  MODERN_PROTOCOL_VERSION,
+} from './protocol.js';
 
 export { MODERN_PROTOCOL_VERSION };
 export type ModernProtocolVersion = typeof MODERN_PROTOCOL_VERSION;
@@ -66,13 +73,9 @@ const EnvelopeSchema = z.looseObject({
 
 const REQUIRED_META_KEYS = [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES] as const;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function metaOf(params: unknown): Record<string, unknown> | undefined {
-  if (!isPlainObject(params)) return undefined;
-  return isPlainObject(params._meta) ? params._meta : undefined;
+  if (!isJsonObject(params)) return undefined;
+  return isJsonObject(params._meta) ? params._meta : undefined;
 }
 
 /** A message claims the modern era when its `_meta` names a protocol version (valid or not). */
@@ -157,7 +160,7 @@ export function encodeHeaderValue(value: string): string {
  * notifications, batches), which keeps its old headers.
  */
 export function modernRequestHeaders(message: unknown): Record<string, string> | null {
-  if (!isPlainObject(message) || typeof message.method !== 'string' || !('id' in message)) return null;
+  if (!isJsonObject(message) || typeof message.method !== 'string' || !('id' in message)) return null;
   const version = metaOf(message.params)?.[META_PROTOCOL_VERSION];
   if (typeof version !== 'string') return null;
   const headers: Record<string, string> = { 'mcp-protocol-version': version, 'mcp-method': message.method };
@@ -171,10 +174,6 @@ export function modernRequestHeaders(message: unknown): Record<string, string> |
 function stripOws(value: string | null): string | null {
   if (value === null) return null;
   return value.replace(/^[ \t]+|[ \t]+$/g, '');
-}
-
-function clip(value: string, max = 100): string {
-  return value.length > max ? `${value.slice(0, max)}…` : value;
 }
 
 function reject(error: JsonRpcError): EraVerdict {
@@ -306,6 +305,21 @@ function parseEnvelopeMissing(meta: Record<string, unknown>): string[] {
   return missing.length > 0 ? missing : [META_PROTOCOL_VERSION];
 }
 
+/** Methods of the 2026-07-28 registry we serve; `initialize` and `ping` no longer exist there. */
+export const MODERN_METHODS: ReadonlySet<string> = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+  // The Tasks extension's methods (tasks/list and tasks/result are not part of it: results come with tasks/get).
+  'tasks/get',
+  'tasks/cancel',
+]);
+
 // ---- results --------------------------------------------------------------------------------------------
 
 /** Results of these methods must say how long a client may cache them (CacheableResult). */
@@ -343,7 +357,7 @@ export function modernResult(
   result: Record<string, unknown>,
   server: ServerIdentity,
 ): Record<string, unknown> {
-  const meta = isPlainObject(result._meta) ? result._meta : {};
+  const meta = isJsonObject(result._meta) ? result._meta : {};
   return { ...envelopeFields(method), ...result, _meta: { ...meta, [META_SERVER_INFO]: server } };
 }
 

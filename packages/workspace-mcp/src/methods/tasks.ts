@@ -1,0 +1,185 @@
+/**
+ * tasks/get, tasks/result, tasks/list and tasks/cancel: a task is a view of a run (tasks.ts), answered from the
+ * run as it is now by the tool that started it. Expired, foreign, forged and unknown ids all answer "not found".
+ */
+import { isAppError } from '@flowgate/core';
+import type { RunRecord } from '@flowgate/workspace';
+import { auditPreview } from '../audit-preview.js';
+import {
+  clip,
+  invalidParams,
+  JSONRPC_INTERNAL_ERROR,
+  JSONRPC_INVALID_REQUEST,
+  JsonRpcFailure,
+} from '../protocol.js';
+import type { CallToolResult } from '../result.js';
+import {
+  isExpired,
+  isTerminal,
+  openTaskId,
+  RELATED_TASK_META,
+  sealTaskId,
+  settlingTool,
+  TASK_RESULT_MAX_WAIT_MS,
+  TASKS_PAGE_SIZE,
+  taskStatusOf,
+  taskV1,
+  taskV2,
+  waitForEnd,
+} from '../tasks.js';
+import type { AnyToolDefinition } from '../tool.js';
+import { TooManyWaits } from '../waits.js';
+import { type AuditedCall, audited } from './audited.js';
+import type { MethodHandler, Params, Scope } from './scope.js';
+import { finishOutcome } from './tools.js';
+
+interface LoadedTask {
+  taskId: string;
+  run: RunRecord;
+  tool: AnyToolDefinition;
+}
+
+function taskNotFound(taskId: unknown): JsonRpcFailure {
+  return invalidParams(
+    'Task not found',
+    typeof taskId === 'string' ? { taskId: clip(taskId, 300) } : undefined,
+  );
+}
+
+/** The task a request names; expired, foreign, forged and unknown ids all answer the same "not found". */
+async function loadTask(params: Params, scope: Scope): Promise<LoadedTask> {
+  const taskId = params.taskId;
+  if (typeof taskId !== 'string' || taskId.length === 0)
+    throw invalidParams('params.taskId must be a task id');
+  const runId = openTaskId(scope.taskIds, taskId);
+  if (!runId) throw taskNotFound(taskId);
+  const run = await scope.workspace.runs.get(runId);
+  if (!run || isExpired(run, Date.now())) throw taskNotFound(taskId);
+  const tool = settlingTool(scope.surface, run);
+  if (!tool) throw taskNotFound(taskId);
+  return { taskId, run, tool };
+}
+
+/** The final answer of a task: the bounded CallToolResult its tool gives for the run as it is now. */
+async function settledResult(
+  task: LoadedTask,
+  scope: Scope,
+): Promise<CallToolResult | Record<string, unknown>> {
+  const support = task.tool.task;
+  if (!support) throw new Error(`${task.tool.name} has no task support`);
+  return finishOutcome(task.tool, await support.settle(task.run, scope), scope).result;
+}
+
+async function getTask(params: Params, scope: Scope): Promise<unknown> {
+  const task = await loadTask(params, scope);
+  if (scope.tasks?.generation !== 'v2') return taskV1(task.taskId, task.run);
+  // 2026-07-28: the outcome comes with the task once it is final (there is no tasks/result).
+  const base = taskV2(task.taskId, task.run);
+  const status = taskStatusOf(task.run.status);
+  if (status === 'completed')
+    return { ...base, result: { resultType: 'complete', ...(await settledResult(task, scope)) } };
+  if (status === 'failed') {
+    const error = task.run.error ?? { code: task.run.status, message: `run ${task.run.status}` };
+    return {
+      ...base,
+      error: {
+        code: JSONRPC_INTERNAL_ERROR,
+        message: `Run ${task.run.id} ${task.run.status}: ${error.message}`,
+        data: { runId: task.run.id, status: task.run.status, error },
+      },
+    };
+  }
+  return base;
+}
+
+/** 2025-11-25 tasks/result: waits (bounded) for the end, then the tool's own result for the run. */
+async function taskResult(params: Params, scope: Scope): Promise<unknown> {
+  const task = await loadTask(params, scope);
+  let run: RunRecord;
+  try {
+    run = await waitForEnd(scope, task.run, TASK_RESULT_MAX_WAIT_MS);
+  } catch (error) {
+    if (!(error instanceof TooManyWaits)) throw error;
+    throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, error.message, {
+      code: error.code,
+      bound: error.scope,
+      limit: error.limit,
+      taskId: task.taskId,
+    });
+  }
+  if (!isTerminal(taskStatusOf(run.status)))
+    // Never held past the bound: the client polls tasks/get and asks again.
+    throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, 'Task is still working; poll tasks/get and ask again', {
+      taskId: task.taskId,
+      status: 'working',
+    });
+  const result = await settledResult({ ...task, run }, scope);
+  return { ...result, _meta: { [RELATED_TASK_META]: { taskId: task.taskId } } };
+}
+
+const TASKS_LIST_KIND = 'tasks/list';
+
+/** The caller's own runs in this workspace (this flow's, on a per-flow endpoint), newest first, unexpired. */
+async function listTasks(params: Params, scope: Scope): Promise<unknown> {
+  let after: string | null = null;
+  if (params.cursor !== undefined) {
+    const position = scope.taskIds.open(TASKS_LIST_KIND, params.cursor);
+    if (typeof position !== 'string') throw invalidParams('Invalid cursor');
+    after = position;
+  }
+  let page: Awaited<ReturnType<typeof scope.workspace.runs.list>>;
+  try {
+    page = await scope.workspace.runs.list({
+      limit: TASKS_PAGE_SIZE,
+      after,
+      status: null,
+      flowSlug: scope.surface.flowSlug,
+      mine: true,
+    });
+  } catch (error) {
+    if (isAppError(error) && error.code === 'invalid_cursor') throw invalidParams('Invalid cursor');
+    throw error;
+  }
+  const now = Date.now();
+  // Newest first: the first expired run ends the list (every later one is older).
+  const live = page.items.filter((run) => !isExpired(run, now));
+  const tasks = live
+    .filter((run) => settlingTool(scope.surface, run) !== null)
+    .map((run) => taskV1(sealTaskId(scope.taskIds, run.id), run));
+  const more = page.nextAfter !== null && live.length === page.items.length;
+  return more
+    ? { tasks, nextCursor: scope.taskIds.seal(TASKS_LIST_KIND, page.nextAfter as string) }
+    : { tasks };
+}
+
+async function cancelTask(params: Params, scope: Scope, call: AuditedCall): Promise<unknown> {
+  const task = await loadTask(params, scope).catch((error: unknown) => {
+    throw call.fail('not_found', error);
+  });
+  call.runId = task.run.id;
+  const status = taskStatusOf(task.run.status);
+  if (isTerminal(status))
+    throw call.fail(
+      'task_terminal',
+      invalidParams(`Cannot cancel a task that is already ${status}`, { taskId: task.taskId, status }),
+    );
+  const run = (await scope.workspace.runs.cancel(task.run.id)) ?? task.run;
+  return scope.tasks?.generation === 'v2' ? {} : taskV1(task.taskId, run);
+}
+
+export const TASK_METHODS: ReadonlyArray<readonly [string, MethodHandler]> = [
+  ['tasks/get', getTask],
+  ['tasks/result', taskResult],
+  ['tasks/list', listTasks],
+  [
+    'tasks/cancel',
+    audited(
+      () => ({
+        kind: 'tasks/cancel',
+        action: 'tasks/cancel',
+        arguments: (call) => auditPreview({ runId: call.runId }),
+      }),
+      cancelTask,
+    ),
+  ],
+];
