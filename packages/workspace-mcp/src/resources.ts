@@ -10,9 +10,10 @@ import type { ToolContext } from './context.js';
 import { type DocRenderOptions, renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
 import { requireDefinition, requireFlow, resolveFlowTool } from './flow-lookup.js';
-import { definitionOutput, flowEntry, flowToolDescriptor, metadataSafety } from './flow-outputs.js';
+import { definitionOutput, flowEntry, flowToolDescriptor } from './flow-outputs.js';
 import { guideProse, type HiddenTools, NOTHING_HIDDEN } from './guidance.js';
 import { LIMITS } from './limits.js';
+import { metadataSafety } from './metadata-safety.js';
 import type { ProtocolVersion } from './protocol.js';
 import {
   compileUriTemplate,

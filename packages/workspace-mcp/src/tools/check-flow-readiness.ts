@@ -2,7 +2,7 @@ import { AppError } from '@flowgate/core';
 import { z } from 'zod';
 import { flowSlugArg, installationIdArg, readOnlyFlowAnnotations } from '../args.js';
 import { requireFlow } from '../flow-lookup.js';
-import { readinessOutput, readinessReportSchema } from '../flow-outputs.js';
+import { readinessOutput, readinessReportSchema } from '../readiness-output.js';
 import { defineTool } from '../tool.js';
 
 export const checkFlowReadinessTool = defineTool({

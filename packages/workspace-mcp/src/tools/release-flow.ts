@@ -1,8 +1,8 @@
 import { AppError } from '@flowgate/core';
 import { z } from 'zod';
 import { flowSlugArg, versionArg } from '../args.js';
-import { readinessOutput } from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
+import { readinessOutput } from '../readiness-output.js';
 import { defineTool, textArg } from '../tool.js';
 import { flowDefinitionUri, flowVersionUri } from '../uris.js';
 

@@ -1,14 +1,9 @@
 import { z } from 'zod';
 import { cursorArg, pageLimitArg, queryArg, readOnlyFlowAnnotations, toolNameArg } from '../args.js';
 import { includeInstalled } from '../context.js';
-import {
-  flowToolEntry,
-  flowToolEntrySchema,
-  installedFlowsSchema,
-  metadataSafetyNotes,
-  metadataSafetyNotesSchema,
-} from '../flow-outputs.js';
+import { flowToolEntry, flowToolEntrySchema, installedFlowsSchema } from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
+import { metadataSafetyNotes, metadataSafetyNotesSchema } from '../metadata-safety.js';
 import { evaluateTool } from '../policy.js';
 import { defineTool, openBoundCursor, sealBoundCursor } from '../tool.js';
 

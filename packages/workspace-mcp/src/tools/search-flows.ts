@@ -5,12 +5,11 @@ import {
   flowEntry,
   flowEntrySchema,
   installedFlowsSchema,
-  metadataSafetyNotes,
-  metadataSafetyNotesSchema,
   templateEntry,
   templateEntrySchema,
 } from '../flow-outputs.js';
 import { LIMITS } from '../limits.js';
+import { metadataSafetyNotes, metadataSafetyNotesSchema } from '../metadata-safety.js';
 import { defineTool, openBoundCursor, sealBoundCursor } from '../tool.js';
 
 export const searchFlowsTool = defineTool({
