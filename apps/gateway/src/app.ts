@@ -2,6 +2,7 @@ import type { Authenticator } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
 import type { DbHandle } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
+import type { RunBroker } from '@flowgate/worker';
 import type { WorkspaceDeps } from '@flowgate/workspace';
 import type { WaitGate } from '@flowgate/workspace-mcp';
 import { Hono } from 'hono';
@@ -25,7 +26,6 @@ import { requestLog } from './middleware/request-log.js';
 import { requestTelemetry } from './middleware/telemetry.js';
 import { workspaceAccess } from './middleware/workspace-access.js';
 import type { RateLimiter } from './rate-limit/bucket.js';
-import type { RunWorkers } from './run-worker.js';
 import type { WorkspaceCache } from './workspace-cache.js';
 
 export interface GatewayDeps {
@@ -42,7 +42,8 @@ export interface GatewayDeps {
   /** What the workspace use cases run on (the MCP tools and the admin API open them per request). */
   workspaceDeps: WorkspaceDeps;
   /** How runs reach workers, and the in-process worker. */
-  runWorkers: RunWorkers;
+  /** The run broker (`@flowgate/worker`): the workspace's run port and the in-process worker. */
+  runWorkers: RunBroker;
   /** Request-rate buckets (in-process, or Redis when REDIS_URL is set). */
   rateLimiter: RateLimiter;
   /** Bounds the MCP requests parked waiting on runs, per key and for the process. */

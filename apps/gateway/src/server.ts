@@ -5,6 +5,7 @@ import { createAuthenticator } from '@flowgate/auth';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
 import { startTelemetry } from '@flowgate/telemetry';
+import { createRunBroker } from '@flowgate/worker';
 import { createWaitGate } from '@flowgate/workspace-mcp';
 import { type ServerType, serve } from '@hono/node-server';
 import pino, { type DestinationStream, type Logger } from 'pino';
@@ -15,7 +16,6 @@ import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
 import { createMemoryLimiter, type RateLimiter } from './rate-limit/bucket.js';
-import { createRunWorkers } from './run-worker.js';
 import { createWorkspaceCache } from './workspace-cache.js';
 
 export { VERSION } from './version.js';
@@ -113,7 +113,19 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     retentionDays: config.auditRetentionDays,
     maxRowsPerWorkspace: config.auditMaxRowsPerWorkspace,
   });
-  const runWorkers = createRunWorkers({ db, secretBox, config, logger });
+  const runWorkers = createRunBroker({
+    db,
+    secretBox,
+    log: logger,
+    worker: {
+      concurrency: config.workerConcurrency,
+      leaseMs: config.runLeaseMs,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+      limits: config.runLimits,
+    },
+    maxLiveRuns: config.maxLiveRunsPerWorkspace,
+    maxRunDurationMs: config.runMaxDurationMs,
+  });
   await runWorkers.listen();
   const deps: GatewayDeps = {
     config,

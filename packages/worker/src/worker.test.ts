@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DbHandle, repos } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
-import { openWorkspace, type Workspace } from '@flowgate/workspace';
+import { openWorkspace, type RunHandoff, type Workspace } from '@flowgate/workspace';
 import {
   draftOf,
   seedConnection,
@@ -11,7 +11,10 @@ import {
   testWorkspaceDeps,
 } from '@flowgate/workspace/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handoffOf } from './broker.js';
 import { createWorker, type Worker } from './worker.js';
+
+const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
 
 // Runs on PGlite by default and on Postgres when DATABASE_URL is set.
 let h: DbHandle;
@@ -280,7 +283,7 @@ describe('the worker', () => {
     const w = worker('w-handoff');
     await w.start();
     const woken: string[] = [];
-    const handoffWs = (reserve: () => ReturnType<Worker['reserve']>) =>
+    const handoffWs = (reserve: () => RunHandoff | null) =>
       openWorkspace(
         testWorkspaceDeps(h.db, {
           now: () => new Date(),
@@ -298,7 +301,7 @@ describe('the worker', () => {
     const start = (ws: Workspace, waits: boolean) =>
       ws.runs.start(startInput('double', { n: 4 }, { toolName: 'double_it', waits }));
     try {
-      const ws = handoffWs(() => w.reserve());
+      const ws = handoffWs(() => handoffOf(h.db, w.reserve(), silentLog));
       const { run } = await start(ws, true);
       // No queue round: inserted running under the worker's lease, nobody woken.
       expect([run.status, run.attempts]).toEqual(['running', 1]);

@@ -45,8 +45,9 @@ export {
   type RunStepRecord,
   type RunUseCases,
   type StartRunInput,
+  settledRunOf,
 } from './runs/index.js';
-export type { Actor, RunHandoff, RunHooks, WorkspaceDeps, WorkspaceScope } from './scope.js';
+export type { Actor, RunHandoff, RunHooks, SettledRun, WorkspaceDeps, WorkspaceScope } from './scope.js';
 export {
   isTrusted,
   type MetadataTrust,

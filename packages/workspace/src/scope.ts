@@ -1,8 +1,6 @@
-import type { Database, repos } from '@flowgate/db';
-
-type RunRow = repos.RunRow;
-
+import type { Database } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
+import type { RunRecord, RunResult } from './runs/index.js';
 
 /** What the workspace use cases run on; one set per process. */
 export interface WorkspaceDeps {
@@ -21,6 +19,10 @@ export interface WorkspaceDeps {
   runs?: RunHooks;
 }
 
+/**
+ * The domain's port to the workers, in the domain's own terms (run ids, `SettledRun`): `@flowgate/worker`'s run broker
+ * implements it (`createRunBroker`) and maps its stored runs to these types itself, so no database row crosses it.
+ */
 export interface RunHooks {
   /** A run became claimable: wake the in-process worker and notify the others. */
   queued(): void;
@@ -31,7 +33,7 @@ export interface RunHooks {
    * or when `signal` aborts (its timer and listener are released either way): with the run as it settled when a
    * worker of this process ran it (no read needed), else null (read it again).
    */
-  settled?(runId: string, timeoutMs: number, signal?: AbortSignal): Promise<RunRow | null>;
+  settled?(runId: string, timeoutMs: number, signal?: AbortSignal): Promise<SettledRun | null>;
   /**
    * A worker of this process with a free slot, reserved for a run about to start whose caller waits for its end: the
    * run is inserted already leased to it and runs at once, with no queue round. Null when there is none.
@@ -43,11 +45,20 @@ export interface RunHooks {
   maxRunDurationMs?: number;
 }
 
+/** A run as the worker of this process that ran it left it: what a waiting caller is answered with. */
+export interface SettledRun {
+  /** The run's workspace: a wait takes it only for a run of its own workspace (tenancy). */
+  workspaceId: string;
+  run: RunRecord;
+  result: RunResult | null;
+}
+
 /** A reserved slot of an in-process worker: `take` it with the run inserted under its lease, or `release` it. */
 export interface RunHandoff {
   owner: string;
   leaseMs: number;
-  take(run: RunRow): void;
+  /** A property, not a method: its parameter is checked strictly, so a worker's own reservation cannot stand in. */
+  take: (run: { id: string; workspaceId: string }) => void;
   release(): void;
 }
 

@@ -9,7 +9,7 @@ import { closest, type FlowModel } from '@flowgate/flows';
 import { type JsonValue, storedToJson } from '@flowgate/run-engine';
 import { redact } from '@flowgate/secrets';
 import { flowUseCases } from '../flows/index.js';
-import type { UseCaseContext } from '../scope.js';
+import type { SettledRun, UseCaseContext } from '../scope.js';
 import { checkInput, secretInputNames } from './input.js';
 
 export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out';
@@ -200,6 +200,14 @@ function record(row: repos.RunRow): RunRecord {
   };
 }
 
+/**
+ * A stored run in the domain's terms, as a waiting caller is answered: the worker package maps the runs its workers
+ * settle with it, so the run port carries no database row and the redaction rules stay here.
+ */
+export function settledRunOf(row: repos.RunRow): SettledRun {
+  return { workspaceId: row.workspaceId, run: record(row), result: resultOf(row) };
+}
+
 function stepRecord(s: repos.RunStepRow, includeResult: boolean): RunStepRecord {
   return {
     stepId: s.stepId,
@@ -383,7 +391,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         );
       }
       const { run, created } = outcome;
-      if (created && handoff) handoff.take(run);
+      if (created && handoff) handoff.take({ id: run.id, workspaceId });
       else handoff?.release();
       if (!created) {
         // A retry must be the same call; a reused key on a different one would silently answer with a run the
@@ -483,31 +491,33 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
     async wait(runId, timeoutMs, after, signal) {
       const until = Date.now() + Math.max(0, timeoutMs);
       // Worth waiting on: it runs, or it sleeps until a time inside the window (a worker wakes it then).
-      const live = (row: { status: RunStatus; wakeAt: Date | string | null }) =>
-        row.status === 'queued' ||
-        row.status === 'running' ||
-        (row.status === 'waiting' && row.wakeAt !== null && new Date(row.wakeAt).getTime() < until);
-      let row: repos.RunRow | null = null;
+      const live = (run: { status: RunStatus; wakeAt: string | null }) =>
+        run.status === 'queued' ||
+        run.status === 'running' ||
+        (run.status === 'waiting' && run.wakeAt !== null && new Date(run.wakeAt).getTime() < until);
+      const read = async () => {
+        const row = await own(runId);
+        return row ? settledRunOf(row) : null;
+      };
+      let seen: SettledRun | null = null;
       if (!(after && after.id === runId && live(after))) {
-        row = await own(runId);
-        if (!row) return null;
+        seen = await read();
+        if (!seen) return null;
       }
-      while (row === null || live(row)) {
+      while (seen === null || live(seen.run)) {
         const left = until - Date.now();
         if (left <= 0 || signal?.aborted) break;
         // Notified by the worker that ran it; a slow poll covers a missed notification.
-        let settled: repos.RunRow | null = null;
+        let settled: SettledRun | null = null;
         if (hooks?.settled) settled = await hooks.settled(runId, Math.min(left, 1_000), signal);
         else await pause(Math.min(left, 50), signal);
         // The run as the in-process worker left it spares the read (same run, same workspace: tenancy holds).
-        row =
-          settled && settled.id === runId && settled.workspaceId === workspaceId
-            ? settled
-            : await repos.getRun(db, workspaceId, runId);
-        if (!row) return null;
+        seen =
+          settled && settled.run.id === runId && settled.workspaceId === workspaceId ? settled : await read();
+        if (!seen) return null;
       }
-      row ??= await own(runId);
-      return row ? { run: record(row), result: resultOf(row) } : null;
+      seen ??= await read();
+      return seen ? { run: seen.run, result: seen.result } : null;
     },
 
     async cancel(runId) {
