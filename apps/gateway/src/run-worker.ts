@@ -1,4 +1,5 @@
-import { type DbHandle, repos } from '@flowgate/db';
+import { isFinalRunStatus } from '@flowgate/core';
+import type { DbHandle, repos } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
 import { CANCEL_CHANNEL, createWorker, ENDED_CHANNEL, RUNS_CHANNEL, type Worker } from '@flowgate/worker';
 import type { RunHooks } from '@flowgate/workspace';
@@ -64,7 +65,7 @@ export function createRunWorkers(options: {
       if (!run && early.get(runId)?.run) return;
       early.delete(runId);
       early.set(runId, {
-        run: run && repos.FINAL_RUN_STATUSES.includes(run.status) ? run : null,
+        run: run && isFinalRunStatus(run.status) ? run : null,
         at: Date.now(),
       });
       prune();
