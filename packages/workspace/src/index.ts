@@ -36,12 +36,10 @@ export {
 export type { FlowTemplate } from './flows/templates.js';
 export {
   DEFAULT_MAX_RUN_DURATION_MS,
-  FINAL_STATUSES,
   MAX_LIVE_RUNS_PER_WORKSPACE,
   type RunEventRecord,
   type RunRecord,
   type RunResult,
-  type RunStatus,
   type RunStepRecord,
   type RunUseCases,
   type StartRunInput,
