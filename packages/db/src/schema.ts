@@ -1,3 +1,4 @@
+import type { ConnectionType, RunStatus } from '@flowgate/core';
 import { sql } from 'drizzle-orm';
 import {
   bigserial,
@@ -95,7 +96,7 @@ export const connections = pgTable(
     id: text('id').primaryKey(),
     workspaceId: workspaceRef(),
     name: text('name').notNull(),
-    type: text('type').$type<'http-api' | 'llm-provider' | 'secret'>().notNull(),
+    type: text('type').$type<ConnectionType>().notNull(),
     baseUrl: text('base_url'),
     authType: text('auth_type').notNull().default('none'),
     /** AES-256-GCM envelope (see @flowgate/secrets); null when the connection has no secret. */
@@ -306,9 +307,6 @@ export const installations = pgTable(
   },
   (t) => [index('installations_ws_idx').on(t.workspaceId, t.sourceFlowSlug)],
 );
-
-/** Run states; `queued`, `running` and `waiting` are live, the others final. */
-export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out';
 
 export const runs = pgTable(
   'runs',
