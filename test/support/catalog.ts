@@ -1,3 +1,4 @@
+import { GRANTED_BY_FULL } from '@flowgate/auth';
 import { CATALOG, type Toolset } from '@flowgate/workspace-mcp';
 
 /**
@@ -5,17 +6,8 @@ import { CATALOG, type Toolset } from '@flowgate/workspace-mcp';
  * independently of the policy code, so these tests keep holding as tools join the catalog.
  */
 
-export const ALL_CAPABILITIES = [
-  'flows.read',
-  'flows.run',
-  'flows.manage',
-  'runs.read',
-  'resources.read',
-  'installations.read',
-  'connections.read',
-  'steps.read',
-  'feedback.send',
-] as const;
+/** Every capability a tool can be gated by (all but `workspace.full`, which stands for them). */
+export const ALL_CAPABILITIES = GRANTED_BY_FULL;
 
 /** The 16 tools the product serves once complete; the served ones are the catalog. */
 export const SPEC_TOOL_NAMES = [
