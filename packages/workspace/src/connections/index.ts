@@ -4,7 +4,7 @@
  */
 import { AppError } from '@flowgate/core';
 import { repos } from '@flowgate/db';
-import { redactString } from '@flowgate/secrets';
+import { authHeaders, redactString } from '@flowgate/secrets';
 import type { Page } from '../flows/records.js';
 import type { UseCaseContext } from '../scope.js';
 import { probe } from './probe.js';
@@ -103,14 +103,6 @@ function summary(
     boundSlots: slots,
     createdAt: row.createdAt.toISOString(),
   };
-}
-
-function authHeaders(row: repos.ConnectionRow, secret: string | null): Record<string, string> {
-  if (!secret) return {};
-  if (row.authType === 'bearer') return { authorization: `Bearer ${secret}` };
-  if (row.authType === 'basic') return { authorization: `Basic ${Buffer.from(secret).toString('base64')}` };
-  if (row.authType === 'api-key') return { [row.config.headerName ?? 'X-API-Key']: secret };
-  return {};
 }
 
 export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
