@@ -8,7 +8,6 @@ export type {
   ConnectionChecks,
   ConnectionRemoval,
   ConnectionSummary,
-  ConnectionType,
   ConnectionUseCases,
 } from './connections/index.js';
 export { FEEDBACK_AREAS, type FeedbackArea, type FeedbackInput, type FeedbackReceipt } from './feedback.js';

@@ -2,7 +2,7 @@
  * Connections as readers see them — never a secret, a config value or credentials in a base URL — and health
  * checks: one bounded request per connection, defined by its type, under the outbound address policy.
  */
-import { AppError } from '@flowgate/core';
+import { AppError, type ConnectionType } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { authHeaders, redactString } from '@flowgate/secrets';
 import type { Page } from '../flows/records.js';
@@ -11,8 +11,6 @@ import { probe } from './probe.js';
 import { safeBaseUrl, safeText } from './sanitize.js';
 
 const CHECK_CONCURRENCY = 4;
-
-export type ConnectionType = 'http-api' | 'llm-provider' | 'secret';
 
 export interface ConnectionSummary {
   id: string;
