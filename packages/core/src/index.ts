@@ -19,5 +19,7 @@ export {
   type LiveRunStatus,
   RUN_STATUSES,
   type RunStatus,
+  STEP_STATUSES,
+  type StepStatus,
 } from './runs.js';
 export { zodIssues } from './zod.js';

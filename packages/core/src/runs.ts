@@ -24,6 +24,10 @@ export const FINAL_RUN_STATUSES = [
 ] as const satisfies readonly RunStatus[];
 export type FinalRunStatus = (typeof FINAL_RUN_STATUSES)[number];
 
+/** A step's states in a run's journal: `waiting` is a step that sleeps until its wake time. */
+export const STEP_STATUSES = ['running', 'completed', 'waiting', 'failed'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
 /** Takes any string: callers reading a status off the wire need not narrow it first. */
 export function isFinalRunStatus(status: string): status is FinalRunStatus {
   return (FINAL_RUN_STATUSES as readonly string[]).includes(status);

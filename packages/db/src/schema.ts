@@ -1,4 +1,4 @@
-import type { ConnectionType, RunStatus } from '@flowgate/core';
+import type { ConnectionType, RunStatus, StepStatus } from '@flowgate/core';
 import { sql } from 'drizzle-orm';
 import {
   bigserial,
@@ -397,7 +397,7 @@ export const runSteps = pgTable(
       .references(() => runs.id, { onDelete: 'cascade' }),
     stepId: text('step_id').notNull(),
     type: text('type').notNull(),
-    status: text('status').$type<'running' | 'completed' | 'waiting' | 'failed'>().notNull(),
+    status: text('status').$type<StepStatus>().notNull(),
     result: jsonb('result'),
     error: jsonb('error').$type<{ code: string; message: string; stepId?: string } | null>(),
     wakeAt: ts('wake_at'),
