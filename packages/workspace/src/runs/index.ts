@@ -3,7 +3,7 @@
  * against its invocation, nothing stored when anything is off), reading, listing and cancelling. Execution is the
  * worker's (`@flowgate/worker`); this side only queues and reads.
  */
-import { AppError, newId, type RunStatus } from '@flowgate/core';
+import { AppError, newId, type RunStatus, type StepStatus } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { closest, type FlowModel } from '@flowgate/flows';
 import { type JsonValue, storedToJson } from '@flowgate/run-engine';
@@ -38,7 +38,7 @@ export interface RunRecord {
 export interface RunStepRecord {
   stepId: string;
   type: string;
-  status: 'running' | 'completed' | 'waiting' | 'failed';
+  status: StepStatus;
   attempts: number;
   startedAt: string | null;
   finishedAt: string | null;
