@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { type CliIo, runCli } from '@flowgate/cli';
-import { CATALOG, LATEST_PROTOCOL_VERSION, type Toolset } from '@flowgate/workspace-mcp';
+import { CATALOG, LATEST_PROTOCOL_VERSION, TOOL_NAMES, type Toolset } from '@flowgate/workspace-mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
 import { leakedSecrets, startScriptedUpstream, unusedKey } from './support/stdio-bridge.js';
@@ -89,7 +89,6 @@ async function doctor(apiUrl: string, key: string | undefined, args: string[] = 
   return { code, stdout, stderr, report: json ? (JSON.parse(stdout) as DoctorJson) : null };
 }
 
-const ALL_TOOLS = CATALOG.map((t) => t.name);
 const inToolsets = (...ts: Toolset[]) => CATALOG.filter((t) => t.toolsets.some((x) => ts.includes(x)));
 
 describe('mcp doctor against a live gateway', () => {
@@ -100,9 +99,9 @@ describe('mcp doctor against a live gateway', () => {
     expect(r.stdout).toContain(`endpoint          ${gw.mcpUrl(WS)}`);
     expect(r.stdout).toContain(`token             $FG_KEY (API key id ${full.keyId})`);
     expect(r.stdout).toContain(`protocol version  ${LATEST_PROTOCOL_VERSION}`);
-    expect(r.stdout).toContain(`tools (${ALL_TOOLS.length})`);
-    expect(r.stdout).toContain(ALL_TOOLS.join(', '));
-    expect(r.stdout).toContain(`OK: a client with these settings sees ${ALL_TOOLS.length} tools`);
+    expect(r.stdout).toContain(`tools (${TOOL_NAMES.length})`);
+    expect(r.stdout).toContain(TOOL_NAMES.join(', '));
+    expect(r.stdout).toContain(`OK: a client with these settings sees ${TOOL_NAMES.length} tools`);
 
     const j = await doctor(gw.url, full.apiKey, [], true);
     expect(j.code).toBe(0);
@@ -111,8 +110,8 @@ describe('mcp doctor against a live gateway', () => {
       endpoint: gw.mcpUrl(WS),
       token: { envVar: 'FG_KEY', kind: 'api-key', keyId: full.keyId },
       protocolVersion: LATEST_PROTOCOL_VERSION,
-      tools: ALL_TOOLS,
-      toolCount: ALL_TOOLS.length,
+      tools: TOOL_NAMES,
+      toolCount: TOOL_NAMES.length,
       headers: {},
       warnings: [],
       failure: null,
@@ -130,7 +129,7 @@ describe('mcp doctor against a live gateway', () => {
     expect(j.report?.tools).toEqual(expected);
     expect(j.report?.headers).toEqual({ 'X-MCP-Readonly': 'true', 'X-MCP-Toolsets': 'read,feedback' });
     const hidden = j.report?.policy?.hiddenByNarrowing ?? [];
-    expect(hidden.map((h) => h.tool)).toEqual(ALL_TOOLS.filter((n) => !expected.includes(n)));
+    expect(hidden.map((h) => h.tool)).toEqual(TOOL_NAMES.filter((n) => !expected.includes(n)));
     for (const h of hidden) {
       const def = CATALOG.find((t) => t.name === h.tool);
       if (def?.mutating && !def.readOnlyExempt) expect(h.reasons).toContain('read_only_policy');

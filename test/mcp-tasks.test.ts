@@ -1,3 +1,4 @@
+import { LIVE_RUN_STATUSES } from '@flowgate/core';
 import { schema } from '@flowgate/db';
 import { generateEncryptionKey } from '@flowgate/secrets';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -451,7 +452,7 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
       expect(result).not.toHaveProperty('taskId');
       const content = result.structuredContent as { run: { status: string }; created: boolean };
       expect(content.created).toBe(true);
-      expect(['queued', 'running', 'waiting', 'completed']).toContain(content.run.status);
+      expect([...LIVE_RUN_STATUSES, 'completed']).toContain(content.run.status);
     } finally {
       await plain.close();
     }

@@ -1,3 +1,4 @@
+import { isFinalRunStatus } from '@flowgate/core';
 import { EXAMPLE_FLOWS } from '@flowgate/flows';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -269,7 +270,7 @@ describe('example flows run end to end through the queue and the in-process work
   it('trial-follow-up: sends the welcome, sleeps durably, sends the follow-up; a second start sends nothing', async () => {
     const input = { email: 'new.user@example.com', 'first-name': 'Kim', 'delay-hours': 1 };
     const runId = await startRun(gw, WS, 'trial-follow-up', input);
-    const parked = await waitForRun(gw, WS, runId, (s) => s !== 'queued' && s !== 'running');
+    const parked = await waitForRun(gw, WS, runId, (s) => s === 'waiting' || isFinalRunStatus(s));
     expect(parked.status).toBe('waiting');
     // The follow-up is an hour away: only the welcome went out, and the marker is stored.
     expect(requestsTo('/mailer/').map((r) => r.body)).toEqual([

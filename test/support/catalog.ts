@@ -1,43 +1,15 @@
-import { CATALOG, type Toolset } from '@flowgate/workspace-mcp';
+import { GRANTED_BY_FULL } from '@flowgate/auth';
+import { CATALOG, TOOL_NAMES, type Toolset } from '@flowgate/workspace-mcp';
 
 /**
  * Expected tool sets computed from the catalog's metadata with the narrowing rules of docs/mcp-surface.md,
  * independently of the policy code, so these tests keep holding as tools join the catalog.
  */
 
-export const ALL_CAPABILITIES = [
-  'flows.read',
-  'flows.run',
-  'flows.manage',
-  'runs.read',
-  'resources.read',
-  'installations.read',
-  'connections.read',
-  'steps.read',
-  'feedback.send',
-] as const;
+/** Every capability a tool can be gated by (all but `workspace.full`, which stands for them). */
+export const ALL_CAPABILITIES = GRANTED_BY_FULL;
 
-/** The 16 tools the product serves once complete; the served ones are the catalog. */
-export const SPEC_TOOL_NAMES = [
-  'get_workspace_context',
-  'search_flows',
-  'search_flow_tools',
-  'list_connections',
-  'check_connections',
-  'inspect_flow_tool',
-  'call_flow_tool',
-  'get_run_status',
-  'inspect_run_step',
-  'check_flow_readiness',
-  'get_step_reference',
-  'send_feedback',
-  'validate_flow_definition',
-  'get_flow_definition',
-  'create_flow_draft',
-  'release_flow',
-] as const;
-
-export const ALL_TOOLS: string[] = CATALOG.map((t) => t.name);
+export const ALL_TOOLS: readonly string[] = TOOL_NAMES;
 
 /** Catalog order, restricted to `names`. */
 export function inCatalogOrder(names: Iterable<string>): string[] {

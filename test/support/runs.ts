@@ -1,13 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isFinalRunStatus } from '@flowgate/core';
 import { ADMIN_TOKEN, type TestGateway } from './gateway.js';
 
 /**
  * Runs through the real gateway, as an operator or automation drives them: flows saved, released and bound over the
  * admin API, runs started with `POST …/flows/{slug}/runs` and read back with `GET …/runs/{id}` until they end.
  */
-
-export const FINAL_STATUSES = ['completed', 'failed', 'cancelled', 'timed-out'] as const;
 
 /** One run as `GET /api/workspaces/{ws}/runs/{id}` answers. */
 export interface RunView {
@@ -74,7 +73,7 @@ export async function waitForRun(
   gw: TestGateway,
   ws: string,
   runId: string,
-  accept: (status: string) => boolean = (s) => (FINAL_STATUSES as readonly string[]).includes(s),
+  accept: (status: string) => boolean = isFinalRunStatus,
   timeoutMs = 15_000,
 ): Promise<RunView> {
   const until = Date.now() + timeoutMs;

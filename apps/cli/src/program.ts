@@ -1,4 +1,5 @@
 import { type Capability, capabilitySchema } from '@flowgate/auth';
+import { CONNECTION_TYPES } from '@flowgate/core';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
   AdminApiError,
@@ -284,11 +285,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     .description('create a connection; the secret comes from an environment variable or stdin, never a flag')
     .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
     .requiredOption('--name <name>', 'connection name')
-    .addOption(
-      new Option('--type <type>', 'connection type')
-        .choices(['http-api', 'llm-provider', 'secret'])
-        .makeOptionMandatory(),
-    )
+    .addOption(new Option('--type <type>', 'connection type').choices(CONNECTION_TYPES).makeOptionMandatory())
     .option('--base-url <url>', 'base URL of the outside system', parseUrl)
     .option('--model <name>', 'default model of an llm-provider (used by :llm steps that name none)')
     .requiredOption('--auth-type <type>', 'auth kind, e.g. none, bearer, api-key, basic')

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { isFinalRunStatus, RUN_STATUSES, type RunStatus } from '@flowgate/core';
 import { type Command, Option } from 'commander';
 import type { AdminClient, RunDetail, RunSummary, StartRunInput } from './admin-client.js';
 import { CliError, CliExit, type CliIo } from './cli-io.js';
@@ -16,17 +17,6 @@ export interface RunCommandContext {
   sleep?: (ms: number) => Promise<void>;
 }
 
-const RUN_STATUSES = [
-  'queued',
-  'running',
-  'waiting',
-  'completed',
-  'failed',
-  'cancelled',
-  'timed-out',
-] as const;
-type RunStatus = (typeof RUN_STATUSES)[number];
-const FINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'timed-out']);
 /** An input document read from a file or the command line; larger inputs belong in a flow's connections. */
 const MAX_INPUT_BYTES = 256 * 1024;
 
@@ -87,7 +77,7 @@ export function registerRunCommands(program: Command, ctx: RunCommandContext): v
     .action(async (runId: string, opts: { workspace: string }, cmd: Command) => {
       const run = await client(cmd).cancelRun(opts.workspace, runId);
       out(cmd, run, () =>
-        FINAL.has(run.status)
+        isFinalRunStatus(run.status)
           ? `${run.runId} is ${run.status}\n`
           : `${run.runId}: cancellation requested (status ${run.status})\n`,
       );
@@ -148,13 +138,13 @@ export function registerRunCommands(program: Command, ctx: RunCommandContext): v
         // A run parked in a sleep that outlasts the wait will not end in time: report it now.
         const parkedPastDeadline = () =>
           run.status === 'waiting' && run.wakeAt !== null && Date.parse(run.wakeAt) > deadline;
-        while (!FINAL.has(run.status) && Date.now() < deadline && !parkedPastDeadline()) {
+        while (!isFinalRunStatus(run.status) && Date.now() < deadline && !parkedPastDeadline()) {
           await sleep(pause);
           pause = Math.min(pause * 2, 1000);
           run = await api.getRun(opts.workspace, started.runId);
         }
         out(cmd, run, () => renderRun(run));
-        if (!FINAL.has(run.status)) {
+        if (!isFinalRunStatus(run.status)) {
           const until = run.status === 'waiting' && run.wakeAt ? ` until ${run.wakeAt}` : '';
           // The run printed above is the answer; the failure line says why the command did not finish it.
           throw new CliError(

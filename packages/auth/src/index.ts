@@ -6,7 +6,13 @@ export { generateApiKey, parseApiKey } from './api-keys.js';
 export type { AuthenticateOptions, Authenticator, AuthResult } from './authenticator.js';
 export { createAuthenticator } from './authenticator.js';
 export type { Capability } from './capabilities.js';
-export { CAPABILITIES, capabilitySchema, effectiveCapabilities, ROLE_CAPABILITIES } from './capabilities.js';
+export {
+  CAPABILITIES,
+  capabilitySchema,
+  effectiveCapabilities,
+  GRANTED_BY_FULL,
+  ROLE_CAPABILITIES,
+} from './capabilities.js';
 export type { JwtConfig } from './jwt.js';
 export { jwtConfigSchema, looksLikeJwt } from './jwt.js';
 export type { Principal, WorkspaceAccess } from './principal.js';

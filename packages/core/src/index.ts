@@ -1,3 +1,4 @@
+export { CONNECTION_TYPES, type ConnectionType } from './connections.js';
 export type { AppErrorOptions, ErrorCode, ErrorIssue } from './errors.js';
 export { AppError, isAppError, statusForCode } from './errors.js';
 export {
@@ -9,4 +10,16 @@ export {
   WORKSPACE_ID_PATTERN,
   workspaceIdSchema,
 } from './ids.js';
+export {
+  FINAL_RUN_STATUSES,
+  type FinalRunStatus,
+  isFinalRunStatus,
+  isLiveRunStatus,
+  LIVE_RUN_STATUSES,
+  type LiveRunStatus,
+  RUN_STATUSES,
+  type RunStatus,
+  STEP_STATUSES,
+  type StepStatus,
+} from './runs.js';
 export { zodIssues } from './zod.js';

@@ -1,3 +1,4 @@
+import type { ConnectionType, RunStatus, StepStatus } from '@flowgate/core';
 import { sql } from 'drizzle-orm';
 import {
   bigserial,
@@ -95,7 +96,7 @@ export const connections = pgTable(
     id: text('id').primaryKey(),
     workspaceId: workspaceRef(),
     name: text('name').notNull(),
-    type: text('type').$type<'http-api' | 'llm-provider' | 'secret'>().notNull(),
+    type: text('type').$type<ConnectionType>().notNull(),
     baseUrl: text('base_url'),
     authType: text('auth_type').notNull().default('none'),
     /** AES-256-GCM envelope (see @flowgate/secrets); null when the connection has no secret. */
@@ -307,9 +308,6 @@ export const installations = pgTable(
   (t) => [index('installations_ws_idx').on(t.workspaceId, t.sourceFlowSlug)],
 );
 
-/** Run states; `queued`, `running` and `waiting` are live, the others final. */
-export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out';
-
 export const runs = pgTable(
   'runs',
   {
@@ -399,7 +397,7 @@ export const runSteps = pgTable(
       .references(() => runs.id, { onDelete: 'cascade' }),
     stepId: text('step_id').notNull(),
     type: text('type').notNull(),
-    status: text('status').$type<'running' | 'completed' | 'waiting' | 'failed'>().notNull(),
+    status: text('status').$type<StepStatus>().notNull(),
     result: jsonb('result'),
     error: jsonb('error').$type<{ code: string; message: string; stepId?: string } | null>(),
     wakeAt: ts('wake_at'),

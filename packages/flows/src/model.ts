@@ -1,4 +1,4 @@
-import { FLOW_SLUG_PATTERN, TOOL_NAME_PATTERN } from '@flowgate/core';
+import { CONNECTION_TYPES, FLOW_SLUG_PATTERN, TOOL_NAME_PATTERN } from '@flowgate/core';
 import { z } from 'zod';
 import { type BodyContext, checkFlowBody, checkFunctionCode } from './body.js';
 import type { EdnMap, EdnNode } from './edn/types.js';
@@ -24,9 +24,6 @@ export type InvocationInputType = (typeof INVOCATION_INPUT_TYPES)[number];
 
 export const INTERFACE_KINDS = ['manual', 'http', 'webhook', 'mcp'] as const;
 export type InterfaceKind = (typeof INTERFACE_KINDS)[number];
-
-/** Connection types a `:requires` slot can ask for (docs/flows.md). */
-export const CONNECTION_TYPES = ['http-api', 'llm-provider', 'secret'] as const;
 
 /**
  * Names of slots, functions, invocations, inputs, interface ids and steps. Deliberately narrower than EDN keywords:

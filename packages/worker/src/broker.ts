@@ -7,6 +7,7 @@
  * This package depends on `@flowgate/workspace` (the port and its mapping), never the reverse: the domain declares
  * what it needs, the worker implements it, and the app only composes the two.
  */
+import { isFinalRunStatus } from '@flowgate/core';
 import { type Database, type DbHandle, repos } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
 import { type RunHandoff, type RunHooks, type SettledRun, settledRunOf } from '@flowgate/workspace';
@@ -110,7 +111,7 @@ export function createRunBroker(options: RunBrokerOptions): RunBroker {
       if (!run && early.get(runId)?.run) return;
       early.delete(runId);
       early.set(runId, {
-        run: run && repos.FINAL_RUN_STATUSES.includes(run.status) ? run : null,
+        run: run && isFinalRunStatus(run.status) ? run : null,
         at: Date.now(),
       });
       prune();

@@ -12,7 +12,7 @@ import type {
   RunErrorCode,
 } from '@flowgate/run-engine';
 import { RunError } from '@flowgate/run-engine';
-import type { SecretBox } from '@flowgate/secrets';
+import { authHeaders, type SecretBox } from '@flowgate/secrets';
 
 type RunRow = repos.RunRow;
 
@@ -23,14 +23,6 @@ export async function slotBindingsOf(db: Database, run: RunRow): Promise<Record<
     return inst ? { ...inst.slotBindings } : {};
   }
   return repos.getFlowBindingsById(db, run.workspaceId, run.flowId, run.target);
-}
-
-function authHeaders(row: repos.ConnectionRow, secret: string | null): Record<string, string> {
-  if (!secret) return {};
-  if (row.authType === 'bearer') return { authorization: `Bearer ${secret}` };
-  if (row.authType === 'basic') return { authorization: `Basic ${Buffer.from(secret).toString('base64')}` };
-  if (row.authType === 'api-key') return { [row.config.headerName ?? 'X-API-Key']: secret };
-  return {};
 }
 
 export interface RunConnections {

@@ -1,7 +1,8 @@
 /** What the connection tools output: never a secret, a config value or credentials in a URL. */
+import { CONNECTION_TYPES } from '@flowgate/core';
 import { z } from 'zod';
 
-const connectionTypeSchema = z.enum(['http-api', 'llm-provider', 'secret']);
+const connectionTypeSchema = z.enum(CONNECTION_TYPES);
 
 export const connectionSummarySchema = z.strictObject({
   id: z.string(),

@@ -3,22 +3,12 @@
  * result small enough is returned inline; a larger one as a preview with the resource URI to read it whole. Everything
  * here was redacted by the workspace before it arrives.
  */
-import { AppError } from '@flowgate/core';
+import { AppError, RUN_STATUSES, STEP_STATUSES } from '@flowgate/core';
 import type { RunEventRecord, RunRecord, RunResult, RunStepRecord, Workspace } from '@flowgate/workspace';
 import { z } from 'zod';
 import { LIMITS } from './limits.js';
 import type { ContentBlock } from './protocol.js';
 import { runEventsUri, runResultUri, runUri } from './uris.js';
-
-export const RUN_STATUSES = [
-  'queued',
-  'running',
-  'waiting',
-  'completed',
-  'failed',
-  'cancelled',
-  'timed-out',
-] as const;
 
 const errorSchema = z
   .strictObject({
@@ -74,7 +64,7 @@ export const eventViewSchema = z.strictObject({
 export const stepViewSchema = z.strictObject({
   stepId: z.string(),
   type: z.string(),
-  status: z.enum(['running', 'completed', 'waiting', 'failed']),
+  status: z.enum(STEP_STATUSES),
   attempts: z.number().int(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),

@@ -1,4 +1,5 @@
-import type { RunRecord, RunStatus } from '@flowgate/workspace';
+import type { RunStatus } from '@flowgate/core';
+import type { RunRecord } from '@flowgate/workspace';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { McpPrincipal } from './context.js';

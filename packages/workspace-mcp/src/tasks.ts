@@ -12,7 +12,8 @@
  * Every task has the same TTL (TASK_TTL_MS; a requested one is overridden, as the protocol lets the receiver do): a
  * task expires that long after its run was created; the run stays.
  */
-import type { RunRecord, RunStatus } from '@flowgate/workspace';
+import type { RunStatus } from '@flowgate/core';
+import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
 import type { McpPrincipal, ToolContext } from './context.js';
 import { type CursorCodec, createCursorCodec } from './cursor.js';

@@ -4,7 +4,7 @@
  * opened on it, and JSON-RPC helpers. Seed data with `@flowgate/workspace/testing`.
  */
 
-import type { Capability } from '@flowgate/auth';
+import { type Capability, GRANTED_BY_FULL } from '@flowgate/auth';
 import type { Database, DbHandle } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import { openWorkspace, type WorkspaceDeps } from '@flowgate/workspace';
@@ -17,17 +17,8 @@ import { handleMcpMessage } from './dispatch.js';
 import { NO_NARROWING } from './narrowing.js';
 import { OPEN_WORKSPACE_POLICY } from './policy.js';
 
-export const ALL_CAPABILITIES: readonly Capability[] = [
-  'flows.read',
-  'flows.run',
-  'flows.manage',
-  'runs.read',
-  'resources.read',
-  'installations.read',
-  'connections.read',
-  'steps.read',
-  'feedback.send',
-];
+/** Every capability a tool can be gated by: the auth package's list, so a new capability reaches these tests. */
+export const ALL_CAPABILITIES: readonly Capability[] = GRANTED_BY_FULL;
 
 export interface TestContext extends McpRequestContext {
   audits: McpAuditEntry[];

@@ -8,7 +8,6 @@ export type {
   ConnectionChecks,
   ConnectionRemoval,
   ConnectionSummary,
-  ConnectionType,
   ConnectionUseCases,
 } from './connections/index.js';
 export { FEEDBACK_AREAS, type FeedbackArea, type FeedbackInput, type FeedbackReceipt } from './feedback.js';
@@ -36,12 +35,10 @@ export {
 export type { FlowTemplate } from './flows/templates.js';
 export {
   DEFAULT_MAX_RUN_DURATION_MS,
-  FINAL_STATUSES,
   MAX_LIVE_RUNS_PER_WORKSPACE,
   type RunEventRecord,
   type RunRecord,
   type RunResult,
-  type RunStatus,
   type RunStepRecord,
   type RunUseCases,
   type StartRunInput,

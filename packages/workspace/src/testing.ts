@@ -5,6 +5,7 @@
  * workspace's public flow installed twice, and three connections; every piece of flow-authored text in its hostile
  * flows carries a marker (`AUTHORED_MARKERS`) so tests can prove it never reaches a model untrusted.
  */
+import type { ConnectionType } from '@flowgate/core';
 import { type Database, repos, schema } from '@flowgate/db';
 import { type FlowModel, validateFlow } from '@flowgate/flows';
 import { createSecretBox } from '@flowgate/secrets';
@@ -138,7 +139,7 @@ export const TEST_CONNECTION_SECRET = 'crm-secret-value-0123456789abcdef';
 export interface ConnectionSpec {
   /** Default `crm-{n}`. */
   name?: string;
-  type?: 'http-api' | 'llm-provider' | 'secret';
+  type?: ConnectionType;
   /** Default `https://api{n}.example.test/v1`. */
   baseUrl?: string | null;
   authType?: string;

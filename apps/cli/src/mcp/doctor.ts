@@ -3,7 +3,7 @@
  * under the same narrowing a client would use — never a tool call — and on failure the stage that failed,
  * the HTTP status and a hint.
  */
-import { CAPABILITIES, type Capability } from '@flowgate/auth';
+import { type Capability, GRANTED_BY_FULL } from '@flowgate/auth';
 import {
   CATALOG,
   evaluateTool,
@@ -309,7 +309,7 @@ async function send(
   }
 }
 
-const ALL_CAPABILITIES: ReadonlySet<Capability> = new Set(CAPABILITIES.filter((c) => c !== 'workspace.full'));
+const ALL_CAPABILITIES: ReadonlySet<Capability> = new Set(GRANTED_BY_FULL);
 
 /**
  * What the tool list says about the effective policy, without calling a tool: the narrowing is evaluated

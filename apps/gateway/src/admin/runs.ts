@@ -1,5 +1,5 @@
 import type { Capability } from '@flowgate/auth';
-import { AppError, INSTALLATION_ID_PATTERN, isAppError } from '@flowgate/core';
+import { AppError, INSTALLATION_ID_PATTERN, isAppError, RUN_STATUSES } from '@flowgate/core';
 import { openWorkspace, type RunRecord, type Workspace, type WorkspaceDeps } from '@flowgate/workspace';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
@@ -12,16 +12,6 @@ import { jsonBody, params, query } from './validation.js';
 /** Steps and events a run read returns at most; the MCP run tools page through more. */
 const RUN_READ_STEPS = 200;
 const RUN_READ_EVENTS = 200;
-
-const RUN_STATUSES = [
-  'queued',
-  'running',
-  'waiting',
-  'completed',
-  'failed',
-  'cancelled',
-  'timed-out',
-] as const;
 
 const runsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),

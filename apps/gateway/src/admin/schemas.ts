@@ -1,5 +1,5 @@
 import { capabilitySchema } from '@flowgate/auth';
-import { workspaceIdSchema } from '@flowgate/core';
+import { CONNECTION_TYPES, workspaceIdSchema } from '@flowgate/core';
 import { urlCredentialProblem } from '@flowgate/secrets';
 import { z } from 'zod';
 import { parseIpRule } from '../middleware/ip.js';
@@ -87,7 +87,7 @@ const connectionAuth = z.discriminatedUnion('type', [
 export const createConnectionBody = z
   .strictObject({
     name: connectionName,
-    type: z.enum(['http-api', 'llm-provider', 'secret']),
+    type: z.enum(CONNECTION_TYPES),
     baseUrl: baseUrl.optional(),
     model: modelName.optional(),
     auth: connectionAuth,

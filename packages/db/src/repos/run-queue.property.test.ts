@@ -1,3 +1,4 @@
+import type { RunStatus } from '@flowgate/core';
 import { eq, inArray, sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +31,8 @@ const LEASE_MS = 60_000;
 const WORKERS = ['w0', 'w1', 'w2'] as const;
 type WorkerId = (typeof WORKERS)[number];
 
-type Status = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+/** The workers of this model finish a run as completed, failed or waiting; none times one out. */
+type Status = Exclude<RunStatus, 'timed-out'>;
 
 interface RunModel {
   id: string;

@@ -1,3 +1,4 @@
+import type { StepStatus } from '@flowgate/core';
 import { recordLeaseTakeovers } from '@flowgate/telemetry';
 import { and, eq, getTableColumns, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
@@ -175,7 +176,7 @@ export async function loadJournal(
 export interface StepRecord {
   stepId: string;
   type: string;
-  status: 'running' | 'completed' | 'waiting' | 'failed';
+  status: StepStatus;
   /** JSON (the stored result of a completed step). */
   result?: unknown;
   error?: { code: string; message: string; stepId?: string } | null;

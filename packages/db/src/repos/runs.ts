@@ -1,7 +1,8 @@
+import { LIVE_RUN_STATUSES, type RunStatus } from '@flowgate/core';
 import { currentTraceparent, recordRunStarted } from '@flowgate/telemetry';
 import { and, asc, desc, eq, gt, or, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
-import { type RunStatus, runEvents, runSlots, runSteps, runs } from '../schema.js';
+import { runEvents, runSlots, runSteps, runs } from '../schema.js';
 
 /**
  * Runs as a workspace sees them: created by a start, read, listed and cancelled — every statement scoped by the
@@ -12,9 +13,6 @@ export type RunRow = typeof runs.$inferSelect;
 export type RunListRow = RunRow & { position: string };
 export type RunStepRow = typeof runSteps.$inferSelect;
 export type RunEventRow = typeof runEvents.$inferSelect;
-
-export const LIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting'];
-export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'timed-out'];
 
 export interface NewRun {
   id: string;

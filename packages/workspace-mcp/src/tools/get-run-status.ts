@@ -1,3 +1,4 @@
+import { RUN_STATUSES } from '@flowgate/core';
 import { z } from 'zod';
 import { readOnlyFlowAnnotations } from '../args.js';
 import { LIMITS } from '../limits.js';
@@ -23,7 +24,7 @@ export const getRunStatusTool = defineTool({
   name: 'get_run_status',
   title: 'Get run status',
   description:
-    'The state of a run: status (queued, running, waiting, completed, failed, cancelled, timed-out), timing and ' +
+    `The state of a run: status (${RUN_STATUSES.join(', ')}), timing and ` +
     'error; include_events adds its first events, include_result its result (inline when small, else a ' +
     'preview and URI). Poll it until the status is final (e.g. after call_flow_tool).',
   toolsets: ['read', 'run', 'debug'],

@@ -2,17 +2,15 @@
  * Connections as readers see them — never a secret, a config value or credentials in a base URL — and health
  * checks: one bounded request per connection, defined by its type, under the outbound address policy.
  */
-import { AppError } from '@flowgate/core';
+import { AppError, type ConnectionType } from '@flowgate/core';
 import { repos } from '@flowgate/db';
-import { redactString } from '@flowgate/secrets';
+import { authHeaders, redactString } from '@flowgate/secrets';
 import type { Page } from '../flows/records.js';
 import type { UseCaseContext } from '../scope.js';
 import { probe } from './probe.js';
 import { safeBaseUrl, safeText } from './sanitize.js';
 
 const CHECK_CONCURRENCY = 4;
-
-export type ConnectionType = 'http-api' | 'llm-provider' | 'secret';
 
 export interface ConnectionSummary {
   id: string;
@@ -103,14 +101,6 @@ function summary(
     boundSlots: slots,
     createdAt: row.createdAt.toISOString(),
   };
-}
-
-function authHeaders(row: repos.ConnectionRow, secret: string | null): Record<string, string> {
-  if (!secret) return {};
-  if (row.authType === 'bearer') return { authorization: `Bearer ${secret}` };
-  if (row.authType === 'basic') return { authorization: `Basic ${Buffer.from(secret).toString('base64')}` };
-  if (row.authType === 'api-key') return { [row.config.headerName ?? 'X-API-Key']: secret };
-  return {};
 }
 
 export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {

@@ -3,6 +3,7 @@
  * matches on it; every record carries the trust decision that says whether a model may see it (trust.ts), and the
  * MCP layer shows it only then.
  */
+import type { ConnectionType } from '@flowgate/core';
 import type { FlowModel } from '@flowgate/flows';
 import type { MetadataTrust, OptIn } from '../trust.js';
 
@@ -89,7 +90,7 @@ export interface SlotBindingRecord {
   connection: {
     id: string;
     name: string;
-    type: 'http-api' | 'llm-provider' | 'secret';
+    type: ConnectionType;
     status: 'active' | 'disabled';
     /** Last stored health check, if any. */
     health: { ok: boolean; checkedAt: string } | null;

@@ -3,7 +3,7 @@
  * against its invocation, nothing stored when anything is off), reading, listing and cancelling. Execution is the
  * worker's (`@flowgate/worker`); this side only queues and reads.
  */
-import { AppError, newId } from '@flowgate/core';
+import { AppError, newId, type RunStatus, type StepStatus } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { closest, type FlowModel } from '@flowgate/flows';
 import { type JsonValue, storedToJson } from '@flowgate/run-engine';
@@ -11,9 +11,6 @@ import { redact } from '@flowgate/secrets';
 import { flowUseCases } from '../flows/index.js';
 import type { SettledRun, UseCaseContext } from '../scope.js';
 import { checkInput, secretInputNames } from './input.js';
-
-export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed-out';
-export const FINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'timed-out'];
 
 export interface RunRecord {
   id: string;
@@ -41,7 +38,7 @@ export interface RunRecord {
 export interface RunStepRecord {
   stepId: string;
   type: string;
-  status: 'running' | 'completed' | 'waiting' | 'failed';
+  status: StepStatus;
   attempts: number;
   startedAt: string | null;
   finishedAt: string | null;

@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { CONNECTION_TYPES } from '@flowgate/core';
 import {
   type C,
   type Connection,
@@ -136,9 +137,9 @@ export function installConnectionsPages(kit: PageKit): void {
           <label>
             Type
             <select name="type">
-              <option value="http-api">http-api</option>
-              <option value="llm-provider">llm-provider</option>
-              <option value="secret">secret</option>
+              {CONNECTION_TYPES.map((t) => (
+                <option value={t}>{t}</option>
+              ))}
             </select>
           </label>
           <label>

@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { isLiveRunStatus, RUN_STATUSES } from '@flowgate/core';
 import {
   type C,
   formText,
@@ -18,7 +19,6 @@ import { Badge, Csrf, Empty, FilterSelect, Json, Notice, Pager, Table, when } fr
 /** Runs: the list, one run's timeline and result, cancel. */
 export function installRunsPages(kit: PageKit): void {
   const { app: console_, api, wsPath, failed } = kit;
-  const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed-out'];
   const runsPage = async (c: C, error?: string) => {
     const ws = c.req.param('ws') as string;
     const status = c.req.query('status') || undefined;
@@ -34,7 +34,7 @@ export function installRunsPages(kit: PageKit): void {
       flows.status === 200
         ? (flows.body as { items: { flowSlug: string }[] }).items.map((f) => f.flowSlug)
         : [];
-    const active = page?.items.some((r) => ['queued', 'running', 'waiting'].includes(r.status)) ?? false;
+    const active = page?.items.some((r) => isLiveRunStatus(r.status)) ?? false;
     const csrf = c.get('csrf');
     return render(
       c,
@@ -131,7 +131,7 @@ export function installRunsPages(kit: PageKit): void {
     const answer = await runDetail(c, c.req.param('runId'));
     if (answer.status !== 200) return failed(c, 'Run', 'runs', answer);
     const run = answer.body as RunDetail;
-    const active = ['queued', 'running', 'waiting'].includes(run.status);
+    const active = isLiveRunStatus(run.status);
     const mime = run.result?.mimeType ?? null;
     return render(
       c,

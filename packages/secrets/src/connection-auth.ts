@@ -1,0 +1,20 @@
+/**
+ * How a connection's decrypted secret goes on the wire, by its auth type: the one rule for run steps (the worker)
+ * and health checks (the workspace), so a check probes exactly as a run calls.
+ */
+
+/** What a stored connection says about its auth; `config.headerName` is the header of an `api-key` connection. */
+export interface ConnectionAuth {
+  authType: string;
+  config: Readonly<Record<string, string>>;
+}
+
+/** The request headers that carry `secret`; none without a secret or for an auth type that sends nothing. */
+export function authHeaders(connection: ConnectionAuth, secret: string | null): Record<string, string> {
+  if (!secret) return {};
+  if (connection.authType === 'bearer') return { authorization: `Bearer ${secret}` };
+  if (connection.authType === 'basic')
+    return { authorization: `Basic ${Buffer.from(secret).toString('base64')}` };
+  if (connection.authType === 'api-key') return { [connection.config.headerName ?? 'X-API-Key']: secret };
+  return {};
+}
