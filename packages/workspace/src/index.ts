@@ -3,6 +3,14 @@
  * installed flows, definitions, drafts, releases, bindings, readiness), feedback, and the metadata trust decision.
  * Built on the database, secrets and flow packages; the MCP surface and the admin API both call it.
  */
+export {
+  type AuditDescription,
+  type AuditEvent,
+  type AuditOutcome,
+  type AuditRecorder,
+  type AuditScope,
+  audited,
+} from './audit.js';
 export type {
   ConnectionCheck,
   ConnectionChecks,
@@ -45,6 +53,13 @@ export {
   settledRunOf,
 } from './runs/index.js';
 export type { Actor, RunHandoff, RunHooks, SettledRun, WorkspaceDeps, WorkspaceScope } from './scope.js';
+export type {
+  ApiKeyRecord,
+  IssuedKey,
+  ServiceAccountRecord,
+  ServiceAccountStatus,
+  ServiceAccountUseCases,
+} from './service-accounts.js';
 export {
   isTrusted,
   type MetadataTrust,

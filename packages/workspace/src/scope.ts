@@ -1,6 +1,7 @@
 import type { Database } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
 import type { RunRecord, RunResult } from './runs/index.js';
+import type { AuditRecorder } from './audit.js';
 
 /** What the workspace use cases run on; one set per process. */
 export interface WorkspaceDeps {
@@ -66,12 +67,18 @@ export interface RunHandoff {
 export interface Actor {
   kind: 'service_account' | 'user' | 'operator';
   id: string;
+  /** The API key they called with, when they did. */
+  keyId?: string | null;
 }
 
 /** Every use case acts in exactly one workspace, for one actor. */
 export interface WorkspaceScope {
   workspaceId: string;
   actor: Actor;
+  /** The request acted for, named in audit events. */
+  requestId?: string | null;
+  /** Where mutations record their audit events; none recorded without it (see `audit.ts`). */
+  audit?: AuditRecorder | undefined;
 }
 
 export interface UseCaseContext extends WorkspaceScope {

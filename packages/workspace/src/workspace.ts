@@ -6,6 +6,7 @@ import { type FeedbackUseCases, feedbackUseCases } from './feedback.js';
 import { type FlowUseCases, flowUseCases } from './flows/index.js';
 import { type RunUseCases, runUseCases } from './runs/index.js';
 import type { UseCaseContext, WorkspaceDeps, WorkspaceScope } from './scope.js';
+import { type ServiceAccountUseCases, serviceAccountUseCases } from './service-accounts.js';
 
 export interface Workspace {
   readonly id: string;
@@ -14,6 +15,7 @@ export interface Workspace {
   readonly flows: FlowUseCases;
   readonly feedback: FeedbackUseCases;
   readonly runs: RunUseCases;
+  readonly serviceAccounts: ServiceAccountUseCases;
 }
 
 /** Cheap: builds closures only; nothing is read until a use case runs. */
@@ -35,5 +37,6 @@ export function openWorkspace(deps: WorkspaceDeps, scope: WorkspaceScope): Works
     flows: flowUseCases(ctx),
     feedback: feedbackUseCases(ctx),
     runs: runUseCases(ctx),
+    serviceAccounts: serviceAccountUseCases(ctx),
   };
 }

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '@flowgate/core';
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AppEnv } from '../context.js';
 
 export type CursorPosition = Record<string, string | number>;
@@ -77,4 +77,17 @@ export async function paginate<R>(
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > limit && last !== undefined ? cursorAfter(last) : null };
+}
+
+/** Lists keyed by id: the position a page's cursor carries. */
+export const idPosition = z.strictObject({ id: z.string().min(1).max(64) });
+
+/** The cursor of the page after a domain page whose last id is `nextAfter` (null on the last page). */
+export function nextIdCursor(
+  cursors: AdminCursors,
+  c: Context<AppEnv>,
+  route: string,
+  nextAfter: string | null,
+): string | null {
+  return nextAfter === null ? null : cursors.seal(c, route, { id: nextAfter });
 }

@@ -1,4 +1,4 @@
-import { type Authenticator, generateApiKey, type WorkspaceAccess } from '@flowgate/auth';
+import type { Authenticator, WorkspaceAccess } from '@flowgate/auth';
 import { AppError, newId } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import { displayUrl, type SecretBox } from '@flowgate/secrets';
@@ -6,6 +6,7 @@ import { openWorkspace, type WorkspaceDeps } from '@flowgate/workspace';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import type { AuditSink } from '../audit/queue.js';
+import { adminAuditRecorder } from '../audit/recorder.js';
 import type { AppEnv } from '../context.js';
 import { operatorGuard } from '../middleware/authenticate.js';
 import { ipAllowed } from '../middleware/ip.js';
@@ -17,16 +18,15 @@ import { flowRoutes } from './flows.js';
 import { runRoutes } from './runs.js';
 import {
   createConnectionBody,
-  createKeyBody,
-  createServiceAccountBody,
   createWorkspaceBody,
   deleteConnectionQuery,
   mcpPolicyBody,
   rotateConnectionBody,
   updateConnectionBody,
-  updateServiceAccountBody,
 } from './schemas.js';
+import { serviceAccountRoutes } from './service-accounts.js';
 import { jsonBody, pageParams, query } from './validation.js';
+import type { AdminWorkspaces } from './workspace-of.js';
 
 export interface AdminDeps {
   db: Database;
@@ -44,28 +44,6 @@ export interface AdminDeps {
    * check of its session's principal, so it reaches the same route without ever holding the token.
    */
   operatorGuard?: MiddlewareHandler<AppEnv>;
-}
-
-function serviceAccountView(row: repos.ServiceAccountRow) {
-  return {
-    serviceAccountId: row.id,
-    name: row.name,
-    capabilities: row.capabilities,
-    status: row.status,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  };
-}
-
-function keyView(row: repos.ApiKeyRow) {
-  return {
-    keyId: row.id,
-    name: row.name,
-    createdAt: row.createdAt.toISOString(),
-    expiresAt: row.expiresAt?.toISOString() ?? null,
-    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
-    revokedAt: row.revokedAt?.toISOString() ?? null,
-  };
 }
 
 export function connectionView(row: repos.ConnectionRow) {
@@ -186,6 +164,10 @@ function principalFields(access: WorkspaceAccess) {
 export function adminRoutes(deps: AdminDeps) {
   const { db } = deps;
   const cursors = createAdminCursors(deps.cursorKey);
+  const workspaces: AdminWorkspaces = {
+    workspaceDeps: deps.workspaceDeps,
+    recorder: adminAuditRecorder(deps.audit),
+  };
 
   const audit = (
     c: Context<AppEnv>,
@@ -215,79 +197,7 @@ export function adminRoutes(deps: AdminDeps) {
     .route('/', runRoutes({ workspaceDeps: deps.workspaceDeps, cursors, audit: deps.audit }))
     .route('/', flowRoutes({ db, audit: deps.audit, workspaceDeps: deps.workspaceDeps, cursors }))
     .route('/', feedbackRoutes({ db, cursors }))
-    .post('/service-accounts', admin, jsonBody(createServiceAccountBody), async (c) => {
-      const started = performance.now();
-      const body = c.req.valid('json');
-      const row = await repos.createServiceAccount(db, c.get('access').workspaceId, {
-        id: newId('sa', 16),
-        ...body,
-      });
-      audit(c, 'service_accounts.create', 'ok', body, started);
-      return c.json(serviceAccountView(row), 201);
-    })
-    .get('/service-accounts', admin, pageParams, async (c) => {
-      const q = c.req.valid('query');
-      const after = cursors.open(c, 'service-accounts', q.cursor, idPosition);
-      const { items, nextCursor } = await paginate(
-        q.limit,
-        (limit) => repos.listServiceAccounts(db, c.get('access').workspaceId, { limit, afterId: after?.id }),
-        (last) => cursors.seal(c, 'service-accounts', { id: last.id }),
-      );
-      return c.json({ items: items.map(serviceAccountView), nextCursor });
-    })
-    .patch('/service-accounts/:sa', admin, jsonBody(updateServiceAccountBody), async (c) => {
-      const started = performance.now();
-      const body = c.req.valid('json');
-      const saId = c.req.param('sa');
-      const row = await repos.updateServiceAccount(db, c.get('access').workspaceId, saId, body);
-      if (!row) throw new AppError('not_found', 'service account not found');
-      deps.authenticator.invalidateServiceAccount(saId);
-      audit(c, 'service_accounts.update', 'ok', { serviceAccountId: saId, ...body }, started);
-      return c.json(serviceAccountView(row));
-    })
-    .post('/service-accounts/:sa/keys', admin, jsonBody(createKeyBody), async (c) => {
-      const started = performance.now();
-      const body = c.req.valid('json');
-      const workspaceId = c.get('access').workspaceId;
-      const saId = c.req.param('sa');
-      const account = await repos.getServiceAccount(db, workspaceId, saId);
-      if (!account) throw new AppError('not_found', 'service account not found');
-      const key = generateApiKey();
-      const row = await repos.createApiKey(db, workspaceId, {
-        id: key.keyId,
-        serviceAccountId: saId,
-        name: body.name ?? null,
-        secretHash: key.secretHash,
-        expiresAt: body.expiresAt ?? null,
-      });
-      audit(c, 'api_keys.create', 'ok', { serviceAccountId: saId, keyId: row.id, name: body.name }, started);
-      return c.json(
-        {
-          serviceAccountId: saId,
-          key: { keyId: row.id, apiKey: key.apiKey, expiresAt: row.expiresAt?.toISOString() ?? null },
-        },
-        201,
-        { 'Cache-Control': 'no-store' },
-      );
-    })
-    .get('/service-accounts/:sa/keys', admin, async (c) => {
-      const workspaceId = c.get('access').workspaceId;
-      const saId = c.req.param('sa');
-      const account = await repos.getServiceAccount(db, workspaceId, saId);
-      if (!account) throw new AppError('not_found', 'service account not found');
-      const rows = await repos.listApiKeys(db, workspaceId, saId);
-      return c.json({ items: rows.map(keyView) });
-    })
-    .delete('/service-accounts/:sa/keys/:keyId', admin, async (c) => {
-      const started = performance.now();
-      const saId = c.req.param('sa');
-      const keyId = c.req.param('keyId');
-      const ok = await repos.revokeApiKey(db, c.get('access').workspaceId, saId, keyId);
-      if (!ok) throw new AppError('not_found', 'key not found');
-      deps.authenticator.invalidateKey(keyId);
-      audit(c, 'api_keys.revoke', 'ok', { serviceAccountId: saId, keyId }, started);
-      return c.body(null, 204);
-    })
+    .route('/', serviceAccountRoutes({ ...workspaces, authenticator: deps.authenticator, cursors }))
     .post('/connections', admin, jsonBody(createConnectionBody), async (c) => {
       const started = performance.now();
       const body = c.req.valid('json');
