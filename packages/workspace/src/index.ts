@@ -18,6 +18,13 @@ export type {
   ConnectionSummary,
   ConnectionUseCases,
 } from './connections/index.js';
+export type {
+  ConnectionAdminUseCases,
+  ConnectionAuthInput,
+  ConnectionChange,
+  ConnectionRecord,
+  NewConnection,
+} from './connections/manage.js';
 export { FEEDBACK_AREAS, type FeedbackArea, type FeedbackInput, type FeedbackReceipt } from './feedback.js';
 export type { DraftOutcome, ReleaseOutcome } from './flows/authoring.js';
 export type { FlowUseCases, OpenFlow } from './flows/index.js';

@@ -5,8 +5,10 @@
 import { AppError, type ConnectionType } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { authHeaders, redactString } from '@flowgate/secrets';
+import { audited } from '../audit.js';
 import type { Page } from '../flows/records.js';
 import type { UseCaseContext } from '../scope.js';
+import { type ConnectionAdminUseCases, connectionAdminUseCases } from './manage.js';
 import { probe } from './probe.js';
 import { safeBaseUrl, safeText } from './sanitize.js';
 
@@ -53,7 +55,7 @@ export interface ConnectionRemoval {
   unbound: repos.ConnectionUsage;
 }
 
-export interface ConnectionUseCases {
+export interface ConnectionUseCases extends ConnectionAdminUseCases {
   /** In id order, so a cursor resumes exactly. */
   list(input: { limit: number; after: string | null }): Promise<Page<ConnectionSummary>>;
   /** Health-checks `connectionIds` (all of them, ignoring the page) or, when null, one page of all connections. */
@@ -62,6 +64,8 @@ export interface ConnectionUseCases {
     limit: number;
     after: string | null;
   }): Promise<ConnectionChecks>;
+  /** Health-checks one connection (not_found when it is not in the workspace). */
+  checkOne(connectionId: string): Promise<ConnectionCheck>;
   /**
    * Deletes a connection and its secret. Refused (conflict, every binding named) while flows or installations are
    * bound to it, unless `force`: then those bindings are removed first and the installations disabled.
@@ -200,7 +204,36 @@ export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
     return out;
   }
 
+  async function check({
+    connectionIds,
+    limit,
+    after,
+  }: {
+    connectionIds: string[] | null;
+    limit: number;
+    after: string | null;
+  }): Promise<ConnectionChecks> {
+    if (connectionIds) {
+      const unique = [...new Set(connectionIds)];
+      const rows = await repos.listConnections(db, ws, { limit: unique.length, ids: unique });
+      const found = new Set(rows.map((r) => r.id));
+      return {
+        items: await checkAll(rows),
+        unknownConnectionIds: unique.filter((id) => !found.has(id)),
+        nextAfter: null,
+      };
+    }
+    const rows = await repos.listConnections(db, ws, { limit: limit + 1, afterId: after ?? undefined });
+    const page = rows.slice(0, limit);
+    return {
+      items: await checkAll(page),
+      unknownConnectionIds: [],
+      nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
+    };
+  }
+
   return {
+    ...connectionAdminUseCases(ctx),
     async list({ limit, after }) {
       const rows = await repos.listConnections(db, ws, { limit: limit + 1, afterId: after ?? undefined });
       const page = rows.slice(0, limit);
@@ -219,39 +252,40 @@ export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
         nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
       };
     },
-    async remove({ connectionId, force }) {
-      const row = await repos.getConnection(db, ws, connectionId);
-      if (!row) throw new AppError('not_found', 'connection not found');
-      const outcome = await repos.deleteConnection(db, ws, connectionId, { force });
-      if (!outcome) throw new AppError('not_found', 'connection not found');
-      if (!outcome.deleted) {
-        const lines = usageLines(outcome.usage);
-        throw new AppError(
-          'conflict',
-          `connection ${row.name} is bound to ${lines.join(', ')}; unbind it first or delete with force`,
-          lines.map((message) => ({ path: 'bindings', message })),
-        );
-      }
-      return { connectionId, name: row.name, unbound: outcome.usage };
+    remove({ connectionId, force }) {
+      return audited(
+        ctx,
+        'connections.delete',
+        { ok: (removed) => ({ arguments: { ...removed, force } }) },
+        async () => {
+          const row = await repos.getConnection(db, ws, connectionId);
+          if (!row) throw new AppError('not_found', 'connection not found');
+          const outcome = await repos.deleteConnection(db, ws, connectionId, { force });
+          if (!outcome) throw new AppError('not_found', 'connection not found');
+          if (!outcome.deleted) {
+            const lines = usageLines(outcome.usage);
+            throw new AppError(
+              'conflict',
+              `connection ${row.name} is bound to ${lines.join(', ')}; unbind it first or delete with force`,
+              lines.map((message) => ({ path: 'bindings', message })),
+            );
+          }
+          return { connectionId, name: row.name, unbound: outcome.usage };
+        },
+      );
     },
-    async check({ connectionIds, limit, after }) {
-      if (connectionIds) {
-        const unique = [...new Set(connectionIds)];
-        const rows = await repos.listConnections(db, ws, { limit: unique.length, ids: unique });
-        const found = new Set(rows.map((r) => r.id));
-        return {
-          items: await checkAll(rows),
-          unknownConnectionIds: unique.filter((id) => !found.has(id)),
-          nextAfter: null,
-        };
-      }
-      const rows = await repos.listConnections(db, ws, { limit: limit + 1, afterId: after ?? undefined });
-      const page = rows.slice(0, limit);
-      return {
-        items: await checkAll(page),
-        unknownConnectionIds: [],
-        nextAfter: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
-      };
+    check,
+    checkOne(connectionId) {
+      return audited(
+        ctx,
+        'connections.check',
+        { ok: (found) => ({ arguments: { connectionId, status: found.status } }) },
+        async () => {
+          const found = (await check({ connectionIds: [connectionId], limit: 1, after: null })).items[0];
+          if (!found) throw new AppError('not_found', 'connection not found');
+          return found;
+        },
+      );
     },
   };
 }
