@@ -28,6 +28,13 @@ export type {
 export { FEEDBACK_AREAS, type FeedbackArea, type FeedbackInput, type FeedbackReceipt } from './feedback.js';
 export type { DraftOutcome, ReleaseOutcome } from './flows/authoring.js';
 export type { FlowUseCases, OpenFlow } from './flows/index.js';
+export type {
+  BindingTarget,
+  FlowAdminUseCases,
+  FlowDetailRecord,
+  FlowSummaryRecord,
+  FlowVersionRecord,
+} from './flows/manage.js';
 export {
   READINESS_CHECKS,
   type Readiness,
@@ -48,6 +55,14 @@ export {
   type SlotBindingRecord,
 } from './flows/records.js';
 export type { FlowTemplate } from './flows/templates.js';
+export type {
+  InstallationChange,
+  InstallationRecord,
+  InstallationResolution,
+  InstallationUseCases,
+  NewInstallation,
+  VersionPolicy,
+} from './installations.js';
 export {
   DEFAULT_MAX_RUN_DURATION_MS,
   MAX_LIVE_RUNS_PER_WORKSPACE,

@@ -4,6 +4,7 @@ import { repos } from '@flowgate/db';
 import { type ConnectionUseCases, connectionUseCases } from './connections/index.js';
 import { type FeedbackUseCases, feedbackUseCases } from './feedback.js';
 import { type FlowUseCases, flowUseCases } from './flows/index.js';
+import { type InstallationUseCases, installationUseCases } from './installations.js';
 import { type RunUseCases, runUseCases } from './runs/index.js';
 import type { UseCaseContext, WorkspaceDeps, WorkspaceScope } from './scope.js';
 import { type ServiceAccountUseCases, serviceAccountUseCases } from './service-accounts.js';
@@ -13,6 +14,7 @@ export interface Workspace {
   info(): Promise<{ id: string; name: string }>;
   readonly connections: ConnectionUseCases;
   readonly flows: FlowUseCases;
+  readonly installations: InstallationUseCases;
   readonly feedback: FeedbackUseCases;
   readonly runs: RunUseCases;
   readonly serviceAccounts: ServiceAccountUseCases;
@@ -35,6 +37,7 @@ export function openWorkspace(deps: WorkspaceDeps, scope: WorkspaceScope): Works
     },
     connections: connectionUseCases(ctx),
     flows: flowUseCases(ctx),
+    installations: installationUseCases(ctx),
     feedback: feedbackUseCases(ctx),
     runs: runUseCases(ctx),
     serviceAccounts: serviceAccountUseCases(ctx),

@@ -97,7 +97,7 @@ export function adminRoutes(deps: AdminDeps) {
   // --- workspace admin ------------------------------------------------------------------------------
   const ws = new Hono<AppEnv>()
     .route('/', runRoutes({ workspaceDeps: deps.workspaceDeps, cursors, audit: deps.audit }))
-    .route('/', flowRoutes({ db, audit: deps.audit, workspaceDeps: deps.workspaceDeps, cursors }))
+    .route('/', flowRoutes({ ...workspaces, cursors }))
     .route('/', feedbackRoutes({ db, cursors }))
     .route('/', connectionRoutes({ ...workspaces, cursors }))
     .route('/', serviceAccountRoutes({ ...workspaces, authenticator: deps.authenticator, cursors }))

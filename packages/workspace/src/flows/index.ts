@@ -1,9 +1,11 @@
 /** The flow use cases of one workspace. */
 import { repos } from '@flowgate/db';
 import { closest } from '@flowgate/flows';
+import { audited } from '../audit.js';
 import type { UseCaseContext } from '../scope.js';
 import { type DraftOutcome, type ReleaseOutcome, release, saveDraft } from './authoring.js';
 import { definitionOf, recordOf, resolveFlow } from './lookup.js';
+import { type FlowAdminUseCases, flowAdminUseCases } from './manage.js';
 import { evaluateReadiness, type Readiness } from './readiness.js';
 import type {
   FlowDefinitionRecord,
@@ -30,7 +32,7 @@ export interface OpenFlow {
   readiness(target: 'live' | 'draft'): Promise<Readiness>;
 }
 
-export interface FlowUseCases {
+export interface FlowUseCases extends FlowAdminUseCases {
   search(input: {
     query: string | null;
     includeInstalled: boolean;
@@ -140,7 +142,37 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
           evaluateReadiness(record, target, { definition: definitionFor, bindings: slotBindings }),
       };
     },
-    saveDraft: (input) => saveDraft(ctx, input),
-    release: (input) => release(ctx, input),
+    ...flowAdminUseCases(ctx),
+    saveDraft(input) {
+      // An invalid definition saves nothing; its event keeps the diagnostic codes, never the text.
+      const what = { flowSlug: input.expectedSlug, bytes: Buffer.byteLength(input.literal, 'utf8') };
+      return audited(
+        ctx,
+        'flows.draft.save',
+        {
+          ok: (o) =>
+            o.status === 'saved'
+              ? { arguments: { ...what, created: o.created } }
+              : {
+                  outcome: 'error',
+                  arguments: { ...what, codes: [...new Set(o.diagnostics.map((d) => d.code))] },
+                },
+        },
+        () => saveDraft(ctx, input),
+      );
+    },
+    release(input) {
+      const note = input.releaseNote === null ? {} : { releaseNote: input.releaseNote };
+      return audited(
+        ctx,
+        'flows.release',
+        {
+          ok: (r) => ({
+            arguments: { flowSlug: input.slug, ...note, version: r.version, created: r.created },
+          }),
+        },
+        () => release(ctx, input),
+      );
+    },
   };
 }
