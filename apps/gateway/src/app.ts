@@ -133,6 +133,6 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   );
 
   for (const install of installers) install(app, deps);
-  app.route('/', adminRoutes({ ...deps, db: deps.db.db }));
+  app.route('/', adminRoutes(deps));
   return app;
 }

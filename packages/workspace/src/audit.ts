@@ -36,8 +36,13 @@ export interface AuditScope {
 
 /** How a use case's outcome is described in its event. */
 export interface AuditDescription<T> {
-  /** The event's arguments and, when the value says so, its run and outcome (default ok). */
-  ok(value: T): { arguments: unknown; runId?: string | null; outcome?: AuditOutcome };
+  /** The event's arguments and, when the value says so, its run and outcome (default ok, with no error code). */
+  ok(value: T): {
+    arguments: unknown;
+    runId?: string | null;
+    outcome?: AuditOutcome;
+    errorCode?: string | null;
+  };
   /**
    * Arguments of the event recorded when the use case throws; without it a refused mutation records nothing (the
    * admin API has only ever audited the ones that happened, runs excepted).
@@ -80,7 +85,7 @@ export async function audited<T>(
   record({
     outcome: ok.outcome ?? 'ok',
     arguments: ok.arguments,
-    errorCode: null,
+    errorCode: ok.errorCode ?? null,
     runId: ok.runId ?? null,
   });
   return value;

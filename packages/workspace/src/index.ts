@@ -3,6 +3,7 @@
  * installed flows, definitions, drafts, releases, bindings, readiness), feedback, and the metadata trust decision.
  * Built on the database, secrets and flow packages; the MCP surface and the admin API both call it.
  */
+
 export {
   type AuditDescription,
   type AuditEvent,
@@ -11,6 +12,13 @@ export {
   type AuditScope,
   audited,
 } from './audit.js';
+export {
+  AUDIT_OUTCOMES,
+  type AuditEntryOutcome,
+  type AuditEntryRecord,
+  type AuditLogUseCases,
+  type AuditQuery,
+} from './audit-log.js';
 export type {
   ConnectionCheck,
   ConnectionChecks,
@@ -25,15 +33,25 @@ export type {
   ConnectionRecord,
   NewConnection,
 } from './connections/manage.js';
-export { FEEDBACK_AREAS, type FeedbackArea, type FeedbackInput, type FeedbackReceipt } from './feedback.js';
+export {
+  FEEDBACK_AREAS,
+  type FeedbackArea,
+  type FeedbackInput,
+  type FeedbackLogUseCases,
+  type FeedbackPosition,
+  type FeedbackReceipt,
+  type FeedbackRecord,
+} from './feedback.js';
 export type { DraftOutcome, ReleaseOutcome } from './flows/authoring.js';
 export type { FlowUseCases, OpenFlow } from './flows/index.js';
-export type {
-  BindingTarget,
-  FlowAdminUseCases,
-  FlowDetailRecord,
-  FlowSummaryRecord,
-  FlowVersionRecord,
+export {
+  type BindingTarget,
+  type FlowAdminUseCases,
+  type FlowDetailRecord,
+  type FlowSummaryRecord,
+  type FlowVersionRecord,
+  MAX_FLOWS_PER_WORKSPACE,
+  MAX_VERSIONS_PER_FLOW,
 } from './flows/manage.js';
 export {
   READINESS_CHECKS,
@@ -63,6 +81,8 @@ export type {
   NewInstallation,
   VersionPolicy,
 } from './installations.js';
+export { type Operator, type OperatorScope, openOperator, type WorkspaceRecord } from './operator.js';
+export type { PolicyChange, PolicyRecord, PolicyUseCases } from './policy.js';
 export {
   DEFAULT_MAX_RUN_DURATION_MS,
   MAX_LIVE_RUNS_PER_WORKSPACE,

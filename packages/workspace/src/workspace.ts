@@ -1,10 +1,18 @@
 /** One workspace's use cases for one actor: every read and write here is scoped to `scope.workspaceId`. */
 import { AppError } from '@flowgate/core';
 import { repos } from '@flowgate/db';
+import { type AuditLogUseCases, auditLogUseCases } from './audit-log.js';
 import { type ConnectionUseCases, connectionUseCases } from './connections/index.js';
-import { type FeedbackUseCases, feedbackUseCases } from './feedback.js';
+import {
+  type FeedbackLogUseCases,
+  type FeedbackUseCases,
+  feedbackLogUseCases,
+  feedbackUseCases,
+} from './feedback.js';
 import { type FlowUseCases, flowUseCases } from './flows/index.js';
 import { type InstallationUseCases, installationUseCases } from './installations.js';
+import { type PolicyUseCases, policyUseCases } from './policy.js';
+import { auditedRuns } from './runs/audited.js';
 import { type RunUseCases, runUseCases } from './runs/index.js';
 import type { UseCaseContext, WorkspaceDeps, WorkspaceScope } from './scope.js';
 import { type ServiceAccountUseCases, serviceAccountUseCases } from './service-accounts.js';
@@ -12,15 +20,21 @@ import { type ServiceAccountUseCases, serviceAccountUseCases } from './service-a
 export interface Workspace {
   readonly id: string;
   info(): Promise<{ id: string; name: string }>;
+  readonly auditLog: AuditLogUseCases;
   readonly connections: ConnectionUseCases;
   readonly flows: FlowUseCases;
-  readonly installations: InstallationUseCases;
   readonly feedback: FeedbackUseCases;
+  readonly feedbackLog: FeedbackLogUseCases;
+  readonly installations: InstallationUseCases;
+  readonly policy: PolicyUseCases;
   readonly runs: RunUseCases;
   readonly serviceAccounts: ServiceAccountUseCases;
 }
 
-/** Cheap: builds closures only; nothing is read until a use case runs. */
+/**
+ * Cheap: builds closures only; nothing is read until a use case runs. Mutations record their audit events through
+ * `scope.audit` when the opener gives one (docs/architecture.md, "Audit").
+ */
 export function openWorkspace(deps: WorkspaceDeps, scope: WorkspaceScope): Workspace {
   const ctx: UseCaseContext = {
     ...scope,
@@ -35,11 +49,14 @@ export function openWorkspace(deps: WorkspaceDeps, scope: WorkspaceScope): Works
       if (!row) throw new AppError('not_found', 'workspace not found');
       return { id: row.id, name: row.name };
     },
+    auditLog: auditLogUseCases(ctx),
     connections: connectionUseCases(ctx),
     flows: flowUseCases(ctx),
-    installations: installationUseCases(ctx),
     feedback: feedbackUseCases(ctx),
-    runs: runUseCases(ctx),
+    feedbackLog: feedbackLogUseCases(ctx),
+    installations: installationUseCases(ctx),
+    policy: policyUseCases(ctx),
+    runs: auditedRuns(ctx, runUseCases(ctx)),
     serviceAccounts: serviceAccountUseCases(ctx),
   };
 }

@@ -1,12 +1,12 @@
 import { AppError } from '@flowgate/core';
-import { type Database, repos } from '@flowgate/db';
-import { FEEDBACK_AREAS } from '@flowgate/workspace';
+import { FEEDBACK_AREAS, type FeedbackRecord } from '@flowgate/workspace';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../context.js';
 import { requireWorkspaceAdmin } from '../middleware/workspace-access.js';
-import { type AdminCursors, paginate } from './cursor.js';
+import type { AdminCursors } from './cursor.js';
 import { query } from './validation.js';
+import { type AdminWorkspaces, workspaceOf } from './workspace-of.js';
 
 export const feedbackQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -22,19 +22,19 @@ const feedbackPosition = z.strictObject({
 });
 
 /** Stored rows are redacted on the way in (`send_feedback`), so they are shown as stored. */
-function feedbackView(row: repos.FeedbackRow) {
+function feedbackView(f: FeedbackRecord) {
   return {
-    feedbackId: row.id,
-    area: row.area,
-    summary: row.summary,
-    details: row.details,
-    principalType: row.principalType,
-    principalId: row.principalId,
-    resourceUri: row.resourceUri,
-    runId: row.runId,
-    flowSlug: row.flowSlug,
-    context: (row.context ?? null) as Record<string, string | number | boolean | null> | null,
-    createdAt: row.createdAt.toISOString(),
+    feedbackId: f.id,
+    area: f.area,
+    summary: f.summary,
+    details: f.details,
+    principalType: f.principalType,
+    principalId: f.principalId,
+    resourceUri: f.resourceUri,
+    runId: f.runId,
+    flowSlug: f.flowSlug,
+    context: f.context,
+    createdAt: f.createdAt,
   };
 }
 
@@ -42,7 +42,7 @@ function feedbackView(row: repos.FeedbackRow) {
  * Feedback (docs/admin-api.md): what agents and people sent with `send_feedback`, for the workspace's admins,
  * newest first.
  */
-export function feedbackRoutes(deps: { db: Database; cursors: AdminCursors }) {
+export function feedbackRoutes(deps: AdminWorkspaces & { cursors: AdminCursors }) {
   return new Hono<AppEnv>().get(
     '/feedback',
     requireWorkspaceAdmin,
@@ -57,18 +57,16 @@ export function feedbackRoutes(deps: { db: Database; cursors: AdminCursors }) {
     async (c) => {
       const q = c.req.valid('query');
       const before = deps.cursors.open(c, 'feedback', q.cursor, feedbackPosition);
-      const { items, nextCursor } = await paginate(
-        q.limit,
-        (limit) =>
-          repos.listFeedback(deps.db, c.get('access').workspaceId, {
-            limit,
-            before,
-            area: q.area,
-            since: q.since === undefined ? undefined : new Date(q.since),
-          }),
-        (last) => deps.cursors.seal(c, 'feedback', { createdAt: last.position, id: last.id }),
-      );
-      return c.json({ items: items.map(feedbackView), nextCursor });
+      const page = await workspaceOf(c, deps).feedbackLog.list({
+        limit: q.limit,
+        before: before ?? null,
+        area: q.area ?? null,
+        since: q.since === undefined ? null : new Date(q.since),
+      });
+      return c.json({
+        items: page.items.map(feedbackView),
+        nextCursor: page.nextBefore ? deps.cursors.seal(c, 'feedback', { ...page.nextBefore }) : null,
+      });
     },
   );
 }

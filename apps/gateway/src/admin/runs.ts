@@ -1,13 +1,13 @@
 import type { Capability } from '@flowgate/auth';
-import { AppError, INSTALLATION_ID_PATTERN, isAppError, RUN_STATUSES } from '@flowgate/core';
-import { openWorkspace, type RunRecord, type Workspace, type WorkspaceDeps } from '@flowgate/workspace';
+import { AppError, INSTALLATION_ID_PATTERN, RUN_STATUSES } from '@flowgate/core';
+import type { RunRecord } from '@flowgate/workspace';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
-import type { AuditSink } from '../audit/queue.js';
 import type { AppEnv } from '../context.js';
 import { requireCapability } from '../middleware/workspace-access.js';
 import type { AdminCursors } from './cursor.js';
 import { jsonBody, params, query } from './validation.js';
+import { type AdminWorkspaces, workspaceOf } from './workspace-of.js';
 
 /** Steps and events a run read returns at most; the MCP run tools page through more. */
 const RUN_READ_STEPS = 200;
@@ -36,15 +36,6 @@ const startBody = z.strictObject({
   invocation: z.string().max(128).optional(),
   idempotencyKey: z.string().min(1).max(200).optional(),
 });
-
-/** The caller's workspace use cases, acting as the caller. */
-function workspaceOf(c: Context<AppEnv>, deps: WorkspaceDeps): Workspace {
-  const access = c.get('access');
-  return openWorkspace(deps, {
-    workspaceId: access.workspaceId,
-    actor: { kind: access.principal.kind, id: access.principal.id },
-  });
-}
 
 function may(c: Context<AppEnv>, capability: Capability): boolean {
   const access = c.get('access');
@@ -77,53 +68,11 @@ function runView(r: RunRecord) {
 }
 
 /**
- * Audits one admin run action with its outcome, whatever happens in `act`: a refused start (cap, bad input, unbound
- * slot) is as much an admin action as one that queued a run. Arguments name the run and the flow, never the input.
- */
-async function audited<T>(
-  c: Context<AppEnv>,
-  sink: AuditSink,
-  action: string,
-  args: Record<string, unknown>,
-  act: () => Promise<{ value: T; runId: string; flowSlug: string }>,
-): Promise<T> {
-  const started = performance.now();
-  const access = c.get('access');
-  const entry = (
-    outcome: 'ok' | 'error',
-    extra: { runId?: string | null; errorCode?: string | null; flowSlug?: string },
-  ) =>
-    sink.record({
-      workspaceId: access.workspaceId,
-      requestId: c.get('requestId'),
-      principalType: access.principal.kind,
-      principalId: access.principal.id,
-      keyId: access.keyId,
-      kind: 'admin',
-      action,
-      arguments: { ...args, ...(extra.flowSlug ? { flowSlug: extra.flowSlug } : {}) },
-      outcome,
-      errorCode: extra.errorCode ?? null,
-      runId: extra.runId ?? null,
-      durationMs: Math.round(performance.now() - started),
-    });
-  try {
-    const done = await act();
-    entry('ok', { runId: done.runId, flowSlug: done.flowSlug });
-    return done.value;
-  } catch (error) {
-    // A refused action names no run: an id the caller asked about stays in the arguments only.
-    entry('error', { errorCode: isAppError(error) ? error.code : 'internal_error' });
-    throw error;
-  }
-}
-
-/**
  * Runs (docs/admin-api.md): list and read with `runs.read`, start and cancel with `flows.run` (running a draft also
  * needs `flows.manage`). Every read and write is the workspace's own run use case, the same the MCP tools call; starts
- * and cancels are audited (`runs.start`, `runs.cancel`) like the MCP path's.
+ * and cancels are audited by the domain (`runs.start`, `runs.cancel`), refusals included.
  */
-export function runRoutes(deps: { workspaceDeps: WorkspaceDeps; cursors: AdminCursors; audit: AuditSink }) {
+export function runRoutes(deps: AdminWorkspaces & { cursors: AdminCursors }) {
   const read = requireCapability('runs.read');
   const run = requireCapability('flows.run');
   return new Hono<AppEnv>()
@@ -137,7 +86,7 @@ export function runRoutes(deps: { workspaceDeps: WorkspaceDeps; cursors: AdminCu
       async (c) => {
         const q = c.req.valid('query');
         const before = deps.cursors.open(c, 'runs', q.cursor, runPosition);
-        const page = await workspaceOf(c, deps.workspaceDeps).runs.list({
+        const page = await workspaceOf(c, deps).runs.list({
           limit: q.limit,
           after: before ? JSON.stringify(before) : null,
           status: q.status ?? null,
@@ -152,7 +101,7 @@ export function runRoutes(deps: { workspaceDeps: WorkspaceDeps; cursors: AdminCu
     )
     .get('/runs/:runId', read, params(runParam, notFound), async (c) => {
       const { runId } = c.req.valid('param');
-      const ws = workspaceOf(c, deps.workspaceDeps);
+      const ws = workspaceOf(c, deps);
       const found = await ws.runs.get(runId);
       if (!found) throw notFound();
       const [steps, events, result] = await Promise.all([
@@ -169,11 +118,8 @@ export function runRoutes(deps: { workspaceDeps: WorkspaceDeps; cursors: AdminCu
     })
     .post('/runs/:runId/cancel', run, params(runParam, notFound), async (c) => {
       const { runId } = c.req.valid('param');
-      const cancelled = await audited(c, deps.audit, 'runs.cancel', { runId }, async () => {
-        const run = await workspaceOf(c, deps.workspaceDeps).runs.cancel(runId);
-        if (!run) throw notFound();
-        return { value: run, runId: run.id, flowSlug: run.flowSlug };
-      });
+      const cancelled = await workspaceOf(c, deps).runs.cancel(runId);
+      if (!cancelled) throw notFound();
       return c.json(runView(cancelled));
     })
     .post(
@@ -184,25 +130,16 @@ export function runRoutes(deps: { workspaceDeps: WorkspaceDeps; cursors: AdminCu
       async (c) => {
         const { slug } = c.req.valid('param');
         const body = c.req.valid('json');
-        const what = {
-          flowSlug: slug,
-          target: body.target ?? 'live',
-          ...(body.installationId ? { installationId: body.installationId } : {}),
-          ...(body.invocation ? { invocation: body.invocation } : {}),
-        };
-        const { run: started, created } = await audited(c, deps.audit, 'runs.start', what, async () => {
-          const outcome = await workspaceOf(c, deps.workspaceDeps).runs.start({
-            slug,
-            toolName: null,
-            invocation: body.invocation ?? null,
-            installationId: body.installationId ?? null,
-            target: body.target ?? null,
-            input: body.input,
-            idempotencyKey: body.idempotencyKey ?? null,
-            includeInstalled: may(c, 'installations.read'),
-            allowDraft: may(c, 'flows.manage'),
-          });
-          return { value: outcome, runId: outcome.run.id, flowSlug: outcome.run.flowSlug };
+        const { run: started, created } = await workspaceOf(c, deps).runs.start({
+          slug,
+          toolName: null,
+          invocation: body.invocation ?? null,
+          installationId: body.installationId ?? null,
+          target: body.target ?? null,
+          input: body.input,
+          idempotencyKey: body.idempotencyKey ?? null,
+          includeInstalled: may(c, 'installations.read'),
+          allowDraft: may(c, 'flows.manage'),
         });
         return c.json({ runId: started.id, status: started.status, created }, 202);
       },

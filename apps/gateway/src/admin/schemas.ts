@@ -1,6 +1,7 @@
 import { capabilitySchema } from '@flowgate/auth';
 import { CONNECTION_TYPES, workspaceIdSchema } from '@flowgate/core';
 import { urlCredentialProblem } from '@flowgate/secrets';
+import { AUDIT_OUTCOMES } from '@flowgate/workspace';
 import { z } from 'zod';
 import { parseIpRule } from '../middleware/ip.js';
 
@@ -171,4 +172,13 @@ export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   // Longer than any cursor the gateway issues; what fits is checked by its signature (400 invalid_cursor).
   cursor: z.string().max(512).optional(),
+});
+
+/** `?limit&cursor` of the audit log, narrowed by key, action (`tool`), outcome and a time window when given. */
+export const auditQuery = pageQuery.extend({
+  key: z.string().min(1).max(64).optional(),
+  tool: z.string().min(1).max(200).optional(),
+  outcome: z.enum(AUDIT_OUTCOMES).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
 });

@@ -207,7 +207,6 @@ export function createAdminCaller(deps: GatewayDeps): AdminCaller {
     '/',
     adminRoutes({
       ...deps,
-      db: deps.db.db,
       // The session's principal (set above) stands in for the operator bearer token.
       operatorGuard: async (c, next) => {
         if (c.get('principal').kind !== 'operator') {

@@ -1,6 +1,10 @@
 import { FLOW_SLUG_PATTERN, INSTALLATION_ID_PATTERN } from '@flowgate/core';
-import { repos } from '@flowgate/db';
-import { openWorkspace, type Workspace } from '@flowgate/workspace';
+import {
+  MAX_FLOWS_PER_WORKSPACE,
+  MAX_VERSIONS_PER_FLOW,
+  openWorkspace,
+  type Workspace,
+} from '@flowgate/workspace';
 import {
   type ClientInfo,
   flowSurface,
@@ -68,8 +72,8 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   const clientTokens = createClientTokens(deps.cursorKey);
   const limits = {
     maxRequestBodyBytes: deps.config.maxBodyBytes,
-    maxFlowsPerWorkspace: repos.MAX_FLOWS_PER_WORKSPACE,
-    maxVersionsPerFlow: repos.MAX_VERSIONS_PER_FLOW,
+    maxFlowsPerWorkspace: MAX_FLOWS_PER_WORKSPACE,
+    maxVersionsPerFlow: MAX_VERSIONS_PER_FLOW,
   };
 
   return (app) => {

@@ -8,6 +8,10 @@ import { audited } from '../audit.js';
 import type { UseCaseContext } from '../scope.js';
 import type { Page } from './records.js';
 
+/** Flows a workspace may store and released versions a flow may have: the repository refuses more. */
+export const MAX_FLOWS_PER_WORKSPACE: number = repos.MAX_FLOWS_PER_WORKSPACE;
+export const MAX_VERSIONS_PER_FLOW: number = repos.MAX_VERSIONS_PER_FLOW;
+
 /** An own flow as its admins list it. */
 export interface FlowSummaryRecord {
   slug: string;

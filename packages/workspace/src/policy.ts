@@ -1,0 +1,40 @@
+/** The workspace's MCP policy: what its callers may see and do, and where they may call from. */
+import { repos } from '@flowgate/db';
+import { audited } from './audit.js';
+import type { UseCaseContext } from './scope.js';
+
+export interface PolicyRecord {
+  readOnly: boolean;
+  disabledTools: string[];
+  allowedOrigins: string[];
+  allowedIps: string[];
+  /** null: the deployment default. */
+  rateLimitPerMinute: number | null;
+  /** null while the workspace runs on the defaults. */
+  updatedAt: string | null;
+}
+
+/** Fields left out keep their stored value. */
+export type PolicyChange = { [K in keyof Omit<PolicyRecord, 'updatedAt'>]?: PolicyRecord[K] | undefined };
+
+export interface PolicyUseCases {
+  get(): Promise<PolicyRecord>;
+  put(change: PolicyChange): Promise<PolicyRecord>;
+}
+
+function policyRecord(p: repos.WorkspacePolicy): PolicyRecord {
+  return { ...p, updatedAt: p.updatedAt?.toISOString() ?? null };
+}
+
+export function policyUseCases(ctx: UseCaseContext): PolicyUseCases {
+  return {
+    async get() {
+      return policyRecord(await repos.getPolicy(ctx.db, ctx.workspaceId));
+    },
+    put(change) {
+      return audited(ctx, 'mcp_policy.update', { ok: () => ({ arguments: change }) }, async () =>
+        policyRecord(await repos.putPolicy(ctx.db, ctx.workspaceId, change)),
+      );
+    },
+  };
+}
