@@ -1,7 +1,7 @@
 import type { Database } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
-import type { RunRecord, RunResult } from './runs/index.js';
 import type { AuditRecorder } from './audit.js';
+import type { RunRecord, RunResult } from './runs/index.js';
 
 /** What the workspace use cases run on; one set per process. */
 export interface WorkspaceDeps {

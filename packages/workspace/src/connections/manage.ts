@@ -3,13 +3,12 @@
  * connection coherent (an auth type and its secret change together; a header name never outlives its api-key auth;
  * only an llm-provider has a model). Secrets are encrypted here and never come back out.
  */
-import { AppError, newId } from '@flowgate/core';
+import { AppError, type ConnectionType, newId } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { displayUrl, type SecretBox } from '@flowgate/secrets';
 import { audited } from '../audit.js';
 import type { Page } from '../flows/records.js';
 import type { UseCaseContext } from '../scope.js';
-import type { ConnectionType } from '@flowgate/core';
 
 export type ConnectionAuthInput =
   | { type: 'none' }
