@@ -1,7 +1,10 @@
 /**
- * @flowgate/workspace — a workspace's domain: connections (listing, health checks), flows (search, lookup of own and
- * installed flows, definitions, drafts, releases, bindings, readiness), feedback, and the metadata trust decision.
- * Built on the database, secrets and flow packages; the MCP surface and the admin API both call it.
+ * @flowgate/workspace — a workspace's domain and the one way to its data: service accounts and keys, connections
+ * (management, health checks), policy, flows (search, lookup of own and installed flows, definitions, drafts,
+ * releases, bindings, readiness), installations, runs, feedback, the audit log, the metadata trust decision, and
+ * the operator's workspace creation (`openOperator`). Mutations record their audit events through the recorder a
+ * workspace is opened with. Built on the database, secrets and flow packages; the MCP surface and the admin API both
+ * call it.
  */
 
 export {
@@ -24,6 +27,7 @@ export type {
   ConnectionChecks,
   ConnectionRemoval,
   ConnectionSummary,
+  ConnectionUsageRecord,
   ConnectionUseCases,
 } from './connections/index.js';
 export type {

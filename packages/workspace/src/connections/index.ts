@@ -48,11 +48,17 @@ export interface ConnectionChecks {
   nextAfter: string | null;
 }
 
+/** Where a connection is bound: own flows' slots (per target) and installations' slots. */
+export interface ConnectionUsageRecord {
+  flowBindings: Array<{ flowSlug: string; target: 'live' | 'draft'; slot: string }>;
+  installationBindings: Array<{ installationId: string; flowSlug: string; slot: string }>;
+}
+
 /** What deleting a connection unbound (empty unless forced). */
 export interface ConnectionRemoval {
   connectionId: string;
   name: string;
-  unbound: repos.ConnectionUsage;
+  unbound: ConnectionUsageRecord;
 }
 
 export interface ConnectionUseCases extends ConnectionAdminUseCases {
@@ -73,7 +79,7 @@ export interface ConnectionUseCases extends ConnectionAdminUseCases {
   remove(input: { connectionId: string; force: boolean }): Promise<ConnectionRemoval>;
 }
 
-function usageLines(usage: repos.ConnectionUsage): string[] {
+function usageLines(usage: ConnectionUsageRecord): string[] {
   return [
     ...usage.flowBindings.map((b) => `flow ${b.flowSlug} (${b.target}) slot :${b.slot}`),
     ...usage.installationBindings.map(
