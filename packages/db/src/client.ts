@@ -15,7 +15,7 @@ import {
   embeddedSettings,
   initEmbeddedDataDir,
 } from './embedded.js';
-import { backfillMetadataDigests, backfillVersionSummaries } from './repos/flows.js';
+import { backfillMetadataDigests, backfillVersionSummaries } from './repos/flow-backfills.js';
 import * as schema from './schema.js';
 import { type Statement, toQuery } from './statement.js';
 import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
@@ -39,6 +39,11 @@ export interface Statements {
 }
 
 export type Database = PgDatabase<PgQueryResultHKT, Schema> & { readonly statements: Statements };
+
+/** A transaction open on the database. */
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+/** A database or a transaction open on it: what helpers that run inside either accept. */
+export type Executor = Database | Transaction;
 
 export interface DbHandle {
   db: Database;

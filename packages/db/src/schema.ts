@@ -206,13 +206,13 @@ export const flowVersions = pgTable(
     /** sha256 (hex) of `literal`'s UTF-8 bytes. */
     literalSha256: text('literal_sha256').notNull(),
     /**
-     * `metadataSha256` of the model (repos/flows.ts): what a metadata trust opt-in is compared with, read by search
+     * `metadataSha256` of the model (repos/flow-digests.ts): what a metadata trust opt-in is compared with, read by search
      * without the model. Null only until `migrate()` backfills it.
      */
     metadataSha256: text('metadata_sha256'),
     /**
      * What search needs of the version without reading the model: authored name, description and tags, its search
-     * text and its `:mcp` interfaces (`VersionSummary` in repos/flows.ts). Null only until `migrate()` backfills it.
+     * text and its `:mcp` interfaces (`versionSummary` in repos/search-projection.ts). Null only until `migrate()` backfills it.
      */
     summary: jsonb('summary').$type<VersionSummary>(),
     createdAt: createdAt(),

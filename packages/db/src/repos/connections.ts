@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
+import type { Database, Executor } from '../client.js';
 import { bindings, connections, flows, installations } from '../schema.js';
 
 export type ConnectionRow = typeof connections.$inferSelect;
@@ -96,8 +96,6 @@ export interface ConnectionUsage {
   flowBindings: Array<{ flowSlug: string; target: 'live' | 'draft'; slot: string }>;
   installationBindings: Array<{ installationId: string; flowSlug: string; slot: string }>;
 }
-
-type Executor = Database | Parameters<Parameters<Database['transaction']>[0]>[0];
 
 export async function connectionUsage(
   db: Executor,

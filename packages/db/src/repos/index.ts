@@ -4,6 +4,9 @@ export * from './bindings.js';
 export * from './connections.js';
 export * from './console-sessions.js';
 export * from './feedback.js';
+export * from './flow-backfills.js';
+export * from './flow-digests.js';
+export * from './flow-versions.js';
 export * from './flows.js';
 export * from './installations.js';
 export * from './kv.js';
@@ -11,5 +14,8 @@ export * from './policy.js';
 export * from './run-queue.js';
 export * from './runs.js';
 export * from './search.js';
+// The row writers of the projection stay internal to the flow repositories.
+export { flowSearchText, toolRowsFromModel, versionSummary } from './search-projection.js';
 export * from './service-accounts.js';
+export * from './trust-pins.js';
 export * from './workspaces.js';

@@ -3,7 +3,8 @@ import type { FlowModel } from '@flowgate/flows';
 import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { flows, flowVersions, installations } from '../schema.js';
-import { checkSlotBindings, metadataSha256 } from './flows.js';
+import { checkSlotBindings } from './bindings.js';
+import { metadataSha256 } from './flow-digests.js';
 
 /**
  * Installations of public flows (docs/flows.md, "Installations"). An installation belongs to the installing workspace;
