@@ -1,6 +1,9 @@
 import { randomBase62 } from '@flowgate/core';
+import { type FlowModel, validateFlow } from '@flowgate/flows';
 import postgres from 'postgres';
-import { createDb, type DbHandle, type DbOptions } from './client.js';
+import { expect } from 'vitest';
+import { createDb, type Database, type DbHandle, type DbOptions } from './client.js';
+import * as repos from './repos/index.js';
 import type { NewRun } from './repos/runs.js';
 
 export interface TestDbOptions {
@@ -87,4 +90,99 @@ export async function createEmptyTestDatabase(
       await dropper.end();
     },
   };
+}
+
+// ---- flow fixtures for the repository tests ---------------------------------------------------------------
+
+/** What a test flow declares; `testFlowLiteral` writes it as EDN. */
+export interface TestFlowSpec {
+  slug: string;
+  name?: string;
+  description?: string;
+  tags?: string[];
+  tools?: Array<{ name: string; description?: string }>;
+  requires?: Array<{ slot: string; type: 'http-api' | 'llm-provider' | 'secret' }>;
+  public?: boolean;
+  comment?: string;
+}
+
+/** A valid definition literal for `spec`, with a comment line when `spec.comment` is set. */
+export function testFlowLiteral(spec: TestFlowSpec): string {
+  const q = (s: string) => JSON.stringify(s);
+  const requires = spec.requires ?? [];
+  const tools = spec.tools ?? [];
+  const body = requires.length
+    ? `(do ${requires.map((r) => `(flow/step :http :call-${r.slot} {:connection :${r.slot} :path "/x"})`).join(' ')})`
+    : '(flow/input)';
+  return [
+    spec.comment ? `;; ${spec.comment}` : '',
+    `{:slug :${spec.slug}`,
+    spec.name ? ` :name ${q(spec.name)}` : '',
+    spec.description ? ` :description ${q(spec.description)}` : '',
+    ` :tags [${(spec.tags ?? []).map(q).join(' ')}]`,
+    requires.length
+      ? ` :requires [${requires.map((r) => `{:slot :${r.slot} :type :${r.type}}`).join(' ')}]`
+      : '',
+    ' :invocations {:default {:inputs [{:name :x :type :string}]}}',
+    ` :interfaces {:mcp [${tools
+      .map(
+        (t) =>
+          `{:tool-name ${q(t.name)}${t.description ? ` :description ${q(t.description)}` : ''} :invocation :default}`,
+      )
+      .join(' ')}]}`,
+    ` :discover {:public ${spec.public ? 'true' : 'false'}}`,
+    ` :flow ${body}}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** `testFlowLiteral` with the model the validator builds from it (what the repositories store). */
+export function testFlowDraft(spec: TestFlowSpec): { literal: string; model: FlowModel } {
+  const literal = testFlowLiteral(spec);
+  const result = validateFlow(literal);
+  if (!result.valid || !result.model)
+    throw new Error(`test flow invalid: ${JSON.stringify(result.diagnostics)}`);
+  return { literal, model: result.model };
+}
+
+/** A connection without a secret in workspace `ws`. */
+export async function createTestConnection(
+  db: Database,
+  ws: string,
+  id: string,
+  type: 'http-api' | 'llm-provider' | 'secret' = 'http-api',
+): Promise<void> {
+  await repos.createConnection(db, ws, {
+    id,
+    name: id,
+    type,
+    baseUrl: 'https://api.example.test',
+    authType: 'none',
+    secretCiphertext: null,
+    config: {},
+  });
+}
+
+/** Every page of a tool search as `[installation/]slug:source:tool` names, checking each cursor survives JSON. */
+export async function allToolPages(
+  db: Database,
+  ws: string,
+  options: Omit<repos.ToolSearchOptions, 'after'>,
+): Promise<string[]> {
+  const names: string[] = [];
+  let after: repos.ToolSearchPosition | undefined;
+  for (let i = 0; i < 1000; i++) {
+    const page = await repos.searchFlowTools(db, ws, { ...options, after });
+    names.push(
+      ...page.items.map(
+        (t) =>
+          `${t.origin === 'installation' ? `${t.installationId}/` : ''}${t.flowSlug}:${t.source}:${t.toolName}`,
+      ),
+    );
+    if (!page.next) return names;
+    expect(repos.isToolSearchPosition(JSON.parse(JSON.stringify(page.next)))).toBe(true);
+    after = page.next;
+  }
+  throw new Error('pagination did not end');
 }
