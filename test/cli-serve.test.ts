@@ -98,6 +98,20 @@ describe('flowgate db migrate', () => {
     expect(existsSync(join(dataDir, 'flowgate.lock'))).toBe(false);
   });
 
+  it('db backfill migrates, then runs every backfill again and says what each filled', {
+    timeout: 120_000,
+  }, async () => {
+    const dataDir = join(dataRoot, 'migrate');
+    const p = run(['db', 'backfill'], baseEnv({ FLOWGATE_DATA_DIR: dataDir }));
+    expect(await p.exited).toBe(0);
+    expect(p.out().stdout).toBe(
+      'flow_versions.summary: 0 rows filled\n' +
+        'flow_versions.metadata_sha256: 0 rows filled\n' +
+        `backfills complete (embedded database in ${join(dataDir, 'pgdata')})\n`,
+    );
+    expect(existsSync(join(dataDir, 'flowgate.lock'))).toBe(false);
+  });
+
   it('refuses a DATABASE_URL that is not postgres', { timeout: 60_000 }, async () => {
     const p = run(['db', 'migrate'], { ...baseEnv({}), DATABASE_URL: 'mysql://u:pw@host/db' });
     expect(await p.exited).toBe(1);

@@ -143,6 +143,14 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
       const { runMigrate } = await import('./serve.js');
       await runMigrate(io);
     });
+  db.command('backfill')
+    .description(
+      'migrate, then run every backfill again (rows older versions wrote get their derived columns; idempotent)',
+    )
+    .action(async () => {
+      const { runBackfill } = await import('./serve.js');
+      await runBackfill(io);
+    });
 
   // --- admin commands (HTTP only) --------------------------------------------------------------
   const workspaces = program.command('workspaces').description('manage workspaces (operator token)');

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { AppError } from '@flowgate/core';
-import { createDb } from '@flowgate/db';
+import { type BackfillOutcome, createDb, type DbHandle, runBackfills } from '@flowgate/db';
 import { createLogger, type GatewayConfig, loadConfig, startGateway } from '@flowgate/gateway';
 import type { CliIo } from './cli-io.js';
 import { embeddedDbDir, ensurePrivateDir, resolveDataDir } from './data-dir.js';
@@ -53,10 +53,33 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<void> 
 const databaseUrlSchema = /^postgres(ql)?:\/\//;
 
 /**
- * `flowgate db migrate`: applies pending migrations and exits. Postgres migrations take an advisory lock,
- * so running this while replicas start is safe; the embedded database is locked against a running server.
+ * `flowgate db migrate`: applies pending migrations (and the backfills this database has not had) and exits.
+ * Postgres migrations take an advisory lock, so running this while replicas start is safe; the embedded database is
+ * locked against a running server.
  */
 export async function runMigrate(io: CliIo): Promise<void> {
+  const where = await withMigratedDb(io, async () => {});
+  io.stdout(`migrations applied (${where})\n`);
+}
+
+/**
+ * `flowgate db backfill`: migrates, then runs every backfill again whether or not it completed before. `migrate`
+ * runs each once per database; this is for rows an older replica wrote after that, during a rolling upgrade.
+ */
+export async function runBackfill(io: CliIo): Promise<void> {
+  const outcomes: BackfillOutcome[] = [];
+  const where = await withMigratedDb(io, async (handle) => {
+    outcomes.push(...(await runBackfills(handle.db, { force: true })));
+  });
+  for (const o of outcomes) io.stdout(`${o.name}: ${o.rowsFilled} rows filled\n`);
+  io.stdout(`backfills complete (${where})\n`);
+}
+
+/**
+ * Opens the database `DATABASE_URL` names (else the embedded one in the data directory, locked against a running
+ * server), migrates it, runs `work` and closes it. Returns where the database is, in words without a password.
+ */
+async function withMigratedDb(io: CliIo, work: (handle: DbHandle) => Promise<void>): Promise<string> {
   const url = io.env.DATABASE_URL;
   if (url !== undefined && url !== '' && !databaseUrlSchema.test(url)) {
     throw new AppError(
@@ -70,11 +93,11 @@ export async function runMigrate(io: CliIo): Promise<void> {
       await handle.migrate().catch((error: unknown) => {
         throw databaseErrorInWords(error, url);
       });
+      await work(handle);
     } finally {
       await handle.close();
     }
-    io.stdout(`migrations applied (postgres ${redactUrl(url)})\n`);
-    return;
+    return `postgres ${redactUrl(url)}`;
   }
   const dataDir = resolveDataDir(io.env, io.cwd);
   ensurePrivateDir(dataDir);
@@ -83,13 +106,14 @@ export async function runMigrate(io: CliIo): Promise<void> {
     const handle = await createDb({ dataDir: embeddedDbDir(dataDir) });
     try {
       await handle.migrate();
+      await work(handle);
     } finally {
       await handle.close();
     }
   } finally {
     unlock();
   }
-  io.stdout(`migrations applied (embedded database in ${embeddedDbDir(dataDir)})\n`);
+  return `embedded database in ${embeddedDbDir(dataDir)}`;
 }
 
 /** Host and database only: a URL may carry a password. */

@@ -15,7 +15,7 @@ import {
   embeddedSettings,
   initEmbeddedDataDir,
 } from './embedded.js';
-import { backfillMetadataDigests, backfillVersionSummaries } from './repos/flow-backfills.js';
+import { runBackfills } from './maintenance.js';
 import * as schema from './schema.js';
 import { type Statement, toQuery } from './statement.js';
 import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
@@ -48,7 +48,10 @@ export type Executor = Database | Transaction;
 export interface DbHandle {
   db: Database;
   driver: 'pglite' | 'postgres';
-  /** Applies pending migrations; safe to call concurrently from several processes on Postgres. */
+  /**
+   * Applies pending migrations, then the backfills this database has not completed (maintenance.ts); safe to call
+   * concurrently from several processes on Postgres.
+   */
   migrate(): Promise<void>;
   /** True when the database answers and every shipped migration is applied. */
   ready(): Promise<boolean>;
@@ -179,8 +182,7 @@ async function createPglite(
     driver: 'pglite',
     migrate: async () => {
       await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER });
-      await backfillVersionSummaries(db);
-      await backfillMetadataDigests(db);
+      await runBackfills(db);
       // PGlite has no autovacuum: refresh planner statistics at each start so plans follow the data's real size.
       await client.exec('analyze');
     },
@@ -252,8 +254,7 @@ async function createPostgres(
         await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.catch(() => {});
         await lockClient.end();
       }
-      await backfillVersionSummaries(db);
-      await backfillMetadataDigests(db);
+      await runBackfills(db);
     },
     ready: () => checkReady(db),
     listen: async (channel, onPayload) => {

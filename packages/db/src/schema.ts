@@ -523,3 +523,14 @@ export const consoleSessions = pgTable(
   },
   (t) => [index('console_sessions_expires_idx').on(t.expiresAt)],
 );
+
+/**
+ * Backfills a database has had (`runBackfills` in maintenance.ts): one row per named backfill, written when it
+ * completed, so starting a process does not scan tables for rows older versions wrote once it is done.
+ */
+export const backfills = pgTable('backfills', {
+  name: text('name').primaryKey(),
+  /** Rows the completing run filled. */
+  rowsFilled: integer('rows_filled').notNull(),
+  completedAt: ts('completed_at').notNull().defaultNow(),
+});

@@ -11,7 +11,7 @@ import { versionSummary } from './search-projection.js';
  */
 
 /**
- * Fills `summary` for versions released before it existed; run by `migrate()` after the SQL migrations. Idempotent,
+ * Fills `summary` for versions released before it existed; run once per database by `runBackfills`. Idempotent,
  * and cheap once done (the partial scan finds nothing).
  */
 export async function backfillVersionSummaries(db: Database): Promise<number> {
@@ -38,7 +38,7 @@ export async function backfillVersionSummaries(db: Database): Promise<number> {
 /**
  * Fills `flow_versions.metadata_sha256` for versions released before it existed, then moves opt-ins pinned to a
  * literal digest (before migration 0012) to the metadata digest of the version they pinned, so no review is lost.
- * Run by `migrate()`; idempotent (a metadata digest never equals a literal digest, so a moved pin is not moved again).
+ * Run once per database by `runBackfills`; idempotent (a metadata digest never equals a literal digest, so a moved pin is not moved again).
  */
 export async function backfillMetadataDigests(db: Database): Promise<number> {
   let filled = 0;
