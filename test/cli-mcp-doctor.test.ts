@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { type CliIo, runCli } from '@flowgate/cli';
+import { runWith } from '@flowgate/cli/testing';
 import { CATALOG, LATEST_PROTOCOL_VERSION, TOOL_NAMES, type Toolset } from '@flowgate/workspace-mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -60,19 +60,6 @@ interface DoctorJson {
 }
 
 async function doctor(apiUrl: string, key: string | undefined, args: string[] = [], json = false) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    env: key === undefined ? {} : { FG_KEY: key },
-    cwd: '/nonexistent-flowgate-test-cwd',
-    readStdin: async () => '',
-  };
   const argv = [
     '--api-url',
     apiUrl,
@@ -84,7 +71,9 @@ async function doctor(apiUrl: string, key: string | undefined, args: string[] = 
     'FG_KEY',
     ...args,
   ];
-  const code = await runCli(json ? [...argv, '--json'] : argv, io);
+  const { code, stdout, stderr } = await runWith(json ? [...argv, '--json'] : argv, {
+    env: key === undefined ? {} : { FG_KEY: key },
+  });
   outputs.push(stdout, stderr);
   return { code, stdout, stderr, report: json ? (JSON.parse(stdout) as DoctorJson) : null };
 }

@@ -2,6 +2,7 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, TOOL_NAMES } from
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inToolsets, without } from './support/catalog.js';
 import {
+  answer,
   type HttpAnswer,
   type ServiceAccountKey,
   startTestGateway,
@@ -74,15 +75,7 @@ async function post(options: Partial<McpPostOptions> & { body: unknown }): Promi
 }
 
 async function send(init: RequestInit, target = url): Promise<HttpAnswer> {
-  const res = await fetch(target, init);
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return checked({ status: res.status, headers: res.headers, text, json });
+  return checked(await answer(await fetch(target, init)));
 }
 
 describe('initialize and version negotiation', () => {

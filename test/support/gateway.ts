@@ -79,7 +79,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-async function answer(res: Response): Promise<HttpAnswer> {
+/** A response read whole: its text, and its JSON when the text parses. */
+export async function answer(res: Response): Promise<HttpAnswer> {
   const text = await res.text();
   let json: unknown;
   try {

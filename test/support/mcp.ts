@@ -1,4 +1,4 @@
-import type { HttpAnswer } from './gateway.js';
+import { answer, type HttpAnswer } from './gateway.js';
 
 /** Raw Streamable HTTP requests, for asserting the wire behaviour the SDK clients hide. */
 
@@ -27,14 +27,7 @@ export async function mcpPost(url: string, options: McpPostOptions): Promise<Htt
     headers,
     body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
   });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return answer(res);
 }
 
 let nextId = 1;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AdminApiError, AdminClient } from './admin-client.js';
-import { startLoopback } from './test-helpers.js';
+import { startLoopback } from './testing.js';
 
 // Transport failures the real gateway cannot be made to produce; the admin commands' behaviour against the real
 // gateway is covered by program.test.ts and flows-commands.test.ts.

@@ -1,6 +1,6 @@
 import { repos } from '@flowgate/db';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { recordingFetch, runWith, startTestGateway, type TestGateway } from './test-helpers.js';
+import { recordingFetch, runWith, startTestGateway, type TestGateway } from './testing.js';
 
 // `flowgate connections update|rotate|disable|enable|delete|check` against the real gateway on loopback.
 let gw: TestGateway;

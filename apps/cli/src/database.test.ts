@@ -3,7 +3,7 @@ import { createDb } from '@flowgate/db';
 import { createEmptyTestDatabase } from '@flowgate/db/testing';
 import { describe, expect, it } from 'vitest';
 import { waitForDatabase } from './database.js';
-import { runWith } from './test-helpers.js';
+import { runWith } from './testing.js';
 import { runWorker } from './worker.js';
 
 const KEY = randomBytes(32).toString('hex');

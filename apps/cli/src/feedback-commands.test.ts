@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordingFetch, runWith, startTestGateway, type TestGateway } from './test-helpers.js';
+import { recordingFetch, runWith, startTestGateway, type TestGateway } from './testing.js';
 
 // The real gateway; feedback arrives the way agents send it (send_feedback over MCP) and the CLI reads it back.
 const WS = 'ws-feedback-cli';

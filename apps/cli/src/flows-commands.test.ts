@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from './admin-client.js';
 import { formatDiagnostics, slugOf } from './flows-commands.js';
 import { DEMO_SECRET, seedDemo } from './seed.js';
-import { runWith } from './test-helpers.js';
+import { runWith } from './testing.js';
 
 // The real gateway on loopback (PGlite, or Postgres when DATABASE_URL is set); the CLI runs in-process against it.
 const TOKEN = `op_${randomBytes(24).toString('hex')}`;

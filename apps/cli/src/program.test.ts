@@ -11,7 +11,7 @@ import {
   startLoopback,
   startTestGateway,
   type TestGateway,
-} from './test-helpers.js';
+} from './testing.js';
 
 // The real gateway on loopback (PGlite, or Postgres when DATABASE_URL is set); the CLI runs in-process against it.
 // Its operator token is the one `flowgate dev` generated into `devDir`, so the dev-token fallback can be shown too.

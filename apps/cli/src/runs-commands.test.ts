@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminClient } from './admin-client.js';
-import { runWith, startTestGateway, type TestGateway } from './test-helpers.js';
+import { runWith, startTestGateway, type TestGateway } from './testing.js';
 
 // The real gateway with its in-process worker (PGlite, or Postgres when DATABASE_URL is set); the CLI runs
 // in-process against it.

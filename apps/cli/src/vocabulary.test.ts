@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveConfig } from './serve.js';
-import { runWith } from './test-helpers.js';
+import { runWith } from './testing.js';
 
 // One CLI vocabulary: the same workspace flag, port flag, token default and error shape on every command.
 

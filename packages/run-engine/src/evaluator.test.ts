@@ -2,7 +2,7 @@ import { CORE_FUNCTIONS, SPECIAL_FORMS } from '@flowgate/flows';
 import { describe, expect, it } from 'vitest';
 import { BUILTINS } from './builtins.js';
 import { isSpecialForm } from './evaluator.js';
-import { ev, evError } from './test-support.js';
+import { ev, evError } from './testing.js';
 
 describe('the language surface', () => {
   it('implements exactly the validator’s core functions and special forms', () => {

@@ -4,7 +4,7 @@ import { type RunBodyOptions, type RunOutcome, runBody } from './interpreter.js'
 import type { JournalEntry, StepEvent, StepRunner } from './ports.js';
 import type { ResolvedConnection } from './steps/common.js';
 import { createStepRunner } from './steps/index.js';
-import { json, memoryKv, startServer, type TestServer } from './test-support.js';
+import { json, memoryKv, startServer, type TestServer } from './testing.js';
 import { fromJson } from './values.js';
 
 /**

@@ -4,7 +4,7 @@ import { RunError } from './errors.js';
 import { type RunBodyOptions, type RunOutcome, runBody } from './interpreter.js';
 import type { JournalEntry, StepEvent, StepRequest, StepRunner } from './ports.js';
 import { createStepRunner } from './steps/index.js';
-import { modelOf } from './test-support.js';
+import { modelOf } from './testing.js';
 import { fromJson, type JsonValue } from './values.js';
 
 /** A fake StepRunner: answers each request with `answer(request)` as plain JSON and records the calls. */

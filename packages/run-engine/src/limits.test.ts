@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toRunError } from './errors.js';
 import { DEFAULT_RUN_LIMITS, HARD_MAX_DEPTH, MAX_VALUE_DEPTH } from './limits.js';
-import { ev, evError } from './test-support.js';
+import { ev, evError } from './testing.js';
 
 /** Runs `fn` and returns how long it took, so hostile bodies are shown to stop quickly, not just eventually. */
 function timed<T>(fn: () => T): { value: T; ms: number } {

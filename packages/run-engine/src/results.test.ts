@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { conversionMeter } from './limits.js';
 import { renderResult, textualMimeType } from './results.js';
-import { evalValue } from './test-support.js';
+import { evalValue } from './testing.js';
 
 const render = (
   expr: string,

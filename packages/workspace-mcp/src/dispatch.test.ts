@@ -15,7 +15,7 @@ import {
 } from './dispatch.js';
 import { parseNarrowingHeaders } from './narrowing.js';
 import { adaptContentForVersion, parseErrorResult } from './protocol.js';
-import { callTool, makeCtx, rpc, useTestDb } from './test-support.js';
+import { callTool, makeCtx, rpc, useTestDb } from './testing.js';
 
 /** The longest text any redaction call was given: hostile input must reach redaction only as a bounded preview. */
 const redaction = vi.hoisted(() => ({ longest: 0 }));

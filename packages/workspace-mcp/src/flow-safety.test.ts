@@ -6,7 +6,7 @@
 import { repos } from '@flowgate/db';
 import { AUTHORED_MARKERS, type FlowWorld, seedFlowWorld } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { callTool, type Json, rpc, useTestDb } from './test-support.js';
+import { callTool, type Json, rpc, useTestDb } from './testing.js';
 
 const env = useTestDb();
 /** ws-acme's flow world with no opt-in by the installer: only the source's own admin trusts partner-lookup. */

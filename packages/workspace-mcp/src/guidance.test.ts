@@ -7,7 +7,7 @@ import { flowSurface } from './flow-surface.js';
 import { guideMarkdown, guideProse, hiddenTools } from './guidance.js';
 import { parseNarrowingHeaders } from './narrowing.js';
 import { WORKSPACE_SURFACE } from './surface.js';
-import { ALL_CAPABILITIES, type Json, rpc, type TestContext, useTestDb } from './test-support.js';
+import { ALL_CAPABILITIES, type Json, rpc, type TestContext, useTestDb } from './testing.js';
 
 const env = useTestDb();
 let workspaceId = '';

@@ -14,7 +14,7 @@ import {
 } from './policy.js';
 import type { Blocker } from './schemas.js';
 import { TOOLSETS } from './schemas.js';
-import { ALL_CAPABILITIES, useTestDb } from './test-support.js';
+import { ALL_CAPABILITIES, useTestDb } from './testing.js';
 
 function narrowing(headers: Parameters<typeof parseNarrowingHeaders>[0]): Narrowing {
   const r = parseNarrowingHeaders(headers);

@@ -12,7 +12,7 @@ const jsonSchema = (s: z.ZodType) => {
 };
 
 describe('published output schemas', () => {
-  // Successful outputs of every tool are checked by test-support's rpc on every tools/call the suites make.
+  // Successful outputs of every tool are checked by the testing module's rpc on every tools/call the suites make.
   it('accept the tool-error structuredContent of every tool (SDK v1 validates it even with isError)', () => {
     const errors: ToolErrorContent[] = [
       { error: { code: 'invalid_arguments', message: 'flow_slug: required' } },

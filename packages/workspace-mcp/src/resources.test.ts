@@ -6,7 +6,7 @@ import { DOCS_LAST_MODIFIED, renderAllDocs, renderDoc } from './docs/index.js';
 import { parseNarrowingHeaders } from './narrowing.js';
 import { AVAILABLE_PROMPTS, isPromptAvailable, PROMPTS } from './prompts.js';
 import { compileUriTemplate, RESOURCE_TEMPLATES } from './resource-catalog.js';
-import { callTool, rpc, useTestDb } from './test-support.js';
+import { callTool, rpc, useTestDb } from './testing.js';
 
 const env = useTestDb();
 beforeAll(async () => {

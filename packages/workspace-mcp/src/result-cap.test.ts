@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG_TOOLS } from './catalog.js';
 import { LIMITS } from './limits.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result.js';
-import { callTool, type Json, type TestContext, useTestDb } from './test-support.js';
+import { callTool, type Json, type TestContext, useTestDb } from './testing.js';
 
 const env = useTestDb();
 const WS = 'ws-acme';

@@ -17,7 +17,7 @@ import {
   modernResultJson,
   parseEnvelope,
 } from './revision.js';
-import { useTestDb } from './test-support.js';
+import { useTestDb } from './testing.js';
 
 const V = '2026-07-28';
 const ENVELOPE = {

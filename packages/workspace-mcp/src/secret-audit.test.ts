@@ -3,7 +3,7 @@ import { seedFlow, seedWorkspace } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { McpAuditEntry } from './context.js';
 import { flowSurface } from './flow-surface.js';
-import { rpc, type TestContext, useTestDb } from './test-support.js';
+import { rpc, type TestContext, useTestDb } from './testing.js';
 
 /**
  * A flow input declared `:type :secret` never reaches the audit log, whatever its name: `pw` is no secret-looking key,

@@ -3,7 +3,7 @@ import { seedFlow, seedWorkspace } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NO_NARROWING } from './narrowing.js';
 import { TASK_POLL_INTERVAL_MS, TASK_TTL_MS } from './tasks.js';
-import { callTool, rpc, useTestDb } from './test-support.js';
+import { callTool, rpc, useTestDb } from './testing.js';
 
 /**
  * Tasks through the dispatcher on a real workspace (no worker: runs stay queued, so every answer here is about a

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runWith } from '../test-helpers.js';
+import { runWith } from '../testing.js';
 
 const WS = 'ws-acme';
 const API = 'https://flows.example.com';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunOutcome, runBody } from '../interpreter.js';
 import type { RunLimits } from '../limits.js';
 import type { StepEvent } from '../ports.js';
-import { json, modelOf, startServer, type TestServer } from '../test-support.js';
+import { json, modelOf, startServer, type TestServer } from '../testing.js';
 import type { ResolvedConnection } from './common.js';
 import { createStepRunner } from './index.js';
 import type { Resolver } from './net.js';

@@ -1,7 +1,7 @@
 import { readEdn } from '@flowgate/flows';
 import { describe, expect, it } from 'vitest';
 import { type RunOutcome, runBody } from '../interpreter.js';
-import { memoryKv, modelOf } from '../test-support.js';
+import { memoryKv, modelOf } from '../testing.js';
 import type { KvStore } from './common.js';
 import { createStepRunner } from './index.js';
 

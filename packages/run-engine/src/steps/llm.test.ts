@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunOutcome, runBody } from '../interpreter.js';
 import type { RunLimits } from '../limits.js';
 import type { StepEvent } from '../ports.js';
-import { modelOf } from '../test-support.js';
+import { modelOf } from '../testing.js';
 import { createStepRunner } from './index.js';
 
 const API_KEY = 'sk-test-0123456789abcdefghij';

@@ -18,7 +18,7 @@ import {
 } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NO_NARROWING, parseNarrowingHeaders } from '../narrowing.js';
-import { ALL_CAPABILITIES, callTool, type Json, type TestContext, useTestDb } from '../test-support.js';
+import { ALL_CAPABILITIES, callTool, type Json, type TestContext, useTestDb } from '../testing.js';
 import { checkFlowReadinessTool } from './check-flow-readiness.js';
 import { createFlowDraftTool } from './create-flow-draft.js';
 import { getFlowDefinitionTool } from './get-flow-definition.js';

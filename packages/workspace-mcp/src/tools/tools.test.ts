@@ -12,7 +12,7 @@ import {
 } from '@flowgate/workspace/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNarrowingHeaders } from '../narrowing.js';
-import { callTool, useTestDb } from '../test-support.js';
+import { callTool, useTestDb } from '../testing.js';
 import { checkConnectionsTool } from './check-connections.js';
 import { getWorkspaceContextTool } from './get-workspace-context.js';
 import { listConnectionsTool } from './list-connections.js';
