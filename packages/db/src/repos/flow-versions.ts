@@ -1,7 +1,7 @@
 import { AppError } from '@flowgate/core';
 import type { FlowModel } from '@flowgate/flows';
 import { and, desc, eq, lt } from 'drizzle-orm';
-import type { Database } from '../client.js';
+import type { Database, Executor } from '../client.js';
 import { flows, flowVersions } from '../schema.js';
 import { type FlowLimits, MAX_VERSIONS_PER_FLOW } from './flows.js';
 import { newVersionColumns, replaceToolRows } from './search-projection.js';
@@ -78,7 +78,7 @@ export async function getFlowVersion(
  * workspace: the run row names it).
  */
 export async function getVersionModel(
-  db: Database,
+  db: Executor,
   workspaceId: string,
   flowId: string,
   version: number,

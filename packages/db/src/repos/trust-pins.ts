@@ -1,9 +1,9 @@
 import { AppError } from '@flowgate/core';
-import type { FlowModel } from '@flowgate/flows';
 import { and, eq } from 'drizzle-orm';
-import type { Database, Executor } from '../client.js';
+import type { Database } from '../client.js';
 import { flows, flowVersions } from '../schema.js';
 import { metadataSha256 } from './flow-digests.js';
+import { getVersionModel } from './flow-versions.js';
 import type { FlowRow } from './flows.js';
 
 /**
@@ -13,7 +13,7 @@ import type { FlowRow } from './flows.js';
 
 /**
  * Workspace admin opt-in (docs/flows.md, "Metadata safety"): show this flow's authored text to models. The opt-in
- * covers exactly what the admin reviewed, the live version as it is now: its literal's digest is stored, and the text
+ * covers exactly what the admin reviewed, the live version as it is now: its metadata digest is stored, and the text
  * of any other definition (a later release, a draft) stays untrusted until an admin opts in again. Without a live
  * version there is nothing reviewed to pin, so the opt-in is refused.
  */
@@ -33,8 +33,11 @@ export async function setFlowTrustMetadata(
     if (!flow) return null;
     let digest: string | null = null;
     if (trusted) {
-      const live = flow.liveVersion === null ? undefined : await liveModel(tx, flow);
-      if (live === undefined) {
+      const live =
+        flow.liveVersion === null
+          ? null
+          : await getVersionModel(tx, flow.workspaceId, flow.id, flow.liveVersion);
+      if (live === null) {
         throw new AppError(
           'invalid_request',
           `flow ${slug} has no live version to review; release it, review the released text, then opt in`,
@@ -63,22 +66,6 @@ export async function flowTrustPin(
     .where(and(eq(flows.workspaceId, workspaceId), eq(flows.id, flowId)))
     .limit(1);
   return rows[0] ?? null;
-}
-
-async function liveModel(db: Executor, flow: FlowRow): Promise<FlowModel | undefined> {
-  if (flow.liveVersion === null) return undefined;
-  const rows = await db
-    .select({ model: flowVersions.model })
-    .from(flowVersions)
-    .where(
-      and(
-        eq(flowVersions.workspaceId, flow.workspaceId),
-        eq(flowVersions.flowId, flow.id),
-        eq(flowVersions.version, flow.liveVersion),
-      ),
-    )
-    .limit(1);
-  return rows[0]?.model as FlowModel | undefined;
 }
 
 /**
