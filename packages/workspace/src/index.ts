@@ -38,6 +38,13 @@ export type {
   NewConnection,
 } from './connections/manage.js';
 export {
+  type ConsoleSessionKind,
+  type ConsoleSessionRecord,
+  type ConsoleSessions,
+  consoleSessions,
+  hashConsoleSecret,
+} from './console-sessions.js';
+export {
   FEEDBACK_AREAS,
   type FeedbackArea,
   type FeedbackInput,

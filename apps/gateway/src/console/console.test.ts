@@ -1,10 +1,11 @@
 import { NO_FLAGS, PROVIDERS, renderConfig } from '@flowgate/client-config';
 import { repos } from '@flowgate/db';
 import { EXAMPLE_FLOWS } from '@flowgate/flows';
+import { hashConsoleSecret } from '@flowgate/workspace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, TEST_ADMIN_TOKEN } from '../testing.js';
 import { STYLESHEET } from './assets.js';
-import { createSession, createSignInCode, hashSecret } from './session.js';
+import { createSession, createSignInCode } from './session.js';
 import { BASE, Browser } from './test-browser.js';
 
 describe('admin console', () => {
@@ -540,7 +541,8 @@ describe('admin console', () => {
       expect(res.headers.get('location')).toBe('/console/sign-in');
     }
     await new Browser(h).signInWithToken(TEST_ADMIN_TOKEN);
-    const row = (id: string) => repos.getConsoleSession(h.db.db, hashSecret(id), 'session', new Date(0));
+    const row = (id: string) =>
+      repos.getConsoleSession(h.db.db, hashConsoleSecret(id), 'session', new Date(0));
     expect(await row(stale.id)).toBeNull();
     expect(await row(recent.id)).not.toBeNull();
   });

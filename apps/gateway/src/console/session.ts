@@ -1,7 +1,7 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Authenticator, Principal } from '@flowgate/auth';
 import { capabilitySchema } from '@flowgate/auth';
-import { type Database, repos } from '@flowgate/db';
+import { type ConsoleSessionKind, consoleSessions, type WorkspaceDeps } from '@flowgate/workspace';
 import { z } from 'zod';
 
 /** A console session lasts at most this long, and never past the signing-in token's own expiry. */
@@ -67,13 +67,8 @@ function loadPrincipal(value: unknown): ConsolePrincipal | null {
   };
 }
 
-export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
-}
-
-function newSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
+/** The database sessions are stored in (the one the workspace use cases run on). */
+type Database = WorkspaceDeps['db'];
 
 export type SignInResult =
   | { ok: true; principal: ConsolePrincipal; workspaces: string[] }
@@ -103,22 +98,14 @@ export async function principalForToken(authenticator: Authenticator, token: str
   return { ok: true, principal: p, workspaces: admin };
 }
 
-async function insert(
+function insert(
   db: Database,
-  kind: 'session' | 'code',
+  kind: ConsoleSessionKind,
   principal: ConsolePrincipal,
   workspaces: string[],
   expiresAt: Date,
 ): Promise<string> {
-  const secret = newSecret();
-  await repos.insertConsoleSession(db, {
-    idHash: hashSecret(secret),
-    kind,
-    principal: storePrincipal(principal),
-    workspaces,
-    expiresAt,
-  });
-  return secret;
+  return consoleSessions(db).issue(kind, { principal: storePrincipal(principal), workspaces, expiresAt });
 }
 
 /** A new session; returns the cookie value (stored only as its hash). */
@@ -134,7 +121,7 @@ export async function createSession(
   const expiresAt = new Date(expires);
   // Sign-ins are rare, so each one also clears rows that expired more than a day ago; the table stays small
   // without a timer of its own.
-  await repos.pruneConsoleSessions(db, new Date(now.getTime() - 24 * 60 * 60 * 1000));
+  await consoleSessions(db).prune(new Date(now.getTime() - 24 * 60 * 60 * 1000));
   return { id: await insert(db, 'session', signIn.principal, signIn.workspaces, expiresAt), expiresAt };
 }
 
@@ -158,8 +145,7 @@ export async function redeemSignInCode(
   code: string,
   now: Date,
 ): Promise<{ id: string; expiresAt: Date } | null> {
-  if (code.length === 0 || code.length > 128) return null;
-  const row = await repos.revokeConsoleSession(db, hashSecret(code), 'code', now);
+  const row = await consoleSessions(db).revoke('code', code, now);
   if (!row) return null;
   const principal = loadPrincipal(row.principal);
   if (!principal) return null;
@@ -167,18 +153,15 @@ export async function redeemSignInCode(
 }
 
 export async function readSession(db: Database, id: string, now: Date): Promise<ConsoleSession | null> {
-  if (id.length === 0 || id.length > 128) return null;
-  const idHash = hashSecret(id);
-  const row = await repos.getConsoleSession(db, idHash, 'session', now);
+  const row = await consoleSessions(db).find('session', id, now);
   if (!row) return null;
   const principal = loadPrincipal(row.principal);
   if (!principal) return null;
-  return { principal, workspaces: row.workspaces, idHash, expiresAt: row.expiresAt };
+  return { principal, workspaces: row.workspaces, idHash: row.idHash, expiresAt: row.expiresAt };
 }
 
 export async function revokeSession(db: Database, id: string, now: Date): Promise<void> {
-  if (id.length === 0 || id.length > 128) return;
-  await repos.revokeConsoleSession(db, hashSecret(id), 'session', now);
+  await consoleSessions(db).revoke('session', id, now);
 }
 
 export function mayOpen(session: ConsoleSession, workspaceId: string): boolean {
@@ -200,5 +183,5 @@ export function sameToken(a: string, b: string): boolean {
 }
 
 export function randomToken(): string {
-  return newSecret();
+  return randomBytes(32).toString('base64url');
 }
