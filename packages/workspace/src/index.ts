@@ -83,6 +83,7 @@ export {
   type Page,
   type SlotBindingRecord,
 } from './flows/records.js';
+export type { TrustReview } from './flows/review.js';
 export type { FlowTemplate } from './flows/templates.js';
 export type {
   InstallationChange,

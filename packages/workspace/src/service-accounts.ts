@@ -37,6 +37,8 @@ export interface IssuedKey {
 
 export interface ServiceAccountUseCases {
   create(input: { name: string; capabilities: string[] }): Promise<ServiceAccountRecord>;
+  /** One account; 404 `not_found` when it does not exist. */
+  get(id: string): Promise<ServiceAccountRecord>;
   /** In id order, so a cursor resumes exactly. */
   list(input: { limit: number; after: string | null }): Promise<Page<ServiceAccountRecord>>;
   update(
@@ -85,8 +87,10 @@ const accountNotFound = () => new AppError('not_found', 'service account not fou
 export function serviceAccountUseCases(ctx: UseCaseContext): ServiceAccountUseCases {
   const { db, workspaceId: ws } = ctx;
 
-  async function existing(id: string): Promise<void> {
-    if (!(await repos.getServiceAccount(db, ws, id))) throw accountNotFound();
+  async function existing(id: string): Promise<repos.ServiceAccountRow> {
+    const row = await repos.getServiceAccount(db, ws, id);
+    if (!row) throw accountNotFound();
+    return row;
   }
 
   return {
@@ -94,6 +98,9 @@ export function serviceAccountUseCases(ctx: UseCaseContext): ServiceAccountUseCa
       return audited(ctx, 'service_accounts.create', { ok: () => ({ arguments: input }) }, async () =>
         accountRecord(await repos.createServiceAccount(db, ws, { id: newId('sa', 16), ...input })),
       );
+    },
+    async get(id) {
+      return accountRecord(await existing(id));
     },
     async list({ limit, after }) {
       const rows = await repos.listServiceAccounts(db, ws, { limit: limit + 1, afterId: after ?? undefined });

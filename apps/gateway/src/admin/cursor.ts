@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { WorkspaceAccess } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
 import type { Context } from 'hono';
 import { z } from 'zod';
@@ -24,6 +25,13 @@ export interface AdminCursors {
 
 const MAC_BYTES = 16;
 
+/**
+ * The workspace a list belongs to, which its cursors are bound to; the operator's lists belong to none (no access is
+ * set on them) and use '', which no workspace id is.
+ */
+const scopeOf = (c: Context<AppEnv>): string =>
+  (c.get('access') as WorkspaceAccess | undefined)?.workspaceId ?? '';
+
 export const invalidCursor = () =>
   new AppError('invalid_cursor', 'cursor is not valid for this list; omit it to start from the first page');
 
@@ -37,7 +45,7 @@ export function createAdminCursors(key: Uint8Array): AdminCursors {
   return {
     seal(c, route, position) {
       const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
-      const tag = mac(route, c.get('access').workspaceId, payload).toString('base64url');
+      const tag = mac(route, scopeOf(c), payload).toString('base64url');
       return `${payload}.${tag}`;
     },
     open(c, route, cursor, schema) {
@@ -48,7 +56,7 @@ export function createAdminCursors(key: Uint8Array): AdminCursors {
       // Compared as text: base64url has spare bits in its last character, so decoding first would accept
       // more than one spelling of the same tag.
       const given = Buffer.from(cursor.slice(dot + 1));
-      const expected = Buffer.from(mac(route, c.get('access').workspaceId, payload).toString('base64url'));
+      const expected = Buffer.from(mac(route, scopeOf(c), payload).toString('base64url'));
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
       let value: unknown;
       try {

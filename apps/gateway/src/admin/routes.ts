@@ -1,5 +1,5 @@
 import type { Authenticator } from '@flowgate/auth';
-import { openOperator, type WorkspaceDeps } from '@flowgate/workspace';
+import type { WorkspaceDeps } from '@flowgate/workspace';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { AuditSink } from '../audit/queue.js';
 import { adminAuditRecorder } from '../audit/recorder.js';
@@ -12,11 +12,12 @@ import { createAdminCursors } from './cursor.js';
 import { feedbackRoutes } from './feedback.js';
 import { flowRoutes } from './flows.js';
 import { policyRoutes } from './policy.js';
+import { reviewRoutes } from './review.js';
 import { runRoutes } from './runs.js';
-import { createWorkspaceBody } from './schemas.js';
 import { serviceAccountRoutes } from './service-accounts.js';
-import { jsonBody } from './validation.js';
+import { toolsPreviewRoutes } from './tools-preview.js';
 import type { AdminWorkspaces } from './workspace-of.js';
+import { workspaceRoutes } from './workspaces.js';
 
 export interface AdminDeps {
   authenticator: Authenticator;
@@ -37,7 +38,7 @@ export interface AdminDeps {
 /**
  * The admin API (docs/admin-api.md), one module per resource. Each route validates, calls one workspace use case and
  * renders its answer; the use cases record the audit rows. Workspace routes sit behind the workspace guards (mounted
- * by the app) plus their own capability or admin guard; workspace creation needs the operator token. Routes are
+ * by the app) plus their own capability or admin guard; creating and listing workspaces needs the operator. Routes are
  * chained so their types accumulate into `AdminApi`, the contract the typed clients are checked against.
  */
 export function adminRoutes(deps: AdminDeps) {
@@ -56,23 +57,18 @@ export function adminRoutes(deps: AdminDeps) {
     .route('/', connectionRoutes(opened))
     .route('/', serviceAccountRoutes({ ...opened, authenticator: deps.authenticator }))
     .route('/', policyRoutes({ ...opened, toolNames: deps.toolNames, workspaces: deps.workspaces }))
-    .route('/', auditRoutes(opened));
+    .route('/', auditRoutes(opened))
+    .route('/', reviewRoutes(opened))
+    .route('/', toolsPreviewRoutes(opened));
 
   return new Hono<AppEnv>()
-    .post(
-      '/api/admin/workspaces',
-      deps.operatorGuard ?? operatorGuard(deps.authenticator),
-      jsonBody(createWorkspaceBody),
-      async (c) => {
-        const operator = openOperator(deps.workspaceDeps, {
-          actor: { kind: 'operator', id: 'operator' },
-          requestId: c.get('requestId'),
-          audit: recorder,
-        });
-        const created = await operator.workspaces.create(c.req.valid('json'));
-        deps.workspaces.invalidate(created.id);
-        return c.json(created, 201);
-      },
+    .route(
+      '/',
+      workspaceRoutes({
+        ...opened,
+        workspaces: deps.workspaces,
+        operatorGuard: deps.operatorGuard ?? operatorGuard(deps.authenticator),
+      }),
     )
     .route('/api/workspaces/:ws', ws);
 }

@@ -1,11 +1,11 @@
 /** @jsxImportSource hono/jsx */
-/** What the console pages share: the request types, rendering, form helpers and the admin API shapes they read. */
+/** What the console pages share: the request types, rendering and form helpers. */
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { GatewayDeps } from '../app.js';
 import type { AppEnv } from '../context.js';
-import type { ApiAnswer } from './inner.js';
+import type { AdminClient, Refusal } from './api.js';
 import type { ConsoleSession } from './session.js';
 import { Layout, Notice, type PageFrame } from './views.js';
 
@@ -31,18 +31,6 @@ export function frameOf(c: C, title: string, ws: string | null, nav: PageFrame['
     csrf: c.get('csrf'),
     operator: session.principal.kind === 'operator',
   };
-}
-
-/** The API's error message, with its validation issues (`path: message`) so a form says which field was wrong. */
-export function message(answer: ApiAnswer): string {
-  const b = answer.body as { message?: unknown; issues?: unknown } | null;
-  if (typeof b?.message !== 'string') return `request failed (${answer.status})`;
-  const issues = Array.isArray(b.issues)
-    ? b.issues.flatMap((i: { path?: unknown; message?: unknown }) =>
-        typeof i?.path === 'string' && typeof i.message === 'string' ? [`${i.path}: ${i.message}`] : [],
-      )
-    : [];
-  return issues.length > 0 ? `${b.message}: ${issues.join('; ')}` : b.message;
 }
 
 export function formText(form: Record<string, unknown>, name: string): string {
@@ -74,123 +62,6 @@ export interface PolicyDraft {
   allowedOrigins: string;
   allowedIps: string;
   rateLimitPerMinute: string;
-}
-
-export interface ServiceAccount {
-  serviceAccountId: string;
-  name: string;
-  capabilities: string[];
-  status: string;
-  createdAt: string;
-}
-export interface ApiKey {
-  keyId: string;
-  name: string | null;
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-export interface Run {
-  runId: string;
-  flowSlug: string;
-  version: number | null;
-  status: string;
-  error: { code?: string; message?: string } | null;
-  resultMimeType: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  cancelRequested: boolean;
-  input: unknown;
-}
-export interface RunDetail extends Run {
-  result: { mimeType: string; value: unknown } | null;
-  steps: {
-    stepId: string;
-    type: string;
-    status: string;
-    attempts: number;
-    startedAt: string | null;
-    finishedAt: string | null;
-    error: { code: string; message: string } | null;
-  }[];
-  events: {
-    id: number;
-    type: string;
-    stepId: string | null;
-    status: string | null;
-    at: string;
-    detail: unknown;
-  }[];
-}
-export interface FlowSummary {
-  flowSlug: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  hasDraft: boolean;
-  latestVersion: number | null;
-  liveVersion: number | null;
-}
-export interface FlowDetail extends FlowSummary {
-  versions: { version: number; releaseNote: string | null; createdAt: string }[];
-  bindings: { live: Record<string, unknown>; draft: Record<string, unknown> };
-}
-export interface Installation {
-  installationId: string;
-  sourceWorkspaceId: string;
-  flowSlug: string;
-  versionPolicy: 'pinned' | 'track-latest';
-  pinnedVersion: number | null;
-  enabled: boolean;
-  trustMetadata: boolean;
-  slotBindings: Record<string, string>;
-}
-
-export interface Connection {
-  connectionId: string;
-  name: string;
-  type: string;
-  baseUrl: string | null;
-  auth: { type: string; hasSecret: boolean; headerName?: string };
-  model: string | null;
-  status: string;
-  health: { ok: boolean; checkedAt: string; status?: number; message?: string } | null;
-  createdAt: string;
-}
-export interface ConnectionCheck {
-  status: string;
-  httpStatus: number | null;
-  latencyMs: number | null;
-  message: string | null;
-}
-export interface Feedback {
-  feedbackId: string;
-  area: string;
-  summary: string;
-  details: string | null;
-  principalType: string;
-  principalId: string;
-  resourceUri: string | null;
-  runId: string | null;
-  flowSlug: string | null;
-  context: Record<string, unknown> | null;
-  createdAt: string;
-}
-export interface AuditRow {
-  id: number;
-  at: string;
-  principalType: string;
-  principalId: string;
-  keyId: string | null;
-  kind: string;
-  action: string;
-  outcome: string;
-  errorCode: string | null;
-  blockers: unknown;
-  runId: string | null;
-  count: number;
 }
 
 const NOTICES: Record<string, string> = {
@@ -227,7 +98,9 @@ export function noticeOf(c: C): Child {
 export interface PageKit {
   app: Hono<Env>;
   deps: GatewayDeps;
-  api: (c: C, method: string, path: string, body?: unknown) => Promise<ApiAnswer>;
-  wsPath: (c: C, rest: string) => string;
-  failed: (c: C, title: string, nav: PageFrame['nav'], answer: ApiAnswer) => Promise<Response>;
+  api: (c: C) => AdminClient;
+  /** The path parameter of the page's workspace, for the admin API's `/api/workspaces/:ws/…` routes. */
+  wsParam: (c: C) => { ws: string };
+  /** A refused admin call as the whole page: a 403 stays a 403, whatever the page. */
+  failed: (c: C, title: string, nav: PageFrame['nav'], refused: Refusal) => Promise<Response>;
 }

@@ -5,9 +5,10 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { GatewayDeps, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
 import { ipRateLimit } from '../middleware/rate-limit.js';
+import type { Refusal } from './api.js';
 import { SCRIPT, STYLESHEET } from './assets.js';
-import { type AdminCaller, type ApiAnswer, createAdminCaller } from './inner.js';
-import { type C, type Env, formText, frameOf, message, type PageKit, render } from './kit.js';
+import { type AdminClients, createAdminClients } from './inner.js';
+import { type C, type Env, formText, frameOf, type PageKit, render } from './kit.js';
 import { installAuditPage } from './pages/audit.js';
 import { installConnectPage } from './pages/connect.js';
 import { installConnectionsPages } from './pages/connections.js';
@@ -86,7 +87,7 @@ function forbidden(c: C) {
 export function consoleRoutes(
   app: Hono<AppEnv>,
   deps: GatewayDeps,
-  call: AdminCaller = createAdminCaller(deps),
+  clients: AdminClients = createAdminClients(deps),
 ) {
   const db = deps.db.db;
   const now = () => new Date();
@@ -213,22 +214,20 @@ export function consoleRoutes(
   });
   console_.get('/console/w/:ws', (c) => c.redirect(`/console/w/${c.req.param('ws')}/keys`, 303));
 
-  const api = (c: C, method: string, path: string, body?: unknown) =>
-    call(c as unknown as Context<AppEnv>, c.get('consoleSession'), method, path, body);
-  const wsPath = (c: C, rest: string) => `/api/workspaces/${c.req.param('ws')}${rest}`;
-  /** An admin API refusal as a page: a 403 stays a 403, whatever the page. */
-  const failed = (c: C, title: string, nav: PageFrame['nav'], answer: ApiAnswer) =>
+  const api = (c: C) => clients(c as unknown as Context<AppEnv>, c.get('consoleSession'));
+  const wsParam = (c: C) => ({ ws: c.req.param('ws') ?? '' });
+  const failed = (c: C, title: string, nav: PageFrame['nav'], refused: Refusal) =>
     render(
       c,
       frameOf(c, title, c.req.param('ws') ?? null, nav),
       <>
         <h1>{title}</h1>
-        <Notice kind="error">{message(answer)}</Notice>
+        <Notice kind="error">{refused.message}</Notice>
       </>,
-      answer.status >= 400 ? answer.status : 500,
+      refused.status >= 400 ? refused.status : 500,
     );
 
-  const kit: PageKit = { app: console_, deps, api, wsPath, failed };
+  const kit: PageKit = { app: console_, deps, api, wsParam, failed };
   installWorkspacesPage(kit);
   installKeysPages(kit);
   installRunsPages(kit);

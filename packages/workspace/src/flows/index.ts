@@ -4,7 +4,7 @@ import { closest } from '@flowgate/flows';
 import { audited } from '../audit.js';
 import type { UseCaseContext } from '../scope.js';
 import { type DraftOutcome, type ReleaseOutcome, release, saveDraft } from './authoring.js';
-import { definitionOf, recordOf, resolveFlow } from './lookup.js';
+import { definitionOf, type ResolvedFlow, recordOf, resolveFlow, resolveInstallation } from './lookup.js';
 import { type FlowAdminUseCases, flowAdminUseCases } from './manage.js';
 import { evaluateReadiness, type Readiness } from './readiness.js';
 import type {
@@ -15,6 +15,7 @@ import type {
   Page,
   SlotBindingRecord,
 } from './records.js';
+import { type TrustReview, trustReview } from './review.js';
 import { searchFlows, searchFlowTools } from './search.js';
 import { type FlowTemplate, matchingTemplates } from './templates.js';
 
@@ -58,6 +59,11 @@ export interface FlowUseCases extends FlowAdminUseCases {
     installationId: string | null;
     includeInstalled: boolean;
   }): Promise<OpenFlow | null>;
+  /**
+   * What a metadata trust opt-in covers for an own flow (its live version) or an installation (the version it runs),
+   * for an admin to review before opting in; null when there is no such flow or installation.
+   */
+  reviewTrust(ref: { slug: string } | { installationId: string }): Promise<TrustReview | null>;
   saveDraft(input: { literal: string; expectedSlug: string | null }): Promise<DraftOutcome>;
   /** " (did you mean x?)" for a slug that names no flow of this workspace, or '' when none is close. */
   suggestSlug(slug: string): Promise<string>;
@@ -98,6 +104,41 @@ async function bindingsOf(
     });
 }
 
+/** A resolved flow as the use cases hand it out: its record, and reads of its definitions, bindings and readiness. */
+function openFlow(ctx: UseCaseContext, resolved: ResolvedFlow): OpenFlow {
+  const record = recordOf(resolved);
+  const definition = (selector: FlowSelector) => definitionOf(ctx, resolved, selector);
+  const definitionFor = (target: 'live' | 'draft') =>
+    definition({ source: resolved.kind === 'installed' ? 'active' : target });
+  const slotBindings = async (target: 'live' | 'draft') =>
+    bindingsOf(
+      ctx,
+      resolved.kind === 'installed'
+        ? Object.fromEntries(
+            Object.entries(resolved.installation.slotBindings).map(([slot, connectionId]) => [
+              slot,
+              { connectionId, boundFor: 'installation' as const },
+            ]),
+          )
+        : await repos.getRunBindings(ctx.db, ctx.workspaceId, resolved.row.id, target),
+    );
+  return {
+    record,
+    source:
+      resolved.kind === 'installed'
+        ? {
+            flowId: resolved.installation.sourceFlowId,
+            workspaceId: resolved.installation.sourceWorkspaceId,
+          }
+        : { flowId: resolved.row.id, workspaceId: resolved.row.workspaceId },
+    definition,
+    definitionFor,
+    slotBindings,
+    readiness: (target) =>
+      evaluateReadiness(record, target, { definition: definitionFor, bindings: slotBindings }),
+  };
+}
+
 export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
   return {
     search: (input) => searchFlows(ctx, input),
@@ -109,38 +150,14 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
     },
     async open(ref) {
       const resolved = await resolveFlow(ctx, ref);
-      if (!resolved) return null;
-      const record = recordOf(resolved);
-      const definition = (selector: FlowSelector) => definitionOf(ctx, resolved, selector);
-      const definitionFor = (target: 'live' | 'draft') =>
-        definition({ source: resolved.kind === 'installed' ? 'active' : target });
-      const slotBindings = async (target: 'live' | 'draft') =>
-        bindingsOf(
-          ctx,
-          resolved.kind === 'installed'
-            ? Object.fromEntries(
-                Object.entries(resolved.installation.slotBindings).map(([slot, connectionId]) => [
-                  slot,
-                  { connectionId, boundFor: 'installation' as const },
-                ]),
-              )
-            : await repos.getRunBindings(ctx.db, ctx.workspaceId, resolved.row.id, target),
-        );
-      return {
-        record,
-        source:
-          resolved.kind === 'installed'
-            ? {
-                flowId: resolved.installation.sourceFlowId,
-                workspaceId: resolved.installation.sourceWorkspaceId,
-              }
-            : { flowId: resolved.row.id, workspaceId: resolved.row.workspaceId },
-        definition,
-        definitionFor,
-        slotBindings,
-        readiness: (target) =>
-          evaluateReadiness(record, target, { definition: definitionFor, bindings: slotBindings }),
-      };
+      return resolved ? openFlow(ctx, resolved) : null;
+    },
+    async reviewTrust(ref) {
+      const resolved =
+        'slug' in ref
+          ? await resolveFlow(ctx, { slug: ref.slug, installationId: null, includeInstalled: false })
+          : await resolveInstallation(ctx, ref.installationId);
+      return resolved ? trustReview(openFlow(ctx, resolved)) : null;
     },
     ...flowAdminUseCases(ctx),
     saveDraft(input) {

@@ -122,6 +122,15 @@ export async function resolveFlow(
   return inst ? installed(db, inst) : null;
 }
 
+/** An installation of this workspace by id, whatever its slug; null when there is none. */
+export async function resolveInstallation(
+  ctx: UseCaseContext,
+  installationId: string,
+): Promise<ResolvedFlow | null> {
+  const inst = await repos.getInstallation(ctx.db, ctx.workspaceId, installationId);
+  return inst ? installed(ctx.db, inst) : null;
+}
+
 export function recordOf(resolved: ResolvedFlow): FlowRecord {
   return resolved.kind === 'own'
     ? ownRecord(resolved.row, resolved.live)

@@ -1,32 +1,29 @@
 /** @jsxImportSource hono/jsx */
 import { CONNECTION_TYPES } from '@flowgate/core';
-import {
-  type C,
-  type Connection,
-  type ConnectionCheck,
-  formText,
-  frameOf,
-  message,
-  noticeOf,
-  PAGE_SIZE,
-  type PageKit,
-  qs,
-  render,
-} from '../kit.js';
+import { type Connection, type ConnectionCheck, formBody, refusal } from '../api.js';
+import { type C, formText, frameOf, noticeOf, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
 import { Badge, Csrf, Empty, Notice, Pager, Table, when } from '../views.js';
 
 /** Connections: health, create, rotate, check, disable. */
 export function installConnectionsPages(kit: PageKit): void {
-  const { app: console_, api, wsPath, failed } = kit;
+  const { app: console_, api, wsParam, failed } = kit;
+  const connections = (c: C) => api(c).api.workspaces[':ws'].connections;
+  /** A refused change: a 403 is the whole page's answer, anything else is shown above the list. */
+  const refused = async (c: C, res: Response) => {
+    const r = await refusal(res);
+    return r.status === 403
+      ? failed(c, 'Connections', 'connections', r)
+      : connectionsPage(c, { error: r.message });
+  };
   const connectionsPage = async (
     c: C,
     extra: { error?: string; check?: ConnectionCheck & { name: string } },
   ) => {
     const ws = c.req.param('ws') as string;
     const cursor = c.req.query('cursor') || undefined;
-    const answer = await api(c, 'GET', wsPath(c, `/connections${qs({ limit: PAGE_SIZE, cursor })}`));
-    if (answer.status !== 200) return failed(c, 'Connections', 'connections', answer);
-    const page = answer.body as { items: Connection[]; nextCursor: string | null };
+    const res = await connections(c).$get({ param: wsParam(c), query: { limit: String(PAGE_SIZE), cursor } });
+    if (!res.ok) return failed(c, 'Connections', 'connections', await refusal(res));
+    const page = await res.json();
     const csrf = c.get('csrf');
     const health = (x: Connection) => {
       if (x.status === 'disabled') return <Badge value="disabled" />;
@@ -185,40 +182,38 @@ export function installConnectionsPages(kit: PageKit): void {
         : { type: authType, secret, ...(authType === 'api-key' && headerName ? { headerName } : {}) };
     const baseUrl = formText(form, 'baseUrl');
     const model = formText(form, 'model');
-    const answer = await api(c, 'POST', wsPath(c, '/connections'), {
-      name: formText(form, 'name'),
-      type: formText(form, 'type'),
-      ...(baseUrl ? { baseUrl } : {}),
-      ...(model ? { model } : {}),
-      auth,
+    const res = await connections(c).$post({
+      param: wsParam(c),
+      json: formBody({
+        name: formText(form, 'name'),
+        type: formText(form, 'type'),
+        ...(baseUrl ? { baseUrl } : {}),
+        ...(model ? { model } : {}),
+        auth,
+      }),
     });
-    if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
-    if (answer.status !== 201) return connectionsPage(c, { error: message(answer) });
+    if (!res.ok) return refused(c, res);
     return c.redirect(`/console/w/${c.req.param('ws')}/connections?done=conn-created`, 303);
   });
   console_.post('/console/w/:ws/connections/:id/:action', async (c) => {
-    const id = encodeURIComponent(c.req.param('id'));
+    const param = { ...wsParam(c), id: encodeURIComponent(c.req.param('id')) };
+    const connection = connections(c)[':id'];
     const action = c.req.param('action');
     if (action === 'rotate') {
       const form = await c.req.parseBody({ all: true });
-      const answer = await api(c, 'POST', wsPath(c, `/connections/${id}/rotate`), {
-        secret: formText(form, 'secret'),
-      });
-      if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
-      if (answer.status !== 200) return connectionsPage(c, { error: message(answer) });
+      const res = await connection.rotate.$post({ param, json: { secret: formText(form, 'secret') } });
+      if (!res.ok) return refused(c, res);
       return c.redirect(`/console/w/${c.req.param('ws')}/connections?done=conn-rotated`, 303);
     }
     if (action === 'disable' || action === 'enable') {
-      const answer = await api(c, 'POST', wsPath(c, `/connections/${id}/${action}`));
-      if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
-      if (answer.status !== 200) return connectionsPage(c, { error: message(answer) });
+      const res = await connection[action].$post({ param });
+      if (!res.ok) return refused(c, res);
       return c.redirect(`/console/w/${c.req.param('ws')}/connections?done=conn-${action}d`, 303);
     }
     if (action === 'check') {
-      const answer = await api(c, 'POST', wsPath(c, `/connections/${id}/check`));
-      if (answer.status === 403) return failed(c, 'Connections', 'connections', answer);
-      if (answer.status !== 200) return connectionsPage(c, { error: message(answer) });
-      return connectionsPage(c, { check: answer.body as ConnectionCheck & { name: string } });
+      const res = await connection.check.$post({ param });
+      if (!res.ok) return refused(c, res);
+      return connectionsPage(c, { check: await res.json() });
     }
     return c.text('not found', 404);
   });

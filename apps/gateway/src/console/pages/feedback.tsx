@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { FEEDBACK_AREAS } from '@flowgate/workspace';
-import { type Feedback, frameOf, message, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
+import { refusal } from '../api.js';
+import { frameOf, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
 import {
   Badge,
   Empty,
@@ -16,21 +17,20 @@ import {
 
 /** What agents and people reported with send_feedback, newest first, through the admin API's feedback list. */
 export function installFeedbackPage(kit: PageKit): void {
-  const { app: console_, api, wsPath, failed } = kit;
+  const { app: console_, api, wsParam, failed } = kit;
   console_.get('/console/w/:ws/feedback', async (c) => {
     const ws = c.req.param('ws');
     const rawArea = c.req.query('area') ?? '';
-    const area = (FEEDBACK_AREAS as readonly string[]).includes(rawArea) ? rawArea : undefined;
+    const area = FEEDBACK_AREAS.find((x) => x === rawArea);
     const cursor = c.req.query('cursor') || undefined;
     const since = utcMinute(c.req.query('since'));
-    const answer = await api(
-      c,
-      'GET',
-      wsPath(c, `/feedback${qs({ limit: PAGE_SIZE, area, since: since && `${since}:00Z`, cursor })}`),
-    );
-    if (answer.status === 403) return failed(c, 'Feedback', 'feedback', answer);
-    const page =
-      answer.status === 200 ? (answer.body as { items: Feedback[]; nextCursor: string | null }) : null;
+    const res = await api(c).api.workspaces[':ws'].feedback.$get({
+      param: wsParam(c),
+      query: { limit: String(PAGE_SIZE), area, since: since && `${since}:00Z`, cursor },
+    });
+    const refused = res.ok ? null : await refusal(res);
+    if (refused?.status === 403) return failed(c, 'Feedback', 'feedback', refused);
+    const page = res.ok ? await res.json() : null;
     return render(
       c,
       frameOf(c, 'Feedback', ws, 'feedback'),
@@ -41,7 +41,7 @@ export function installFeedbackPage(kit: PageKit): void {
           docs, setup problems, runtime errors, confusing flow interfaces. Secrets were redacted before
           storing.
         </p>
-        {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
+        {refused ? <Notice kind="error">{refused.message}</Notice> : null}
         <form method="get" action={`/console/w/${ws}/feedback`} class="filters">
           <FilterSelect label="Area" name="area" options={FEEDBACK_AREAS} value={area} />
           <FilterInstant label="From" name="since" value={since} />

@@ -1,21 +1,14 @@
 /** @jsxImportSource hono/jsx */
 import type { Child } from 'hono/jsx';
-import type { ApiAnswer } from '../inner.js';
 import {
-  type C,
   type Connection,
-  type FlowDetail,
-  type FlowSummary,
-  formText,
-  frameOf,
+  formBody,
   type Installation,
-  message,
-  noticeOf,
-  PAGE_SIZE,
-  type PageKit,
-  qs,
-  render,
-} from '../kit.js';
+  type InstallationPatch,
+  type Refusal,
+  refusal,
+} from '../api.js';
+import { type C, formText, frameOf, noticeOf, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
 import { Badge, Csrf, Empty, Json, Notice, Pager, Table, when } from '../views.js';
 
 /** The slot-binding form of a flow or an installation page (`children`: fields only one of them has). */
@@ -57,31 +50,25 @@ function BindSlotForm(props: {
 
 /** Flows, their versions and trust, and installations. */
 export function installFlowsPages(kit: PageKit): void {
-  const { app: console_, api, wsPath, failed } = kit;
+  const { app: console_, api, wsParam, failed } = kit;
+  const workspace = (c: C) => api(c).api.workspaces[':ws'];
+  const flowParam = (c: C) => ({ ...wsParam(c), slug: encodeURIComponent(c.req.param('slug') ?? '') });
+  const installationParam = (c: C) => ({ ...wsParam(c), id: encodeURIComponent(c.req.param('id') ?? '') });
+  /** This workspace's connections (the first 200), to bind slots to; none when they cannot be read. */
+  const connectionsOf = async (c: C): Promise<Connection[]> => {
+    const res = await workspace(c).connections.$get({ param: wsParam(c), query: { limit: '200' } });
+    return res.ok ? (await res.json()).items : [];
+  };
   console_.get('/console/w/:ws/flows', async (c) => {
     const ws = c.req.param('ws') as string;
     const cursor = c.req.query('cursor') || undefined;
-    const [answer, installed] = await Promise.all([
-      api(c, 'GET', wsPath(c, `/flows${qs({ limit: PAGE_SIZE, cursor })}`)),
-      api(c, 'GET', wsPath(c, `/installations${qs({ limit: PAGE_SIZE })}`)),
+    const [res, installed] = await Promise.all([
+      workspace(c).flows.$get({ param: wsParam(c), query: { limit: String(PAGE_SIZE), cursor } }),
+      workspace(c).installations.$get({ param: wsParam(c), query: { limit: String(PAGE_SIZE) } }),
     ]);
-    if (answer.status !== 200) return failed(c, 'Flows', 'flows', answer);
-    const page = answer.body as { items: FlowSummary[]; nextCursor: string | null };
-    const installations =
-      installed.status === 200
-        ? (
-            installed.body as {
-              items: {
-                installationId: string;
-                sourceWorkspaceId: string;
-                flowSlug: string;
-                versionPolicy: string;
-                pinnedVersion: number | null;
-                enabled: boolean;
-              }[];
-            }
-          ).items
-        : [];
+    if (!res.ok) return failed(c, 'Flows', 'flows', await refusal(res));
+    const page = await res.json();
+    const installations = installed.ok ? (await installed.json()).items : [];
     return render(
       c,
       frameOf(c, 'Flows', ws, 'flows'),
@@ -169,50 +156,58 @@ export function installFlowsPages(kit: PageKit): void {
       </>,
     );
   });
-  const installationFailed = (c: C, answer: ApiAnswer) =>
+  const installationFailed = (c: C, refused: Refusal) =>
     render(
       c,
       frameOf(c, 'Flows', c.req.param('ws') ?? null, 'flows'),
       <>
         <h1>Flows</h1>
-        <Notice kind="error">{message(answer)}</Notice>
+        <Notice kind="error">{refused.message}</Notice>
         <p>
           <a href={`/console/w/${c.req.param('ws')}/flows`}>Back to flows</a>
         </p>
       </>,
-      answer.status >= 400 ? answer.status : 500,
+      refused.status >= 400 ? refused.status : 500,
     );
   console_.post('/console/w/:ws/installations', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const pinned = formText(form, 'pinnedVersion');
-    const answer = await api(c, 'POST', wsPath(c, '/installations'), {
-      sourceWorkspaceId: formText(form, 'sourceWorkspaceId'),
-      flowSlug: formText(form, 'flowSlug'),
-      ...(pinned
-        ? { versionPolicy: 'pinned', pinnedVersion: Number(pinned) }
-        : { versionPolicy: 'track-latest' }),
+    const res = await workspace(c).installations.$post({
+      param: wsParam(c),
+      json: {
+        sourceWorkspaceId: formText(form, 'sourceWorkspaceId'),
+        flowSlug: formText(form, 'flowSlug'),
+        ...(pinned
+          ? { versionPolicy: 'pinned' as const, pinnedVersion: Number(pinned) }
+          : { versionPolicy: 'track-latest' as const }),
+      },
     });
-    if (answer.status !== 201) return installationFailed(c, answer);
+    if (!res.ok) return installationFailed(c, await refusal(res));
     return c.redirect(`/console/w/${c.req.param('ws')}/flows?done=installed`, 303);
   });
   console_.post('/console/w/:ws/installations/:id', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const enabled = formText(form, 'enabled') === 'true';
-    const id = encodeURIComponent(c.req.param('id'));
-    const answer = await api(c, 'PATCH', wsPath(c, `/installations/${id}`), { enabled });
-    if (answer.status !== 200) return installationFailed(c, answer);
+    const res = await workspace(c).installations[':id'].$patch({
+      param: installationParam(c),
+      json: { enabled },
+    });
+    if (!res.ok) return installationFailed(c, await refusal(res));
     return c.redirect(
       `/console/w/${c.req.param('ws')}/flows?done=inst-${enabled ? 'enabled' : 'disabled'}`,
       303,
     );
   });
   /** One installation, found by walking the admin API's list (it has no single-installation read). */
-  const findInstallation = async (c: C, id: string): Promise<Installation | ApiAnswer | null> => {
+  const findInstallation = async (c: C, id: string): Promise<Installation | Refusal | null> => {
     let cursor: string | undefined;
     for (let i = 0; i < 50; i++) {
-      const answer = await api(c, 'GET', wsPath(c, `/installations${qs({ limit: 200, cursor })}`));
-      if (answer.status !== 200) return answer;
-      const page = answer.body as { items: Installation[]; nextCursor: string | null };
+      const res = await workspace(c).installations.$get({
+        param: wsParam(c),
+        query: { limit: '200', cursor },
+      });
+      if (!res.ok) return refusal(res);
+      const page = await res.json();
       const found = page.items.find((x) => x.installationId === id);
       if (found) return found;
       if (!page.nextCursor) return null;
@@ -220,26 +215,21 @@ export function installFlowsPages(kit: PageKit): void {
     }
     return null;
   };
-  const installationPage = async (c: C, error?: ApiAnswer) => {
+  const installationPage = async (c: C, error?: Refusal) => {
     const ws = c.req.param('ws') as string;
     const id = c.req.param('id') as string;
-    const [found, connectionsAnswer, textAnswer] = await Promise.all([
+    const [found, connections, trustAnswer] = await Promise.all([
       findInstallation(c, id),
-      api(c, 'GET', wsPath(c, '/connections?limit=200')),
-      api(c, 'GET', wsPath(c, `/console/installations/${encodeURIComponent(id)}/text`)),
+      connectionsOf(c),
+      workspace(c).installations[':id'].trust.$get({ param: installationParam(c) }),
     ]);
-    const runsText =
-      textAnswer.status === 200
-        ? (textAnswer.body as { version: number | null; literal: string | null; trusted: boolean })
-        : null;
+    const runsText = trustAnswer.ok ? await trustAnswer.json() : null;
     if (found === null)
-      return failed(c, 'Installation', 'flows', { status: 404, body: { message: 'installation not found' } });
+      return failed(c, 'Installation', 'flows', { status: 404, message: 'installation not found' });
     if ('status' in found) return failed(c, 'Installation', 'flows', found);
     const inst = found;
     // Offer to stop when the text it runs is trusted, or when it cannot run (nothing to re-pin) with the flag on.
     const trustShown = runsText?.trusted === true || (runsText?.literal == null && inst.trustMetadata);
-    const connections =
-      connectionsAnswer.status === 200 ? (connectionsAnswer.body as { items: Connection[] }).items : [];
     const nameOf = (connectionId: string) =>
       connections.find((x) => x.connectionId === connectionId)?.name ?? connectionId;
     const csrf = c.get('csrf');
@@ -253,7 +243,7 @@ export function installFlowsPages(kit: PageKit): void {
           {inst.sourceWorkspaceId}/{inst.flowSlug} <span class="muted mono">{inst.installationId}</span>
         </h1>
         {noticeOf(c)}
-        {error ? <Notice kind="error">{message(error)}</Notice> : null}
+        {error ? <Notice kind="error">{error.message}</Notice> : null}
         <p>
           Version:{' '}
           <strong>
@@ -333,18 +323,21 @@ export function installFlowsPages(kit: PageKit): void {
   };
   console_.get('/console/w/:ws/installations/:id', (c) => installationPage(c));
   /** A PATCH of the installation through the admin API; its refusal is shown on the installation's page. */
-  const patchInstallation = async (c: C, body: Record<string, unknown>, done: string) => {
-    const id = encodeURIComponent(c.req.param('id') ?? '');
-    const answer = await api(c, 'PATCH', wsPath(c, `/installations/${id}`), body);
-    if (answer.status === 403) return failed(c, 'Installation', 'flows', answer);
-    if (answer.status !== 200) return installationPage(c, answer);
-    return c.redirect(`/console/w/${c.req.param('ws')}/installations/${id}?done=${done}`, 303);
+  const patchInstallation = async (c: C, body: InstallationPatch, done: string) => {
+    const param = installationParam(c);
+    const res = await workspace(c).installations[':id'].$patch({ param, json: body });
+    if (!res.ok) {
+      const refused = await refusal(res);
+      if (refused.status === 403) return failed(c, 'Installation', 'flows', refused);
+      return installationPage(c, refused);
+    }
+    return c.redirect(`/console/w/${c.req.param('ws')}/installations/${param.id}?done=${done}`, 303);
   };
   console_.post('/console/w/:ws/installations/:id/bindings', async (c) => {
     const form = await c.req.parseBody({ all: true });
     return patchInstallation(
       c,
-      { slotBindings: { [formText(form, 'slot')]: formText(form, 'connectionId') } },
+      formBody({ slotBindings: { [formText(form, 'slot')]: formText(form, 'connectionId') } }),
       'inst-bound',
     );
   });
@@ -358,33 +351,31 @@ export function installFlowsPages(kit: PageKit): void {
     const pinned = formText(form, 'pinnedVersion');
     return patchInstallation(
       c,
-      pinned ? { versionPolicy: 'pinned', pinnedVersion: Number(pinned) } : { versionPolicy: 'track-latest' },
+      pinned
+        ? { versionPolicy: 'pinned' as const, pinnedVersion: Number(pinned) }
+        : { versionPolicy: 'track-latest' as const },
       'inst-version',
     );
   });
   const flowPage = async (c: C, error?: string) => {
     const ws = c.req.param('ws') as string;
-    const slug = c.req.param('slug') as string;
-    const answer = await api(c, 'GET', wsPath(c, `/flows/${encodeURIComponent(slug)}`));
-    if (answer.status !== 200) return failed(c, 'Flow', 'flows', answer);
-    const flow = answer.body as FlowDetail;
+    const flowApi = workspace(c).flows[':slug'];
+    const res = await flowApi.$get({ param: flowParam(c) });
+    if (!res.ok) return failed(c, 'Flow', 'flows', await refusal(res));
+    const flow = await res.json();
     const csrf = c.get('csrf');
     const from = c.req.query('from');
     const to = c.req.query('to');
-    const [liveText, connectionsAnswer] = await Promise.all([
-      api(c, 'GET', wsPath(c, `/console/flows/${encodeURIComponent(slug)}/live-text`)),
-      api(c, 'GET', wsPath(c, '/connections?limit=200')),
+    const [trustAnswer, connections] = await Promise.all([
+      flowApi.trust.$get({ param: flowParam(c) }),
+      connectionsOf(c),
     ]);
-    const connections =
-      connectionsAnswer.status === 200 ? (connectionsAnswer.body as { items: Connection[] }).items : [];
-    const trust =
-      liveText.status === 200
-        ? (liveText.body as { version: number | null; literal: string | null; trusted: boolean })
-        : null;
-    const diff =
-      from && to
-        ? await api(c, 'GET', wsPath(c, `/console/flows/${encodeURIComponent(slug)}/diff${qs({ from, to })}`))
-        : null;
+    const trust = trustAnswer.ok ? await trustAnswer.json() : null;
+    const diffAnswer =
+      from && to ? await flowApi.diff.$get({ param: flowParam(c), query: { from, to } }) : null;
+    const diff = diffAnswer?.ok
+      ? { patch: (await diffAnswer.json()).patch, refused: null }
+      : { patch: null, refused: diffAnswer ? await refusal(diffAnswer) : null };
     const releaseForm = (version: number | null, label: string, danger = false) => (
       <form method="post" action={`/console/w/${ws}/flows/${flow.flowSlug}/release`} class="inline">
         <Csrf token={csrf} />
@@ -472,10 +463,8 @@ export function installFlowsPages(kit: PageKit): void {
                 Show diff
               </button>
             </form>
-            {diff && diff.status !== 200 ? <Notice kind="error">{message(diff)}</Notice> : null}
-            {diff && diff.status === 200 ? (
-              <pre tabindex={0}>{(diff.body as { patch: string }).patch}</pre>
-            ) : null}
+            {diff.refused ? <Notice kind="error">{diff.refused.message}</Notice> : null}
+            {diff.patch !== null ? <pre tabindex={0}>{diff.patch}</pre> : null}
           </>
         ) : null}
         <h2>Metadata trust</h2>
@@ -524,40 +513,45 @@ export function installFlowsPages(kit: PageKit): void {
     );
   };
   console_.get('/console/w/:ws/flows/:slug', (c) => flowPage(c));
+  /** A change of the flow; a 403 is the whole page's answer, any other refusal is shown on the flow's page. */
+  const changed = async (c: C, res: Response, done: string) => {
+    if (!res.ok) {
+      const refused = await refusal(res);
+      return refused.status === 403 ? failed(c, 'Flow', 'flows', refused) : flowPage(c, refused.message);
+    }
+    return c.redirect(`/console/w/${c.req.param('ws')}/flows/${flowParam(c).slug}?done=${done}`, 303);
+  };
   console_.post('/console/w/:ws/flows/:slug/bindings', async (c) => {
     const form = await c.req.parseBody({ all: true });
-    const slug = c.req.param('slug');
-    const answer = await api(c, 'PUT', wsPath(c, `/flows/${encodeURIComponent(slug)}/bindings`), {
-      target: formText(form, 'target') || 'live',
-      slots: { [formText(form, 'slot')]: formText(form, 'connectionId') },
+    const res = await workspace(c).flows[':slug'].bindings.$put({
+      param: flowParam(c),
+      json: formBody({
+        target: formText(form, 'target') || 'live',
+        slots: { [formText(form, 'slot')]: formText(form, 'connectionId') },
+      }),
     });
-    if (answer.status === 403) return failed(c, 'Flow', 'flows', answer);
-    if (answer.status !== 200) return flowPage(c, message(answer));
-    return c.redirect(`/console/w/${c.req.param('ws')}/flows/${encodeURIComponent(slug)}?done=bound`, 303);
+    return changed(c, res, 'bound');
   });
   console_.post('/console/w/:ws/flows/:slug/trust', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const trusted = formText(form, 'trust') === 'true';
-    const slug = c.req.param('slug');
-    const answer = await api(c, 'PATCH', wsPath(c, `/flows/${encodeURIComponent(slug)}`), {
-      trustMetadata: trusted,
+    const res = await workspace(c).flows[':slug'].$patch({
+      param: flowParam(c),
+      json: { trustMetadata: trusted },
     });
-    if (answer.status === 403) return failed(c, 'Flow', 'flows', answer);
-    if (answer.status !== 200) return flowPage(c, message(answer));
-    const done = trusted ? 'trusted' : 'untrusted';
-    return c.redirect(`/console/w/${c.req.param('ws')}/flows/${encodeURIComponent(slug)}?done=${done}`, 303);
+    return changed(c, res, trusted ? 'trusted' : 'untrusted');
   });
   console_.post('/console/w/:ws/flows/:slug/release', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const version = formText(form, 'version');
     const note = formText(form, 'releaseNote');
-    const slug = c.req.param('slug');
-    const answer = await api(c, 'POST', wsPath(c, `/flows/${encodeURIComponent(slug)}/release`), {
-      ...(version ? { version: Number(version) } : {}),
-      ...(note ? { releaseNote: note } : {}),
+    const res = await workspace(c).flows[':slug'].release.$post({
+      param: flowParam(c),
+      json: {
+        ...(version ? { version: Number(version) } : {}),
+        ...(note ? { releaseNote: note } : {}),
+      },
     });
-    if (answer.status === 403) return failed(c, 'Flow', 'flows', answer);
-    if (answer.status !== 200) return flowPage(c, message(answer));
-    return c.redirect(`/console/w/${c.req.param('ws')}/flows/${encodeURIComponent(slug)}?done=released`, 303);
+    return changed(c, res, 'released');
   });
 }

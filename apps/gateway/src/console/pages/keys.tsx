@@ -1,35 +1,37 @@
 /** @jsxImportSource hono/jsx */
 import { CAPABILITIES } from '@flowgate/auth';
-import {
-  type ApiKey,
-  type C,
-  formText,
-  frameOf,
-  message,
-  noticeOf,
-  PAGE_SIZE,
-  type PageKit,
-  qs,
-  render,
-  type ServiceAccount,
-} from '../kit.js';
+import { formBody, refusal } from '../api.js';
+import { type C, formText, frameOf, noticeOf, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
 import { Badge, Csrf, Empty, Notice, Pager, when } from '../views.js';
 
 /** Service accounts and their keys. */
 export function installKeysPages(kit: PageKit): void {
-  const { app: console_, api, wsPath, failed } = kit;
+  const { app: console_, api, wsParam, failed } = kit;
+  const accounts = (c: C) => api(c).api.workspaces[':ws']['service-accounts'];
+  /** A refused change: a 403 is the whole page's answer, anything else is shown above the keys. */
+  const refused = async (c: C, res: Response) => {
+    const r = await refusal(res);
+    return r.status === 403
+      ? failed(c, 'Service accounts & keys', 'keys', r)
+      : keysPage(c, { error: r.message });
+  };
   const keysPage = async (
     c: C,
     extra: { created?: { name: string; apiKey: string; keyId: string }; error?: string },
   ) => {
-    const cursor = c.req.query('cursor');
-    const answer = await api(c, 'GET', wsPath(c, `/service-accounts${qs({ limit: PAGE_SIZE, cursor })}`));
-    if (answer.status !== 200) return failed(c, 'Service accounts & keys', 'keys', answer);
-    const page = answer.body as { items: ServiceAccount[]; nextCursor: string | null };
+    const cursor = c.req.query('cursor') || undefined;
+    const res = await accounts(c).$get({
+      param: wsParam(c),
+      query: { limit: String(PAGE_SIZE), cursor },
+    });
+    if (!res.ok) return failed(c, 'Service accounts & keys', 'keys', await refusal(res));
+    const page = await res.json();
     const keys = await Promise.all(
       page.items.map(async (sa) => {
-        const k = await api(c, 'GET', wsPath(c, `/service-accounts/${sa.serviceAccountId}/keys`));
-        return k.status === 200 ? (k.body as { items: ApiKey[] }).items : [];
+        const k = await accounts(c)[':sa'].keys.$get({
+          param: { ...wsParam(c), sa: encodeURIComponent(sa.serviceAccountId) },
+        });
+        return k.ok ? (await k.json()).items : [];
       }),
     );
     const ws = c.req.param('ws') as string;
@@ -177,12 +179,11 @@ export function installKeysPages(kit: PageKit): void {
     const capabilities = (Array.isArray(caps) ? caps : caps ? [caps] : []).filter(
       (x) => typeof x === 'string',
     );
-    const answer = await api(c, 'POST', wsPath(c, '/service-accounts'), {
-      name: formText(form, 'name'),
-      capabilities,
+    const res = await accounts(c).$post({
+      param: wsParam(c),
+      json: formBody({ name: formText(form, 'name'), capabilities }),
     });
-    if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
-    if (answer.status !== 201) return keysPage(c, { error: message(answer) });
+    if (!res.ok) return refused(c, res);
     return c.redirect(`/console/w/${c.req.param('ws')}/keys?done=sa-created`, 303);
   });
   console_.post('/console/w/:ws/service-accounts/:sa/keys', async (c) => {
@@ -190,36 +191,37 @@ export function installKeysPages(kit: PageKit): void {
     const name = formText(form, 'name');
     const expiresOn = formText(form, 'expiresOn');
     const sa = c.req.param('sa');
-    const answer = await api(c, 'POST', wsPath(c, `/service-accounts/${encodeURIComponent(sa)}/keys`), {
-      ...(name ? { name } : {}),
-      ...(/^\d{4}-\d{2}-\d{2}$/.test(expiresOn) ? { expiresAt: `${expiresOn}T00:00:00Z` } : {}),
+    const res = await accounts(c)[':sa'].keys.$post({
+      param: { ...wsParam(c), sa: encodeURIComponent(sa) },
+      json: {
+        ...(name ? { name } : {}),
+        ...(/^\d{4}-\d{2}-\d{2}$/.test(expiresOn) ? { expiresAt: `${expiresOn}T00:00:00Z` } : {}),
+      },
     });
-    if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
-    if (answer.status !== 201) return keysPage(c, { error: message(answer) });
-    const created = answer.body as { key: { keyId: string; apiKey: string } };
+    if (!res.ok) return refused(c, res);
+    const created = await res.json();
     return keysPage(c, {
       created: { name: name || sa, apiKey: created.key.apiKey, keyId: created.key.keyId },
     });
   });
   console_.post('/console/w/:ws/service-accounts/:sa/keys/:keyId/revoke', async (c) => {
-    const path = `/service-accounts/${encodeURIComponent(c.req.param('sa'))}/keys/${encodeURIComponent(c.req.param('keyId'))}`;
-    const answer = await api(c, 'DELETE', wsPath(c, path));
-    if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
-    if (answer.status !== 204) return keysPage(c, { error: message(answer) });
+    const res = await accounts(c)[':sa'].keys[':keyId'].$delete({
+      param: {
+        ...wsParam(c),
+        sa: encodeURIComponent(c.req.param('sa')),
+        keyId: encodeURIComponent(c.req.param('keyId')),
+      },
+    });
+    if (!res.ok) return refused(c, res);
     return c.redirect(`/console/w/${c.req.param('ws')}/keys?done=key-revoked`, 303);
   });
   for (const action of ['disable', 'enable'] as const) {
     console_.post(`/console/w/:ws/service-accounts/:sa/${action}`, async (c) => {
-      const answer = await api(
-        c,
-        'PATCH',
-        wsPath(c, `/service-accounts/${encodeURIComponent(c.req.param('sa') ?? '')}`),
-        {
-          status: action === 'disable' ? 'disabled' : 'active',
-        },
-      );
-      if (answer.status === 403) return failed(c, 'Service accounts & keys', 'keys', answer);
-      if (answer.status !== 200) return keysPage(c, { error: message(answer) });
+      const res = await accounts(c)[':sa'].$patch({
+        param: { ...wsParam(c), sa: encodeURIComponent(c.req.param('sa') ?? '') },
+        json: { status: action === 'disable' ? 'disabled' : 'active' },
+      });
+      if (!res.ok) return refused(c, res);
       return c.redirect(`/console/w/${c.req.param('ws')}/keys?done=sa-${action}d`, 303);
     });
   }

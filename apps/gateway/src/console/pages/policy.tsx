@@ -1,22 +1,21 @@
 /** @jsxImportSource hono/jsx */
+import { formBody, refusal } from '../api.js';
 import {
   type C,
   entries,
   formText,
   frameOf,
-  message,
   noticeOf,
   type PageKit,
   type PolicyDraft,
-  qs,
   render,
-  type ServiceAccount,
 } from '../kit.js';
 import { Csrf, Empty, Notice, Table } from '../views.js';
 
 /** The MCP policy form and its tools/list preview. */
 export function installPolicyPage(kit: PageKit): void {
-  const { app: console_, deps, api, wsPath, failed } = kit;
+  const { app: console_, deps, api, wsParam, failed } = kit;
+  const workspace = (c: C) => api(c).api.workspaces[':ws'];
   const NARROWING_FIELDS = [
     ['x-mcp-toolsets', 'X-MCP-Toolsets', 'comma-separated toolsets'],
     ['x-mcp-tools', 'X-MCP-Tools', 'comma-separated tool names'],
@@ -26,35 +25,24 @@ export function installPolicyPage(kit: PageKit): void {
   const policyPage = async (c: C, extra: { error?: string; draft?: PolicyDraft }) => {
     const ws = c.req.param('ws') as string;
     const [policyAnswer, accountsAnswer] = await Promise.all([
-      api(c, 'GET', wsPath(c, '/mcp-policy')),
-      api(c, 'GET', wsPath(c, '/service-accounts?limit=200')),
+      workspace(c)['mcp-policy'].$get({ param: wsParam(c) }),
+      workspace(c)['service-accounts'].$get({ param: wsParam(c), query: { limit: '200' } }),
     ]);
-    if (policyAnswer.status !== 200) return failed(c, 'MCP policy', 'policy', policyAnswer);
-    const policy = policyAnswer.body as {
-      readOnly: boolean;
-      disabledTools: string[];
-      allowedOrigins: string[];
-      allowedIps: string[];
-      rateLimitPerMinute: number | null;
-      updatedAt: string | null;
-    };
-    const accounts =
-      accountsAnswer.status === 200 ? (accountsAnswer.body as { items: ServiceAccount[] }).items : [];
+    if (!policyAnswer.ok) return failed(c, 'MCP policy', 'policy', await refusal(policyAnswer));
+    const policy = await policyAnswer.json();
+    const accounts = accountsAnswer.ok ? (await accountsAnswer.json()).items : [];
     const sa = c.req.query('sa') || accounts[0]?.serviceAccountId || '';
     const headerValues = Object.fromEntries(
       NARROWING_FIELDS.map(([name]) => [name, c.req.query(name) ?? '']),
     );
     const preview = sa
-      ? await api(
-          c,
-          'GET',
-          wsPath(c, `/console/tools-preview${qs({ serviceAccountId: sa, ...headerValues })}`),
-        )
+      ? await workspace(c)['service-accounts'][':sa']['tools-preview'].$get({
+          param: { ...wsParam(c), sa: encodeURIComponent(sa) },
+          query: headerValues,
+        })
       : null;
-    const result =
-      preview?.status === 200
-        ? (preview.body as { visible: string[]; hidden: { name: string; blockers: { reason: string }[] }[] })
-        : null;
+    const result = preview?.ok ? await preview.json() : null;
+    const previewRefused = preview && !preview.ok ? await refusal(preview) : null;
     const list = (items: string[]) =>
       items.length === 0 ? <span class="muted">none</span> : <code>{items.join(', ')}</code>;
     // After a refused save the form keeps what was typed; otherwise it shows the stored policy.
@@ -180,7 +168,7 @@ export function installPolicyPage(kit: PageKit): void {
             </button>
           </form>
         )}
-        {preview && preview.status !== 200 ? <Notice kind="error">{message(preview)}</Notice> : null}
+        {previewRefused ? <Notice kind="error">{previewRefused.message}</Notice> : null}
         {result ? (
           <section aria-live="polite" aria-labelledby="preview-visible">
             <h3 id="preview-visible">tools/list: {result.visible.length} tools</h3>
@@ -222,16 +210,22 @@ export function installPolicyPage(kit: PageKit): void {
       rateLimitPerMinute: formText(form, 'rateLimitPerMinute'),
     };
     const rate = draft.rateLimitPerMinute;
-    const answer = await api(c, 'PUT', wsPath(c, '/mcp-policy'), {
-      readOnly: draft.readOnly,
-      disabledTools: draft.disabledTools,
-      allowedOrigins: entries(draft.allowedOrigins),
-      allowedIps: entries(draft.allowedIps),
-      // Anything but digits goes to the API as typed, so its validation (not a silent NaN) answers.
-      rateLimitPerMinute: rate === '' ? null : /^\d{1,15}$/.test(rate) ? Number(rate) : rate,
+    const res = await workspace(c)['mcp-policy'].$put({
+      param: wsParam(c),
+      json: formBody({
+        readOnly: draft.readOnly,
+        disabledTools: draft.disabledTools,
+        allowedOrigins: entries(draft.allowedOrigins),
+        allowedIps: entries(draft.allowedIps),
+        // Anything but digits goes to the API as typed, so its validation (not a silent NaN) answers.
+        rateLimitPerMinute: rate === '' ? null : /^\d{1,15}$/.test(rate) ? Number(rate) : rate,
+      }),
     });
-    if (answer.status === 403) return failed(c, 'MCP policy', 'policy', answer);
-    if (answer.status !== 200) return policyPage(c, { error: message(answer), draft });
+    if (!res.ok) {
+      const refused = await refusal(res);
+      if (refused.status === 403) return failed(c, 'MCP policy', 'policy', refused);
+      return policyPage(c, { error: refused.message, draft });
+    }
     return c.redirect(`/console/w/${c.req.param('ws')}/policy?done=policy-saved`, 303);
   });
 }

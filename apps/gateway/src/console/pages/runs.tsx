@@ -1,39 +1,40 @@
 /** @jsxImportSource hono/jsx */
 import { isLiveRunStatus, RUN_STATUSES } from '@flowgate/core';
+import { formBody, refusal } from '../api.js';
 import {
   type C,
   formText,
   frameOf,
-  message,
   noticeOf,
   PAGE_SIZE,
   type PageKit,
   qs,
   RESULT_CSP,
-  type Run,
-  type RunDetail,
   render,
 } from '../kit.js';
 import { Badge, Csrf, Empty, FilterSelect, Json, Notice, Pager, Table, when } from '../views.js';
 
 /** Runs: the list, one run's timeline and result, cancel. */
 export function installRunsPages(kit: PageKit): void {
-  const { app: console_, api, wsPath, failed } = kit;
+  const { app: console_, api, wsParam, failed } = kit;
+  const runs = (c: C) => api(c).api.workspaces[':ws'].runs;
   const runsPage = async (c: C, error?: string) => {
     const ws = c.req.param('ws') as string;
     const status = c.req.query('status') || undefined;
     const flow = c.req.query('flow') || undefined;
     const cursor = c.req.query('cursor') || undefined;
-    const [answer, flows] = await Promise.all([
-      api(c, 'GET', wsPath(c, `/runs${qs({ limit: PAGE_SIZE, status, flow, cursor })}`)),
-      api(c, 'GET', wsPath(c, '/flows?limit=200')),
+    const [res, flows] = await Promise.all([
+      runs(c).$get({
+        param: wsParam(c),
+        // Filters go to the API as typed: its validation answers an unknown status or slug.
+        query: formBody({ limit: String(PAGE_SIZE), status, flow, cursor }),
+      }),
+      api(c).api.workspaces[':ws'].flows.$get({ param: wsParam(c), query: { limit: '200' } }),
     ]);
-    if (answer.status === 403) return failed(c, 'Runs', 'runs', answer);
-    const page = answer.status === 200 ? (answer.body as { items: Run[]; nextCursor: string | null }) : null;
-    const slugs =
-      flows.status === 200
-        ? (flows.body as { items: { flowSlug: string }[] }).items.map((f) => f.flowSlug)
-        : [];
+    const refused = res.ok ? null : await refusal(res);
+    if (refused?.status === 403) return failed(c, 'Runs', 'runs', refused);
+    const page = res.ok ? await res.json() : null;
+    const slugs = flows.ok ? (await flows.json()).items.map((f) => f.flowSlug) : [];
     const active = page?.items.some((r) => isLiveRunStatus(r.status)) ?? false;
     const csrf = c.get('csrf');
     return render(
@@ -43,7 +44,7 @@ export function installRunsPages(kit: PageKit): void {
         <h1>Runs</h1>
         {noticeOf(c)}
         {error ? <Notice kind="error">{error}</Notice> : null}
-        {answer.status !== 200 ? <Notice kind="error">{message(answer)}</Notice> : null}
+        {refused ? <Notice kind="error">{refused.message}</Notice> : null}
         <form method="get" action={`/console/w/${ws}/runs`} class="filters">
           <FilterSelect label="Status" name="status" options={RUN_STATUSES} value={status} />
           <FilterSelect label="Flow" name="flow" options={slugs} value={flow} />
@@ -118,19 +119,25 @@ export function installRunsPages(kit: PageKit): void {
     } catch {
       return runsPage(c, 'Input must be a JSON object.');
     }
-    const answer = await api(c, 'POST', wsPath(c, `/flows/${encodeURIComponent(flow)}/runs`), { input });
-    if (answer.status === 403) return failed(c, 'Runs', 'runs', answer);
-    if (answer.status !== 202) return runsPage(c, message(answer));
-    const { runId } = answer.body as { runId: string };
+    const res = await api(c).api.workspaces[':ws'].flows[':slug'].runs.$post({
+      param: { ...wsParam(c), slug: encodeURIComponent(flow) },
+      json: formBody({ input }),
+    });
+    if (!res.ok) {
+      const refused = await refusal(res);
+      return refused.status === 403 ? failed(c, 'Runs', 'runs', refused) : runsPage(c, refused.message);
+    }
+    const { runId } = await res.json();
     return c.redirect(`/console/w/${c.req.param('ws')}/runs/${runId}?done=run-started`, 303);
   });
 
-  const runDetail = (c: C, runId: string) => api(c, 'GET', wsPath(c, `/runs/${encodeURIComponent(runId)}`));
+  const runDetail = (c: C, runId: string) =>
+    runs(c)[':runId'].$get({ param: { ...wsParam(c), runId: encodeURIComponent(runId) } });
   console_.get('/console/w/:ws/runs/:runId', async (c) => {
     const ws = c.req.param('ws');
-    const answer = await runDetail(c, c.req.param('runId'));
-    if (answer.status !== 200) return failed(c, 'Run', 'runs', answer);
-    const run = answer.body as RunDetail;
+    const res = await runDetail(c, c.req.param('runId'));
+    if (!res.ok) return failed(c, 'Run', 'runs', await refusal(res));
+    const run = await res.json();
     const active = isLiveRunStatus(run.status);
     const mime = run.result?.mimeType ?? null;
     return render(
@@ -224,9 +231,12 @@ export function installRunsPages(kit: PageKit): void {
     );
   });
   console_.get('/console/w/:ws/runs/:runId/result', async (c) => {
-    const answer = await runDetail(c, c.req.param('runId'));
-    if (answer.status !== 200) return c.text(message(answer), answer.status as 404);
-    const run = answer.body as RunDetail;
+    const res = await runDetail(c, c.req.param('runId'));
+    if (!res.ok) {
+      const refused = await refusal(res);
+      return c.text(refused.message, refused.status as 404);
+    }
+    const run = await res.json();
     const value = run.result?.value;
     const body = typeof value === 'string' ? value : JSON.stringify(value ?? null);
     const type = run.result?.mimeType?.startsWith('text/html')
@@ -240,8 +250,10 @@ export function installRunsPages(kit: PageKit): void {
   });
   console_.post('/console/w/:ws/runs/:runId/cancel', async (c) => {
     const runId = c.req.param('runId');
-    const answer = await api(c, 'POST', wsPath(c, `/runs/${encodeURIComponent(runId)}/cancel`));
-    if (answer.status !== 200) return failed(c, 'Run', 'runs', answer);
+    const res = await runs(c)[':runId'].cancel.$post({
+      param: { ...wsParam(c), runId: encodeURIComponent(runId) },
+    });
+    if (!res.ok) return failed(c, 'Run', 'runs', await refusal(res));
     return c.redirect(
       `/console/w/${c.req.param('ws')}/runs/${encodeURIComponent(runId)}?done=run-cancelled`,
       303,

@@ -1,26 +1,25 @@
 /** @jsxImportSource hono/jsx */
-import type { ApiAnswer } from '../inner.js';
-import { type C, formText, frameOf, message, noticeOf, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
+import { type Refusal, refusal } from '../api.js';
+import { type C, formText, frameOf, noticeOf, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
 import { Csrf, Empty, Notice, Pager, Table, when } from '../views.js';
 
 /** The operator's workspaces page. */
 export function installWorkspacesPage(kit: PageKit): void {
   const { app: console_, api, failed } = kit;
-  const workspacesPage = async (c: C, error?: ApiAnswer, form?: { id: string; name: string }) => {
-    const after = c.req.query('after');
-    const answer = await api(c, 'GET', `/api/console/workspaces${qs({ limit: PAGE_SIZE, after })}`);
-    if (answer.status !== 200) return failed(c, 'Workspaces', 'workspaces', answer);
-    const { items, next } = answer.body as {
-      items: { id: string; name: string; createdAt: string }[];
-      next: string | null;
-    };
+  const workspacesPage = async (c: C, error?: Refusal, form?: { id: string; name: string }) => {
+    const after = c.req.query('after') || undefined;
+    const res = await api(c).api.admin.workspaces.$get({
+      query: { limit: String(PAGE_SIZE), cursor: after },
+    });
+    if (!res.ok) return failed(c, 'Workspaces', 'workspaces', await refusal(res));
+    const { items, nextCursor: next } = await res.json();
     return render(
       c,
       frameOf(c, 'Workspaces', null, 'workspaces'),
       <>
         <h1>Workspaces</h1>
         {noticeOf(c)}
-        {error ? <Notice kind="error">{message(error)}</Notice> : null}
+        {error ? <Notice kind="error">{error.message}</Notice> : null}
         <form method="post" action="/console/workspaces" class="filters">
           <Csrf token={c.get('csrf')} />
           <label>
@@ -59,9 +58,12 @@ export function installWorkspacesPage(kit: PageKit): void {
   console_.post('/console/workspaces', async (c) => {
     const form = await c.req.parseBody({ all: true });
     const body = { id: formText(form, 'id'), name: formText(form, 'name') };
-    const answer = await api(c, 'POST', '/api/admin/workspaces', body);
-    if (answer.status === 403) return failed(c, 'Workspaces', 'workspaces', answer);
-    if (answer.status !== 201) return workspacesPage(c, answer, body);
+    const res = await api(c).api.admin.workspaces.$post({ json: body });
+    if (!res.ok) {
+      const refused = await refusal(res);
+      if (refused.status === 403) return failed(c, 'Workspaces', 'workspaces', refused);
+      return workspacesPage(c, refused, body);
+    }
     return c.redirect('/console/workspaces?done=ws-created', 303);
   });
 }
