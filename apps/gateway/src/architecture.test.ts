@@ -16,12 +16,6 @@ const EDGES = [
   'packages/workspace-mcp/src/tools',
 ];
 
-/**
- * Files that still reach the repositories, while their move into the domain is under way. Only ever shrinks: the
- * console's reads and its sessions are moving behind the typed admin API and the domain; empty it then.
- */
-const NOT_YET_MOVED = new Set(['apps/gateway/src/console/inner.ts', 'apps/gateway/src/console/session.ts']);
-
 const DB_IMPORT = /from\s+['"]@flowgate\/db(?:\/[^'"]*)?['"]|import\(\s*['"]@flowgate\/db/;
 const REPO_CALL = /\brepos\./;
 
@@ -41,21 +35,10 @@ describe('architecture', () => {
   });
 
   it('edges import no repository: their data goes through the workspace domain', () => {
-    const offenders = files
-      .filter((f) => !NOT_YET_MOVED.has(f))
-      .filter((f) => {
-        const text = readFileSync(join(ROOT, f), 'utf8');
-        return DB_IMPORT.test(text) || REPO_CALL.test(text);
-      });
-    expect(offenders).toEqual([]);
-  });
-
-  it('the list of files not yet moved names only files that still need it', () => {
-    const stale = [...NOT_YET_MOVED].filter((f) => {
-      if (!files.includes(f)) return true;
+    const offenders = files.filter((f) => {
       const text = readFileSync(join(ROOT, f), 'utf8');
-      return !(DB_IMPORT.test(text) || REPO_CALL.test(text));
+      return DB_IMPORT.test(text) || REPO_CALL.test(text);
     });
-    expect(stale).toEqual([]);
+    expect(offenders).toEqual([]);
   });
 });
