@@ -1,10 +1,10 @@
 /**
  * @flowgate/workspace — a workspace's domain and the one way to its data: service accounts and keys, connections
  * (management, health checks), policy, flows (search, lookup of own and installed flows, definitions, drafts,
- * releases, bindings, readiness), installations, runs, feedback, the audit log, the metadata trust decision, and
- * the operator's workspace creation (`openOperator`). Mutations record their audit events through the recorder a
- * workspace is opened with. Built on the database, secrets and flow packages; the MCP surface and the admin API both
- * call it.
+ * releases, bindings, readiness), installations, runs, feedback, the audit log, the metadata trust decision and its
+ * review, console sign-in sessions, and the operator's workspace creation and listing (`openOperator`). Mutations
+ * record their audit events through the recorder a workspace is opened with. Built on the database, secrets and flow
+ * packages; the MCP surface and the admin API both call it.
  */
 
 export {
