@@ -127,6 +127,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     maxRunDurationMs: config.runMaxDurationMs,
   });
   await runWorkers.listen();
+  const workspaces = createWorkspaceCache(db.db);
   const deps: GatewayDeps = {
     config,
     db,
@@ -136,7 +137,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     audit,
     keyUsage,
     cursorKey,
-    workspaces: createWorkspaceCache(db.db),
+    workspaces,
     workspaceDeps: {
       db: db.db,
       secretBox,
@@ -145,6 +146,12 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
         timeoutMs: config.connectionCheckTimeoutMs,
       },
       runs: runWorkers.hooks,
+      // This replica forgets cached keys, accounts and policies at once; others within their cache bounds.
+      changes: {
+        serviceAccountChanged: (id) => authenticator.invalidateServiceAccount(id),
+        keyRevoked: (id) => authenticator.invalidateKey(id),
+        workspaceChanged: (id) => workspaces.invalidate(id),
+      },
     },
     runWorkers,
     rateLimiter,

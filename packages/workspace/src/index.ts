@@ -106,7 +106,15 @@ export {
   type StartRunInput,
   settledRunOf,
 } from './runs/index.js';
-export type { Actor, RunHandoff, RunHooks, SettledRun, WorkspaceDeps, WorkspaceScope } from './scope.js';
+export type {
+  Actor,
+  ChangeListener,
+  RunHandoff,
+  RunHooks,
+  SettledRun,
+  WorkspaceDeps,
+  WorkspaceScope,
+} from './scope.js';
 export type {
   ApiKeyRecord,
   IssuedKey,

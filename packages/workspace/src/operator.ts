@@ -34,7 +34,7 @@ const record = (row: repos.WorkspaceRow): WorkspaceRecord => ({
   createdAt: row.createdAt.toISOString(),
 });
 
-export function openOperator(deps: Pick<WorkspaceDeps, 'db'>, scope: OperatorScope): Operator {
+export function openOperator(deps: Pick<WorkspaceDeps, 'db' | 'changes'>, scope: OperatorScope): Operator {
   return {
     workspaces: {
       create(input) {
@@ -45,6 +45,7 @@ export function openOperator(deps: Pick<WorkspaceDeps, 'db'>, scope: OperatorSco
           async () => {
             const row = await repos.createWorkspace(deps.db, input);
             if (!row) throw new AppError('conflict', `workspace ${input.id} already exists`);
+            deps.changes?.workspaceChanged(row.id);
             return record(row);
           },
         );

@@ -32,9 +32,11 @@ export function policyUseCases(ctx: UseCaseContext): PolicyUseCases {
       return policyRecord(await repos.getPolicy(ctx.db, ctx.workspaceId));
     },
     put(change) {
-      return audited(ctx, 'mcp_policy.update', { ok: () => ({ arguments: change }) }, async () =>
-        policyRecord(await repos.putPolicy(ctx.db, ctx.workspaceId, change)),
-      );
+      return audited(ctx, 'mcp_policy.update', { ok: () => ({ arguments: change }) }, async () => {
+        const policy = await repos.putPolicy(ctx.db, ctx.workspaceId, change);
+        ctx.deps.changes?.workspaceChanged(ctx.workspaceId);
+        return policyRecord(policy);
+      });
     },
   };
 }

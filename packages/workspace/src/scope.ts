@@ -16,6 +16,11 @@ export interface WorkspaceDeps {
   };
   /** The clock (tests inject one). */
   now?: () => Date;
+  /**
+   * Told after a mutation that changes who may do what, so caches outside the domain (the gateway's authenticator
+   * and workspace cache) drop what they hold at once, whichever edge made the change.
+   */
+  changes?: ChangeListener;
   /** How run starts and cancellations reach the workers; without it runs are queued and nobody is told. */
   runs?: RunHooks;
 }
@@ -24,6 +29,16 @@ export interface WorkspaceDeps {
  * The domain's port to the workers, in the domain's own terms (run ids, `SettledRun`): `@flowgate/worker`'s run broker
  * implements it (`createRunBroker`) and maps its stored runs to these types itself, so no database row crosses it.
  */
+/** What a committed mutation changed, for holders of cached copies; never throws. */
+export interface ChangeListener {
+  /** A service account's status or capabilities changed. */
+  serviceAccountChanged(serviceAccountId: string): void;
+  /** An API key was revoked. */
+  keyRevoked(keyId: string): void;
+  /** A workspace's settings changed (its MCP policy) or it was created. */
+  workspaceChanged(workspaceId: string): void;
+}
+
 export interface RunHooks {
   /** A run became claimable: wake the in-process worker and notify the others. */
   queued(): void;

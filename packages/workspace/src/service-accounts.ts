@@ -112,6 +112,7 @@ export function serviceAccountUseCases(ctx: UseCaseContext): ServiceAccountUseCa
       return audited(ctx, 'service_accounts.update', { ok: () => ({ arguments: args }) }, async () => {
         const row = await repos.updateServiceAccount(db, ws, id, patch);
         if (!row) throw accountNotFound();
+        ctx.deps.changes?.serviceAccountChanged(id);
         return accountRecord(row);
       });
     },
@@ -147,6 +148,7 @@ export function serviceAccountUseCases(ctx: UseCaseContext): ServiceAccountUseCa
           if (!(await repos.revokeApiKey(db, ws, serviceAccountId, keyId))) {
             throw new AppError('not_found', 'key not found');
           }
+          ctx.deps.changes?.keyRevoked(keyId);
         },
       );
     },

@@ -4,7 +4,6 @@ import { type Context, Hono } from 'hono';
 import type { AppEnv } from '../context.js';
 import { ipAllowed } from '../middleware/ip.js';
 import { requireWorkspaceAdmin } from '../middleware/workspace-access.js';
-import type { WorkspaceCache } from '../workspace-cache.js';
 import { mcpPolicyBody } from './schemas.js';
 import { jsonBody } from './validation.js';
 import { type AdminWorkspaces, workspaceOf } from './workspace-of.js';
@@ -37,17 +36,13 @@ function refuseSelfLockout(c: Context<AppEnv>, ips: readonly string[] | undefine
 }
 
 /** The workspace's MCP policy (docs/admin-api.md); a change reaches the workspace cache at once. */
-export function policyRoutes(
-  deps: AdminWorkspaces & { toolNames: readonly string[]; workspaces: WorkspaceCache },
-) {
+export function policyRoutes(deps: AdminWorkspaces & { toolNames: readonly string[] }) {
   const admin = requireWorkspaceAdmin;
   return new Hono<AppEnv>()
     .get('/mcp-policy', admin, async (c) => c.json(policyView(await workspaceOf(c, deps).policy.get())))
     .put('/mcp-policy', admin, jsonBody(mcpPolicyBody(deps.toolNames)), async (c) => {
       const body = c.req.valid('json');
       refuseSelfLockout(c, body.allowedIps);
-      const policy = await workspaceOf(c, deps).policy.put(body);
-      deps.workspaces.invalidate(c.get('access').workspaceId);
-      return c.json(policyView(policy));
+      return c.json(policyView(await workspaceOf(c, deps).policy.put(body)));
     });
 }

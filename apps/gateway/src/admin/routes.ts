@@ -5,7 +5,6 @@ import type { AuditSink } from '../audit/queue.js';
 import { adminAuditRecorder } from '../audit/recorder.js';
 import type { AppEnv } from '../context.js';
 import { operatorGuard } from '../middleware/authenticate.js';
-import type { WorkspaceCache } from '../workspace-cache.js';
 import { auditRoutes } from './audit.js';
 import { connectionRoutes } from './connections.js';
 import { createAdminCursors } from './cursor.js';
@@ -20,9 +19,10 @@ import type { AdminWorkspaces } from './workspace-of.js';
 import { workspaceRoutes } from './workspaces.js';
 
 export interface AdminDeps {
+  /** Checks the operator token (unless `operatorGuard` is given). */
   authenticator: Authenticator;
   audit: AuditSink;
-  workspaces: WorkspaceCache;
+  /** The domain's deps; their `changes` listener keeps the gateway's caches in step with every mutation. */
   workspaceDeps: WorkspaceDeps;
   /** Tool names a policy may disable: the catalog's. */
   toolNames: readonly string[];
@@ -55,8 +55,8 @@ export function adminRoutes(deps: AdminDeps) {
     .route('/', flowRoutes(opened))
     .route('/', feedbackRoutes(opened))
     .route('/', connectionRoutes(opened))
-    .route('/', serviceAccountRoutes({ ...opened, authenticator: deps.authenticator }))
-    .route('/', policyRoutes({ ...opened, toolNames: deps.toolNames, workspaces: deps.workspaces }))
+    .route('/', serviceAccountRoutes(opened))
+    .route('/', policyRoutes({ ...opened, toolNames: deps.toolNames }))
     .route('/', auditRoutes(opened))
     .route('/', reviewRoutes(opened))
     .route('/', toolsPreviewRoutes(opened));
@@ -66,7 +66,6 @@ export function adminRoutes(deps: AdminDeps) {
       '/',
       workspaceRoutes({
         ...opened,
-        workspaces: deps.workspaces,
         operatorGuard: deps.operatorGuard ?? operatorGuard(deps.authenticator),
       }),
     )

@@ -1,4 +1,3 @@
-import type { Authenticator } from '@flowgate/auth';
 import type { ApiKeyRecord, ServiceAccountRecord } from '@flowgate/workspace';
 import { Hono } from 'hono';
 import type { AppEnv } from '../context.js';
@@ -31,12 +30,10 @@ function keyView(k: ApiKeyRecord) {
 }
 
 /**
- * Service accounts and their keys (docs/admin-api.md), for workspace admins. The authenticator's cache forgets an
- * account or key as soon as it changes, so a disabled account or revoked key stops working at once.
+ * Service accounts and their keys (docs/admin-api.md), for workspace admins. The domain tells the authenticator's
+ * cache of each change (`WorkspaceDeps.changes`), so a disabled account or revoked key stops working at once.
  */
-export function serviceAccountRoutes(
-  deps: AdminWorkspaces & { authenticator: Authenticator; cursors: AdminCursors },
-) {
+export function serviceAccountRoutes(deps: AdminWorkspaces & { cursors: AdminCursors }) {
   const admin = requireWorkspaceAdmin;
   return new Hono<AppEnv>()
     .post('/service-accounts', admin, jsonBody(createServiceAccountBody), async (c) => {
@@ -56,9 +53,10 @@ export function serviceAccountRoutes(
       });
     })
     .patch('/service-accounts/:sa', admin, jsonBody(updateServiceAccountBody), async (c) => {
-      const saId = c.req.param('sa');
-      const account = await workspaceOf(c, deps).serviceAccounts.update(saId, c.req.valid('json'));
-      deps.authenticator.invalidateServiceAccount(saId);
+      const account = await workspaceOf(c, deps).serviceAccounts.update(
+        c.req.param('sa'),
+        c.req.valid('json'),
+      );
       return c.json(serviceAccountView(account));
     })
     .post('/service-accounts/:sa/keys', admin, jsonBody(createKeyBody), async (c) => {
@@ -77,9 +75,7 @@ export function serviceAccountRoutes(
       return c.json({ items: keys.map(keyView) });
     })
     .delete('/service-accounts/:sa/keys/:keyId', admin, async (c) => {
-      const keyId = c.req.param('keyId');
-      await workspaceOf(c, deps).serviceAccounts.revokeKey(c.req.param('sa'), keyId);
-      deps.authenticator.invalidateKey(keyId);
+      await workspaceOf(c, deps).serviceAccounts.revokeKey(c.req.param('sa'), c.req.param('keyId'));
       return c.body(null, 204);
     });
 }

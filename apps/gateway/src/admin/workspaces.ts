@@ -1,7 +1,6 @@
 import { type AuditRecorder, openOperator, type WorkspaceDeps } from '@flowgate/workspace';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
-import type { WorkspaceCache } from '../workspace-cache.js';
 import { type AdminCursors, idPosition, nextIdCursor } from './cursor.js';
 import { createWorkspaceBody } from './schemas.js';
 import { jsonBody, pageParams } from './validation.js';
@@ -14,7 +13,6 @@ export function workspaceRoutes(deps: {
   workspaceDeps: WorkspaceDeps;
   recorder: AuditRecorder;
   cursors: AdminCursors;
-  workspaces: WorkspaceCache;
   operatorGuard: MiddlewareHandler<AppEnv>;
 }) {
   const operator = (c: Context<AppEnv>) =>
@@ -25,9 +23,7 @@ export function workspaceRoutes(deps: {
     });
   return new Hono<AppEnv>()
     .post('/api/admin/workspaces', deps.operatorGuard, jsonBody(createWorkspaceBody), async (c) => {
-      const created = await operator(c).workspaces.create(c.req.valid('json'));
-      deps.workspaces.invalidate(created.id);
-      return c.json(created, 201);
+      return c.json(await operator(c).workspaces.create(c.req.valid('json')), 201);
     })
     .get('/api/admin/workspaces', deps.operatorGuard, pageParams, async (c) => {
       const q = c.req.valid('query');
