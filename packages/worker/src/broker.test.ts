@@ -3,7 +3,7 @@ import { createTestDb } from '@flowgate/db/testing';
 import { openWorkspace, type RunHooks, type Workspace } from '@flowgate/workspace';
 import { seedFlow, seedWorkspace, testWorkspaceDeps } from '@flowgate/workspace/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRunBroker, type RunBroker } from './broker.js';
+import { createRunBroker, handoffOf, type RunBroker } from './broker.js';
 import { ENDED_CHANNEL } from './worker.js';
 
 // Runs on PGlite by default and on Postgres when DATABASE_URL is set.
@@ -144,5 +144,29 @@ describe('run broker', () => {
     } finally {
       await b.stop();
     }
+  });
+
+  it('starts the stored row a handoff is given as it is, and reads a run named only by its ids first', async () => {
+    const { run } = await start(workspaceOn({ queued: () => {}, cancelRequested: () => {} }), false);
+    const stored = await repos.getRun(h.db, WS, run.id);
+    if (!stored) throw new Error('run not stored');
+    const taken: repos.RunRow[] = [];
+    const reservation = {
+      owner: 'w',
+      leaseMs: 1_000,
+      take: (r: repos.RunRow) => taken.push(r),
+      release: () => {},
+    };
+
+    handoffOf(h.db, reservation, silent)?.take(stored);
+    // Synchronously and the very object: no read stood between the insert and the worker.
+    expect(taken).toEqual([stored]);
+    expect(taken[0]).toBe(stored);
+
+    handoffOf(h.db, reservation, silent)?.take({ id: run.id, workspaceId: WS });
+    expect(taken).toHaveLength(1);
+    await until(() => taken.length === 2);
+    expect(taken[1]).toEqual(stored);
+    expect(taken[1]).not.toBe(stored);
   });
 });

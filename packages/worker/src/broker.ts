@@ -10,7 +10,13 @@
 import { isFinalRunStatus } from '@flowgate/core';
 import { type Database, type DbHandle, repos } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
-import { type RunHandoff, type RunHooks, type SettledRun, settledRunOf } from '@flowgate/workspace';
+import {
+  type HandedOffRun,
+  type RunHandoff,
+  type RunHooks,
+  type SettledRun,
+  settledRunOf,
+} from '@flowgate/workspace';
 import {
   CANCEL_CHANNEL,
   createWorker,
@@ -48,8 +54,26 @@ export interface RunBrokerOptions {
 }
 
 /**
- * A worker's reserved slot as the domain's `RunHandoff`: the port names the run, not its row, so the row is read under
- * the lease it was inserted with and then run.
+ * Whether the run the domain handed over is the stored row its insert returned (what `runs.start` passes): then the
+ * worker starts it as it is. A check of the fields the worker reads, not a cast, so anything else is read first.
+ */
+function isStoredRun(run: HandedOffRun): run is repos.RunRow {
+  return (
+    'flowSlug' in run &&
+    typeof run.flowSlug === 'string' &&
+    'status' in run &&
+    typeof run.status === 'string' &&
+    'attempts' in run &&
+    typeof run.attempts === 'number' &&
+    'input' in run &&
+    'secretInputs' in run &&
+    'deadlineAt' in run
+  );
+}
+
+/**
+ * A worker's reserved slot as the domain's `RunHandoff`: the port names the run in domain terms; the stored row the
+ * domain passes through is started at once, and a run named only by its ids is read under its lease first.
  */
 export function handoffOf(db: Database, reservation: Reservation | null, log: WorkerLog): RunHandoff | null {
   if (!reservation) return null;
@@ -57,6 +81,10 @@ export function handoffOf(db: Database, reservation: Reservation | null, log: Wo
     owner: reservation.owner,
     leaseMs: reservation.leaseMs,
     take(run) {
+      if (isStoredRun(run)) {
+        reservation.take(run);
+        return;
+      }
       repos.getRun(db, run.workspaceId, run.id).then(
         (row) => (row ? reservation.take(row) : reservation.release()),
         (error: unknown) => {

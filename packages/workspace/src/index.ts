@@ -109,6 +109,7 @@ export {
 export type {
   Actor,
   ChangeListener,
+  HandedOffRun,
   RunHandoff,
   RunHooks,
   SettledRun,

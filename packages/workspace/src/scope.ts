@@ -69,12 +69,21 @@ export interface SettledRun {
   result: RunResult | null;
 }
 
+/**
+ * The run a handoff starts, named by what the domain knows of it. The domain passes the run exactly as its insert
+ * returned it, unread; the worker package recognises its own stored row in it and starts it with no second read.
+ */
+export interface HandedOffRun {
+  readonly id: string;
+  readonly workspaceId: string;
+}
+
 /** A reserved slot of an in-process worker: `take` it with the run inserted under its lease, or `release` it. */
 export interface RunHandoff {
   owner: string;
   leaseMs: number;
   /** A property, not a method: its parameter is checked strictly, so a worker's own reservation cannot stand in. */
-  take: (run: { id: string; workspaceId: string }) => void;
+  take: (run: HandedOffRun) => void;
   release(): void;
 }
 

@@ -388,7 +388,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         );
       }
       const { run, created } = outcome;
-      if (created && handoff) handoff.take({ id: run.id, workspaceId });
+      if (created && handoff) handoff.take(run);
       else handoff?.release();
       if (!created) {
         // A retry must be the same call; a reused key on a different one would silently answer with a run the
