@@ -3,6 +3,7 @@ import type { FlowModel } from '@flowgate/flows';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { Database, Executor } from '../client.js';
 import { flows, flowVersions } from '../schema.js';
+import { lockFlow } from './flow-lock.js';
 import { type FlowLimits, MAX_VERSIONS_PER_FLOW } from './flows.js';
 import { newVersionColumns, replaceToolRows } from './search-projection.js';
 
@@ -122,12 +123,7 @@ export async function releaseFlow(
     throw new AppError('validation_failed', 'a release note is at most 2000 characters');
   }
   return db.transaction(async (tx) => {
-    const [flow] = await tx
-      .select()
-      .from(flows)
-      .where(and(eq(flows.workspaceId, workspaceId), eq(flows.slug, slug)))
-      .for('update')
-      .limit(1);
+    const flow = await lockFlow(tx, workspaceId, slug);
     if (!flow) throw new AppError('not_found', `flow ${slug} not found`);
 
     let version: number;

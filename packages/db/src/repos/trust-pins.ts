@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { flows, flowVersions } from '../schema.js';
 import { metadataSha256 } from './flow-digests.js';
+import { lockFlow } from './flow-lock.js';
 import { getVersionModel } from './flow-versions.js';
 import type { FlowRow } from './flows.js';
 
@@ -24,12 +25,7 @@ export async function setFlowTrustMetadata(
   trusted: boolean,
 ): Promise<FlowRow | null> {
   return db.transaction(async (tx) => {
-    const [flow] = await tx
-      .select()
-      .from(flows)
-      .where(and(eq(flows.workspaceId, workspaceId), eq(flows.slug, slug)))
-      .for('update')
-      .limit(1);
+    const flow = await lockFlow(tx, workspaceId, slug);
     if (!flow) return null;
     let digest: string | null = null;
     if (trusted) {
