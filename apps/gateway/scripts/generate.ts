@@ -1,10 +1,7 @@
-// Build step: writes the discovery documents generated from the tool catalog. A test fails when the
-// committed files drift from what this would write.
+// Build step: writes the documents the app imports as modules (the discovery card and server.json generated from
+// the tool catalog, the console assets' content hashes). A test fails when a committed file drifts.
 import { writeFileSync } from 'node:fs';
-import { renderRegistryManifest, renderServerCard } from '../src/discovery/documents.js';
+import { GENERATED_FILES, REPOSITORY_ROOT } from '../src/generated-files.js';
 
-const card = new URL('../src/discovery/server-card.json', import.meta.url);
-const manifest = new URL('../../../server.json', import.meta.url);
-writeFileSync(card, renderServerCard());
-writeFileSync(manifest, renderRegistryManifest());
-console.log('wrote apps/gateway/src/discovery/server-card.json and server.json');
+for (const file of GENERATED_FILES) writeFileSync(new URL(file.path, REPOSITORY_ROOT), file.render());
+console.log(`wrote ${GENERATED_FILES.map((f) => f.path).join(', ')}`);
