@@ -3,11 +3,11 @@
  * so production runs `node dist/bin/flowgate.mjs` without the tsx loader (≈ 35 MB resident) and without a
  * transformed module graph of thousands of files.
  *
- * Layout — each file the code finds at run time relative to its own module URL stays where that URL points:
+ * Layout — each file the code finds at run time relative to its own module URL stays where that URL points (the
+ * gateway's own documents, such as the discovery card, are imported as modules and so are inside the bundle):
  *   dist/bin/flowgate.mjs, dist/bin/*.mjs   the entry and its lazily loaded chunks (one directory: a chunk's
  *                                            `import.meta.url` must resolve the same relative paths as the entry's)
  *   dist/bin/embedded-init.mjs              the child that creates a new embedded database (db/src/embedded.ts)
- *   dist/bin/server-card.json               the discovery card (gateway/src/discovery/routes.ts)
  *   dist/migrations/                        drizzle migrations (`../migrations` from the bundle, db/src/client.ts)
  *   dist/node_modules/@electric-sql/pglite  kept as a package: it loads its .wasm, .data and extension archives
  *                                            relative to its own files
@@ -78,7 +78,6 @@ export async function buildDist(options: BuildDistOptions = {}): Promise<BuiltDi
   });
 
   cpSync(join(ROOT, 'packages/db/src/embedded-init.mjs'), join(binDir, 'embedded-init.mjs'));
-  cpSync(join(ROOT, 'apps/gateway/src/discovery/server-card.json'), join(binDir, 'server-card.json'));
   cpSync(join(ROOT, 'packages/db/migrations'), join(outDir, 'migrations'), { recursive: true });
   const pglite = packageDir('@electric-sql/pglite', 'packages/db');
   const pgliteOut = join(outDir, 'node_modules/@electric-sql/pglite');

@@ -8,7 +8,7 @@ import { spawnCaptured } from './support/process.js';
 /**
  * The production bundle (`pnpm build:dist`) built outside the checkout, so nothing resolves from the repository's
  * node_modules, then `node flowgate.mjs serve` on a new embedded database: the child that creates the cluster, the
- * migrations, PGlite's wasm files and the discovery card must all be found from the bundle.
+ * migrations and PGlite's wasm files must all be found from the bundle; the discovery card is inside it.
  */
 
 const root = mkdtempSync(join(tmpdir(), 'fg-dist-'));
@@ -34,8 +34,10 @@ describe('pnpm build:dist', () => {
   }, async () => {
     const built = await buildDist({ outDir: join(root, 'dist') });
     expect(built.cli).toBe(join(root, 'dist', 'bin', 'flowgate.mjs'));
-    for (const file of ['bin/embedded-init.mjs', 'bin/server-card.json', 'migrations/meta/_journal.json'])
+    for (const file of ['bin/embedded-init.mjs', 'migrations/meta/_journal.json'])
       expect(existsSync(join(root, 'dist', file))).toBe(true);
+    // The discovery card is imported as a module: the bundle carries it, no file next to it.
+    expect(existsSync(join(root, 'dist', 'bin', 'server-card.json'))).toBe(false);
 
     const env: Record<string, string | undefined> = {
       ...process.env,

@@ -151,7 +151,10 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
   };
 }
 
-/** Stable text form for the committed file and the HTTP body (ETag input). */
-export function serializeServerCard(card: ServerCard): string {
+/**
+ * Stable text form for the committed file and the HTTP body (ETag input). Takes any object: the gateway serialises
+ * the committed card as it imports it (JSON, so its tuple and literal types are widened).
+ */
+export function serializeServerCard(card: object): string {
   return `${JSON.stringify(card, null, 2)}\n`;
 }

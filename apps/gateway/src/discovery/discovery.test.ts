@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CATALOG, SERVER_CARD_SCHEMA } from '@flowgate/workspace-mcp';
+import { CATALOG, SERVER_CARD_DEFAULT_BASE_URL, SERVER_CARD_SCHEMA } from '@flowgate/workspace-mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../testing.js';
 import { REGISTRY_SCHEMA, renderRegistryManifest, renderServerCard } from './documents.js';
@@ -54,6 +54,14 @@ describe('serving the card', () => {
     });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
+  });
+
+  it('serves the committed file byte for byte, with only the base URL swapped (the card is imported as a module)', async () => {
+    const committed = readFileSync(new URL('./server-card.json', import.meta.url), 'utf8');
+    const res = await h.request('GET', '/.well-known/mcp/server-card.json', { token: null });
+    expect(await res.text()).toBe(
+      committed.split(SERVER_CARD_DEFAULT_BASE_URL).join('https://gw.example.test'),
+    );
   });
 
   it('serves the same card at the per-workspace location without auth, for any workspace id', async () => {

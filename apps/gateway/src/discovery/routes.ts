@@ -1,22 +1,23 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { SERVER_CARD_DEFAULT_BASE_URL } from '@flowgate/workspace-mcp';
+import { SERVER_CARD_DEFAULT_BASE_URL, serializeServerCard } from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import { etag, RETAINED_304_HEADERS } from 'hono/etag';
 import type { RouteInstaller } from '../app.js';
 import { installProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN } from './protected-resource.js';
+// Imported as a module, not read from disk, so every runtime (and the bundle) carries it.
+import generatedCard from './server-card.json' with { type: 'json' };
 
-const CARD_FILE = new URL('./server-card.json', import.meta.url);
+// The committed file is `serializeServerCard`'s own output (a test holds it), so serialising the parsed document
+// again gives back its exact bytes.
+const CARD_TEXT = serializeServerCard(generatedCard);
 
 /**
  * Public discovery documents. The card is the file the build step generated from the catalog
  * (`pnpm generate`); only the example base URL is swapped for this deployment's public URL.
  */
 export const installDiscovery: RouteInstaller = (app, deps) => {
-  const body = readFileSync(CARD_FILE, 'utf8')
-    .split(SERVER_CARD_DEFAULT_BASE_URL)
-    .join(deps.config.publicUrl);
+  const body = CARD_TEXT.split(SERVER_CARD_DEFAULT_BASE_URL).join(deps.config.publicUrl);
   // Computed once: the etag middleware uses a response's own ETag instead of hashing the body per request.
   const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
   const publicCors = cors({
