@@ -1,4 +1,26 @@
+export {
+  fromBase64,
+  fromHex,
+  toBase64,
+  toBase64Url,
+  toHex,
+  utf8Bytes,
+  utf8Text,
+} from './bytes.js';
 export { CONNECTION_TYPES, type ConnectionType } from './connections.js';
+export {
+  type BytesLike,
+  hkdfSha256,
+  hmacSha256,
+  hmacSha256With,
+  randomBytes,
+  randomUuid,
+  sha1Hex,
+  sha256,
+  sha256Hex,
+  timingSafeEqual,
+  timingSafeEqualText,
+} from './crypto.js';
 export type { AppErrorOptions, ErrorCode, ErrorIssue } from './errors.js';
 export { AppError, isAppError, statusForCode } from './errors.js';
 export {
