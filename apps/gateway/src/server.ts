@@ -1,7 +1,7 @@
-import { hkdfSync } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAuthenticator } from '@flowgate/auth';
+import { hkdfSha256 } from '@flowgate/core';
 import { createDb, type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
 import { startTelemetry } from '@flowgate/telemetry';
@@ -43,7 +43,7 @@ export interface StartOptions {
  * The embedded database keeps its encryption key next to its data (mode 0600) when none is configured, so a
  * fresh `flowgate serve` works without setup. With Postgres a configured key is required (see loadConfig).
  */
-function resolveEncryptionKey(config: GatewayConfig): Buffer {
+function resolveEncryptionKey(config: GatewayConfig): Uint8Array {
   if (config.encryptionKey) return parseEncryptionKey(config.encryptionKey);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const file = join(config.dataDir, 'encryption.key');
@@ -86,9 +86,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
   const encryptionKey = resolveEncryptionKey(config);
   const secretBox = createSecretBox(encryptionKey);
   // A separate key for signing cursors, derived so the encryption key itself is never used for two jobs.
-  const cursorKey = Buffer.from(
-    hkdfSync('sha256', encryptionKey, Buffer.alloc(0), 'flowgate/cursor-signing/v1', 32),
-  );
+  const cursorKey = hkdfSha256(encryptionKey, 'flowgate/cursor-signing/v1', 32);
   const keyUsage = createKeyUsageTracker(db.db, logger);
   const authenticator = createAuthenticator({
     lookupApiKey: (keyId) => repos.lookupApiKey(db.db, keyId),

@@ -1,5 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { randomBase62 } from '@flowgate/core';
+import { fromHex, randomBase62, sha256, sha256Hex, timingSafeEqual } from '@flowgate/core';
 
 export const API_KEY_PREFIX = 'fgk_';
 export const API_KEY_ID_LENGTH = 16;
@@ -34,13 +33,11 @@ export function parseApiKey(token: string): { keyId: string; secret: string } | 
 
 /** sha256 hex. The secret is 256 random bits, so a slow password hash would add latency and no safety. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return sha256Hex(secret);
 }
 
 /** Compares in constant time; a malformed stored hash never matches. */
 export function verifySecret(secret: string, hash: string): boolean {
   if (typeof secret !== 'string' || typeof hash !== 'string' || !SHA256_HEX.test(hash)) return false;
-  const expected = Buffer.from(hash, 'hex');
-  const actual = createHash('sha256').update(secret, 'utf8').digest();
-  return timingSafeEqual(actual, expected);
+  return timingSafeEqual(sha256(secret), fromHex(hash));
 }

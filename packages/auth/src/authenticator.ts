@@ -1,5 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { WORKSPACE_ID_PATTERN } from '@flowgate/core';
+import { timingSafeEqualText, WORKSPACE_ID_PATTERN } from '@flowgate/core';
 import { z } from 'zod';
 import { API_KEY_PREFIX, parseApiKey, verifySecret } from './api-keys.js';
 import { type Capability, capabilitySchema, effectiveCapabilities, GRANTED_BY_FULL } from './capabilities.js';
@@ -99,10 +98,6 @@ function invalid(message: string): AuthResult {
   return { ok: false, code: 'invalid_token', message };
 }
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
-}
-
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const { cacheTtlMs, cacheMaxEntries, unknownKeyTtlMs, unknownKeyMaxEntries } = tuningSchema.parse({
     cacheTtlMs: options.cacheTtlMs,
@@ -134,8 +129,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const now = options.now ?? Date.now;
   const cache = new TokenCache<Principal>(cacheMaxEntries, now);
   const jwt: JwtVerifier | null = options.jwt ? createJwtVerifier(options.jwt, now) : null;
-  // Digests have equal length, so timingSafeEqual works whatever the presented token's length.
-  const operatorDigest = options.operatorToken ? digest(options.operatorToken) : null;
+  // Compared as digests (equal length), so the comparison's time says nothing about the presented token's length.
+  const operatorDigest = options.operatorToken ? TokenCache.keyOf(options.operatorToken) : null;
 
   // Concurrent first uses of one token share a single lookup. Invalidation bumps the epoch so a lookup that
   // started before a revocation cannot put its (stale) result into the cache afterwards.
@@ -228,7 +223,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
     // One sha256 per request: the operator comparison and the cache both use it.
     const key = TokenCache.keyOf(token);
-    if (operatorDigest && timingSafeEqual(Buffer.from(key, 'hex'), operatorDigest)) {
+    if (operatorDigest && timingSafeEqualText(key, operatorDigest)) {
       return { ok: true, principal: { kind: 'operator', id: 'operator' } };
     }
 

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { sha256Hex } from '@flowgate/core';
 
 interface Entry<V> {
   value: V;
@@ -22,7 +22,7 @@ export class TokenCache<V> {
   }
 
   static keyOf(token: string): string {
-    return hash('sha256', token, 'hex');
+    return sha256Hex(token);
   }
 
   get(token: string): V | undefined {

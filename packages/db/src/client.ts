@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { PGlite, parse, protocol } from '@electric-sql/pglite';
+import { sha1Hex } from '@flowgate/core';
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -115,7 +115,7 @@ function concatBytes(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-const statementName = (text: string) => `fg_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+const statementName = (text: string) => `fg_${sha1Hex(text).slice(0, 24)}`;
 
 /**
  * PGlite caches no plan for the unnamed statements its `query` sends, and SQL `EXECUTE` takes no bind parameters, so

@@ -2,6 +2,7 @@
  * How a connection's decrypted secret goes on the wire, by its auth type: the one rule for run steps (the worker)
  * and health checks (the workspace), so a check probes exactly as a run calls.
  */
+import { toBase64, utf8Bytes } from '@flowgate/core';
 
 /** What a stored connection says about its auth; `config.headerName` is the header of an `api-key` connection. */
 export interface ConnectionAuth {
@@ -13,8 +14,7 @@ export interface ConnectionAuth {
 export function authHeaders(connection: ConnectionAuth, secret: string | null): Record<string, string> {
   if (!secret) return {};
   if (connection.authType === 'bearer') return { authorization: `Bearer ${secret}` };
-  if (connection.authType === 'basic')
-    return { authorization: `Basic ${Buffer.from(secret).toString('base64')}` };
+  if (connection.authType === 'basic') return { authorization: `Basic ${toBase64(utf8Bytes(secret))}` };
   if (connection.authType === 'api-key') return { [connection.config.headerName ?? 'X-API-Key']: secret };
   return {};
 }

@@ -4,8 +4,8 @@
  * lost). A worker wakes when a run is queued (a direct `wake()` in process, NOTIFY on the channel across
  * processes), when the next sleep or expired lease is due, and on a slow fallback poll — never a busy loop.
  */
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { randomBytes, toHex } from '@flowgate/core';
 import { type DbHandle, repos } from '@flowgate/db';
 import type { RunLimits } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
@@ -86,7 +86,7 @@ interface InFlight {
 }
 
 export function createWorker(options: WorkerOptions): Worker {
-  const id = options.id ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const id = options.id ?? `${hostname()}-${process.pid}-${toHex(randomBytes(4))}`;
   const db = options.db.db;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;

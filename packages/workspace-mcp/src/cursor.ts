@@ -4,7 +4,15 @@
  * key; the per-process fallback is for tests and single-process use). The cursor is bound to its list kind
  * and to the workspace, so it cannot be replayed against another list or workspace.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  fromBase64,
+  hmacSha256With,
+  randomBytes,
+  timingSafeEqualText,
+  toBase64Url,
+  utf8Bytes,
+  utf8Text,
+} from '@flowgate/core';
 import { LIMITS } from './limits.js';
 
 export type CursorPosition = string | number;
@@ -19,12 +27,12 @@ const PROCESS_KEY = randomBytes(32);
 const MAC_BYTES = 16;
 
 export function createCursorCodec(scope: string, key: string | Uint8Array = PROCESS_KEY): CursorCodec {
-  const mac = (payload: string): Buffer =>
-    createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
+  const sign = hmacSha256With(key);
+  const mac = (payload: string): string => toBase64Url(sign(payload).subarray(0, MAC_BYTES));
   return {
     seal(kind, position) {
-      const payload = Buffer.from(JSON.stringify({ k: kind, s: scope, p: position })).toString('base64url');
-      return `${payload}.${mac(payload).toString('base64url')}`;
+      const payload = toBase64Url(utf8Bytes(JSON.stringify({ k: kind, s: scope, p: position })));
+      return `${payload}.${mac(payload)}`;
     },
     open(kind, cursor) {
       if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > LIMITS.cursorMaxChars)
@@ -34,12 +42,10 @@ export function createCursorCodec(scope: string, key: string | Uint8Array = PROC
       const payload = cursor.slice(0, dot);
       // Compared as text: base64url has spare bits in its last character, so decoding first would accept
       // more than one spelling of the same tag.
-      const given = Buffer.from(cursor.slice(dot + 1));
-      const expected = Buffer.from(mac(payload).toString('base64url'));
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+      if (!timingSafeEqualText(cursor.slice(dot + 1), mac(payload))) return null;
       let parsed: unknown;
       try {
-        parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+        parsed = JSON.parse(utf8Text(fromBase64(payload)));
       } catch {
         return null;
       }

@@ -4,8 +4,8 @@
  * tool changes state is read from its `readOnlyHint`, never declared twice. JSON Schemas are computed once, when the
  * module loads: converting schemas per request is what makes generic SDK servers slow (docs/performance.md).
  */
-import { createHash } from 'node:crypto';
 import type { Capability } from '@flowgate/auth';
+import { sha256, toBase64Url } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
 import type { ToolContext } from './context.js';
@@ -251,7 +251,7 @@ export function sealToolCursor(ctx: ToolContext, tool: string, after: string | n
  * A short digest of what a cursor continues: a query of 200 multi-byte characters must not outgrow the cursor limit.
  */
 function bindingDigest(binding: string): string {
-  return createHash('sha256').update(binding).digest('base64url').slice(0, 22);
+  return toBase64Url(sha256(binding)).slice(0, 22);
 }
 
 /**

@@ -3,7 +3,7 @@
  * sha256 of a secret is stored, so a leaked table opens nothing. What a session acts as is opaque here: the gateway
  * writes and checks that record (`apps/gateway/src/console/session.ts`).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes, sha256Hex, toBase64Url } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import type { WorkspaceDeps } from './scope.js';
 
@@ -38,7 +38,7 @@ export interface ConsoleSessions {
 const MAX_SECRET_LENGTH = 128;
 
 export function hashConsoleSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return sha256Hex(secret);
 }
 
 const plausible = (secret: string) => secret.length > 0 && secret.length <= MAX_SECRET_LENGTH;
@@ -46,7 +46,7 @@ const plausible = (secret: string) => secret.length > 0 && secret.length <= MAX_
 export function consoleSessions(db: WorkspaceDeps['db']): ConsoleSessions {
   return {
     async issue(kind, record) {
-      const secret = randomBytes(32).toString('base64url');
+      const secret = toBase64Url(randomBytes(32));
       await repos.insertConsoleSession(db, { idHash: hashConsoleSecret(secret), kind, ...record });
       return secret;
     },

@@ -1,6 +1,13 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { WorkspaceAccess } from '@flowgate/auth';
-import { AppError } from '@flowgate/core';
+import {
+  AppError,
+  fromBase64,
+  hmacSha256With,
+  timingSafeEqualText,
+  toBase64Url,
+  utf8Bytes,
+  utf8Text,
+} from '@flowgate/core';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../context.js';
@@ -37,16 +44,13 @@ export const invalidCursor = () =>
 
 export function createAdminCursors(key: Uint8Array): AdminCursors {
   // Domain-separated from the MCP cursors, which share the deployment key.
-  const mac = (route: string, workspaceId: string, payload: string): Buffer =>
-    createHmac('sha256', key)
-      .update(`flowgate-admin-cursor\n${route}\n${workspaceId}\n${payload}`)
-      .digest()
-      .subarray(0, MAC_BYTES);
+  const sign = hmacSha256With(key);
+  const mac = (route: string, workspaceId: string, payload: string): string =>
+    toBase64Url(sign(`flowgate-admin-cursor\n${route}\n${workspaceId}\n${payload}`).subarray(0, MAC_BYTES));
   return {
     seal(c, route, position) {
-      const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
-      const tag = mac(route, scopeOf(c), payload).toString('base64url');
-      return `${payload}.${tag}`;
+      const payload = toBase64Url(utf8Bytes(JSON.stringify(position)));
+      return `${payload}.${mac(route, scopeOf(c), payload)}`;
     },
     open(c, route, cursor, schema) {
       if (cursor === undefined) return undefined;
@@ -55,12 +59,10 @@ export function createAdminCursors(key: Uint8Array): AdminCursors {
       const payload = cursor.slice(0, dot);
       // Compared as text: base64url has spare bits in its last character, so decoding first would accept
       // more than one spelling of the same tag.
-      const given = Buffer.from(cursor.slice(dot + 1));
-      const expected = Buffer.from(mac(route, scopeOf(c), payload).toString('base64url'));
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
+      if (!timingSafeEqualText(cursor.slice(dot + 1), mac(route, scopeOf(c), payload))) throw invalidCursor();
       let value: unknown;
       try {
-        value = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+        value = JSON.parse(utf8Text(fromBase64(payload)));
       } catch {
         throw invalidCursor();
       }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256, toBase64Url } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import { redact, redactString } from '@flowgate/secrets';
 import type { Logger } from 'pino';
@@ -35,8 +35,8 @@ interface Repeats {
 
 /** Same caller, same call, same refusal: everything the row shows except time, request and duration. */
 function fingerprint(e: AuditEntry): string {
-  return createHash('sha256')
-    .update(
+  return toBase64Url(
+    sha256(
       JSON.stringify([
         e.workspaceId,
         e.principalType,
@@ -55,8 +55,8 @@ function fingerprint(e: AuditEntry): string {
         e.clientVersion ?? null,
         e.protocolVersion ?? null,
       ]),
-    )
-    .digest('base64url');
+    ),
+  );
 }
 
 export function createAuditQueue(

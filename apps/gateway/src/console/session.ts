@@ -1,6 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Authenticator, Principal } from '@flowgate/auth';
 import { capabilitySchema } from '@flowgate/auth';
+import { hmacSha256, randomBytes, timingSafeEqualText, toBase64Url } from '@flowgate/core';
 import { type ConsoleSessionKind, consoleSessions, type WorkspaceDeps } from '@flowgate/workspace';
 import { z } from 'zod';
 
@@ -173,15 +173,13 @@ export function mayOpen(session: ConsoleSession, workspaceId: string): boolean {
  * cannot be forged without the deployment's key. Every form carries it; every POST must send it back.
  */
 export function csrfToken(key: Uint8Array, session: ConsoleSession): string {
-  return createHmac('sha256', key).update(`console-csrf:${session.idHash}`).digest('base64url');
+  return toBase64Url(hmacSha256(key, `console-csrf:${session.idHash}`));
 }
 
 export function sameToken(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return timingSafeEqualText(a, b);
 }
 
 export function randomToken(): string {
-  return randomBytes(32).toString('base64url');
+  return toBase64Url(randomBytes(32));
 }

@@ -1,4 +1,12 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import {
+  fromBase64,
+  hkdfSha256,
+  hmacSha256With,
+  timingSafeEqualText,
+  toBase64Url,
+  utf8Bytes,
+  utf8Text,
+} from '@flowgate/core';
 import type { ClientInfo } from '@flowgate/workspace-mcp';
 import { z } from 'zod';
 
@@ -41,33 +49,31 @@ export interface ClientTokens {
 
 export function createClientTokens(deploymentKey: Uint8Array): ClientTokens {
   // Its own key, derived so no key signs two kinds of thing.
-  const key = Buffer.from(
-    hkdfSync('sha256', deploymentKey, Buffer.alloc(0), 'flowgate/mcp-client-token/v1', 32),
-  );
-  const sign = (body: string) => createHmac('sha256', key).update(body).digest('base64url');
+  const mac = hmacSha256With(hkdfSha256(deploymentKey, 'flowgate/mcp-client-token/v1', 32));
+  const sign = (body: string) => toBase64Url(mac(body));
   return {
     issue(claims) {
-      const body = Buffer.from(
-        JSON.stringify({
-          w: claims.workspaceId,
-          p: claims.principal,
-          n: claims.client.name,
-          v: claims.client.version,
-          pv: claims.protocolVersion,
-        }),
-      ).toString('base64url');
+      const body = toBase64Url(
+        utf8Bytes(
+          JSON.stringify({
+            w: claims.workspaceId,
+            p: claims.principal,
+            n: claims.client.name,
+            v: claims.client.version,
+            pv: claims.protocolVersion,
+          }),
+        ),
+      );
       return `${PREFIX}.${body}.${sign(body)}`;
     },
     open(token) {
       if (token.length > MAX_TOKEN_CHARS) return null;
-      const [prefix, body, mac, extra] = token.split('.');
-      if (prefix !== PREFIX || !body || !mac || extra !== undefined) return null;
-      const expected = Buffer.from(sign(body));
-      const given = Buffer.from(mac);
-      if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+      const [prefix, body, tag, extra] = token.split('.');
+      if (prefix !== PREFIX || !body || !tag || extra !== undefined) return null;
+      if (!timingSafeEqualText(sign(body), tag)) return null;
       let parsed: unknown;
       try {
-        parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+        parsed = JSON.parse(utf8Text(fromBase64(body)));
       } catch {
         return null;
       }

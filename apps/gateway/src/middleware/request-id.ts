@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUuid } from '@flowgate/core';
 import type { MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { AppEnv } from '../context.js';
@@ -12,7 +12,7 @@ export function requestIds(): MiddlewareHandler<AppEnv> {
   // afterwards re-creates the Response, which makes @hono/node-server stream the body instead of writing it at once.
   const assign = requestId({
     limitLength: 64,
-    generator: () => `req_${randomUUID().replaceAll('-', '')}`,
+    generator: () => `req_${randomUuid().replaceAll('-', '')}`,
   });
   return (c, next) =>
     assign(c, async () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '@flowgate/core';
 import type { FlowModel } from '@flowgate/flows';
 
 /**
@@ -8,7 +8,7 @@ import type { FlowModel } from '@flowgate/flows';
 
 /** The sha256 (hex) of a definition literal's UTF-8 bytes. */
 export function literalSha256(literal: string): string {
-  return createHash('sha256').update(literal, 'utf8').digest('hex');
+  return sha256Hex(literal);
 }
 
 /** JSON with object keys sorted and undefined members left out, so equal models give equal text. */
@@ -39,7 +39,5 @@ export function flowMetadata(model: FlowModel): Omit<FlowModel, 'flow' | 'steps'
 
 /** The sha256 (hex) of a model's metadata (`flowMetadata`) as canonical JSON: what a trust opt-in is pinned to. */
 export function metadataSha256(model: FlowModel): string {
-  return createHash('sha256')
-    .update(canonicalJson(flowMetadata(model)), 'utf8')
-    .digest('hex');
+  return sha256Hex(canonicalJson(flowMetadata(model)));
 }
