@@ -1,8 +1,8 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
 import { AppError, workspaceIdSchema, zodIssues } from '@flowgate/core';
 import {
   createRemoteJWKSet,
   errors,
+  importSPKI,
   type JWTPayload,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
@@ -19,6 +19,7 @@ import {
   roleSchema,
 } from './capabilities.js';
 import type { UserPrincipal } from './principal.js';
+import { type PublicKeyKind, readPublicKeyPem } from './public-key-pem.js';
 
 export const ASYMMETRIC_JWT_ALGORITHMS = [
   'RS256',
@@ -200,7 +201,7 @@ export function createJwtVerifier(input: JwtConfig, now: () => number = Date.now
     throw new AppError('validation_failed', 'invalid JWT configuration', zodIssues(parsed.error));
   const config = parsed.data;
 
-  let key: KeyObject | Uint8Array | JWTVerifyGetKey;
+  let key: Uint8Array | JWTVerifyGetKey;
   let algorithms: readonly JwtAlgorithm[];
   if (config.secret !== undefined) {
     key = new TextEncoder().encode(config.secret);
@@ -302,28 +303,41 @@ export function createJwtVerifier(input: JwtConfig, now: () => number = Date.now
   };
 }
 
-function importPublicKeyPem(pem: string): { key: KeyObject; algorithm: JwtAlgorithm } {
+const ALGORITHM_OF_KIND: Partial<Record<PublicKeyKind, JwtAlgorithm>> = {
+  rsa: 'RS256',
+  'rsa-pss': 'PS256',
+  ed25519: 'EdDSA',
+  'P-256': 'ES256',
+  'P-384': 'ES384',
+  'P-521': 'ES512',
+};
+
+/**
+ * The configured key and the algorithm it implies. Web Crypto binds an imported key to one algorithm and imports
+ * asynchronously, so the key is imported per token algorithm on first use (jose has already refused an algorithm
+ * that is not allowed) and kept.
+ */
+function importPublicKeyPem(pem: string): { key: JWTVerifyGetKey; algorithm: JwtAlgorithm } {
   if (pem.includes('PRIVATE KEY')) {
     throw new AppError(
       'validation_failed',
       'publicKeyPem must be a public key (SPKI PEM), not a private key',
     );
   }
-  let key: KeyObject;
-  try {
-    key = createPublicKey({ key: pem, format: 'pem' });
-  } catch {
-    throw new AppError('validation_failed', 'publicKeyPem is not a readable SPKI public key');
-  }
-  const type = key.asymmetricKeyType;
-  if (type === 'rsa') return { key, algorithm: 'RS256' };
-  if (type === 'rsa-pss') return { key, algorithm: 'PS256' };
-  if (type === 'ed25519') return { key, algorithm: 'EdDSA' };
-  if (type === 'ec') {
-    const curve = key.asymmetricKeyDetails?.namedCurve;
-    if (curve === 'prime256v1') return { key, algorithm: 'ES256' };
-    if (curve === 'secp384r1') return { key, algorithm: 'ES384' };
-    if (curve === 'secp521r1') return { key, algorithm: 'ES512' };
+  const read = readPublicKeyPem(pem);
+  if (!read) throw new AppError('validation_failed', 'publicKeyPem is not a readable SPKI public key');
+  const algorithm = ALGORITHM_OF_KIND[read.kind];
+  if (algorithm) {
+    const imported = new Map<string, ReturnType<typeof importSPKI>>();
+    const key: JWTVerifyGetKey = ({ alg }) => {
+      let k = imported.get(alg);
+      if (!k) {
+        k = importSPKI(read.spkiPem, alg);
+        imported.set(alg, k);
+      }
+      return k;
+    };
+    return { key, algorithm };
   }
   throw new AppError(
     'validation_failed',
