@@ -13,6 +13,24 @@ export const utf8Bytes = (text: string): Uint8Array => encoder.encode(text);
 /** UTF-8 text; invalid sequences become U+FFFD, as `buffer.toString('utf8')` makes them. */
 export const utf8Text = (bytes: Uint8Array): string => decoder.decode(bytes);
 
+/** UTF-8 length without allocating, as `Buffer.byteLength(text, 'utf8')` (a lone surrogate counts 3, as U+FFFD). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
 export const toHex = (bytes: Uint8Array): string => bytesToHex(bytes);
 
 /** Strict: throws on anything but an even number of hex digits. */

@@ -5,6 +5,7 @@ export {
   toBase64Url,
   toHex,
   utf8Bytes,
+  utf8Length,
   utf8Text,
 } from './bytes.js';
 export { CONNECTION_TYPES, type ConnectionType } from './connections.js';

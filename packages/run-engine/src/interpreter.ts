@@ -1,3 +1,4 @@
+import { utf8Length } from '@flowgate/core';
 import { type EdnList, type EdnNode, type FlowModel, isStepType, type StepType } from '@flowgate/flows';
 import { isRunError, RunError, type RunErrorJson, toRunError } from './errors.js';
 import {
@@ -536,7 +537,7 @@ function readInput(input: unknown, meter: Meter): Value {
   }
   let size: number;
   try {
-    size = Buffer.byteLength(JSON.stringify(input), 'utf8');
+    size = utf8Length(JSON.stringify(input));
   } catch {
     throw new RunError('input_invalid', 'the run input is not JSON data');
   }

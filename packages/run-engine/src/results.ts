@@ -1,3 +1,4 @@
+import { utf8Length } from '@flowgate/core';
 import { RunError } from './errors.js';
 import type { Meter } from './limits.js';
 import { redactJson, redactText } from './redact.js';
@@ -56,7 +57,7 @@ export function textualMimeType(value: string): string | undefined {
 }
 
 function utf8Bytes(s: string): number {
-  return Buffer.byteLength(s, 'utf8');
+  return utf8Length(s);
 }
 
 interface Unwrapped {

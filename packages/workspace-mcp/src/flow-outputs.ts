@@ -5,6 +5,7 @@
  * or test — can see at a glance where untrusted text may sit (docs/flows.md, "Metadata safety"). The decision's
  * wording is in metadata-safety.ts, the readiness report in readiness-output.ts.
  */
+import { utf8Length } from '@flowgate/core';
 import { type Diagnostic, findInvocation, invocationInputSchema } from '@flowgate/flows';
 import {
   type FlowDefinitionRecord,
@@ -246,7 +247,7 @@ export function definitionOutput(def: FlowDefinitionRecord, selector: FlowSelect
     flowLiteral: def.literal,
     contentTrust: CONTENT_TRUST,
     contentNote: CONTENT_NOTE,
-    sizeBytes: Buffer.byteLength(def.literal, 'utf8'),
+    sizeBytes: utf8Length(def.literal),
     updatedAt: def.updatedAt,
     // A release note of an installed flow is written by the source workspace: not this workspace's record.
     releaseNote: def.installationId === null ? def.releaseNote : null,

@@ -2,6 +2,7 @@
  * JSON-RPC and MCP wire constants, result shapes and serialisation helpers. Transport-independent: the
  * gateway turns an `McpHttpResult` into a `Response`.
  */
+import { utf8Bytes } from '@flowgate/core';
 
 /** Newest first. `initialize` answers with the requested version when it is listed, else with the first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -60,15 +61,16 @@ export function serializeRawResult(id: JsonRpcId, resultJson: string): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
 }
 
-const CLOSE = Buffer.from('}');
+const CLOSE = utf8Bytes('}');
 
 /** `serializeRawResult` over the result's UTF-8 bytes: one copy of the cached bytes, no encoding. */
 export function encodeRawResult(id: JsonRpcId, resultBytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  return Buffer.concat([
-    Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`),
-    resultBytes,
-    CLOSE,
-  ]);
+  const head = utf8Bytes(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`);
+  const out = new Uint8Array(head.length + resultBytes.length + CLOSE.length);
+  out.set(head);
+  out.set(resultBytes, head.length);
+  out.set(CLOSE, head.length + resultBytes.length);
+  return out;
 }
 
 export function serializeError(id: JsonRpcId | null, error: JsonRpcError): string {

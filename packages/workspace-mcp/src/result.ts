@@ -8,6 +8,7 @@
  *   `truncated`, naming the resource with the rest) and both sides carry that same preview; a tool without one, or
  *   one that still does not fit, answers with a `result_too_large` error that carries a bounded preview and the link.
  */
+import { utf8Length } from '@flowgate/core';
 import type { ContentBlock } from './protocol.js';
 import type { ToolErrorContent } from './schemas.js';
 
@@ -47,7 +48,7 @@ export interface SuccessInput {
 }
 
 export function byteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
+  return utf8Length(text);
 }
 
 /** Bytes the result takes on the wire (inside the JSON-RPC envelope). */

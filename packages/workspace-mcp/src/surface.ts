@@ -4,6 +4,7 @@
  * own MCP interfaces as direct tools plus the run tools (flow-surface.ts). Dispatch, policy and audit are the same for
  * both, so a tool is callable exactly when it is listed on either.
  */
+import { utf8Bytes } from '@flowgate/core';
 import { CATALOG, TOOL_NAMES } from './catalog.js';
 import { guideDescriptions, guideProse, type HiddenTools, hiddenAmong } from './guidance.js';
 import type { AnyToolDefinition } from './tool.js';
@@ -58,7 +59,7 @@ export function surfaceOf(
     const json = JSON.stringify({
       tools: tools.filter((_, i) => key[i] === '1').map((t) => guideDescriptions(t.descriptor, hidden)),
     });
-    const made = { json, bytes: Buffer.from(json, 'utf8') };
+    const made = { json, bytes: utf8Bytes(json) };
     listSerialisations++;
     if (options.cacheLists) {
       if (cache.size >= TOOLS_LIST_CACHE_MAX) cache.delete(cache.keys().next().value as string);

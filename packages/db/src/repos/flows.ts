@@ -1,4 +1,4 @@
-import { AppError, newId } from '@flowgate/core';
+import { AppError, newId, utf8Length } from '@flowgate/core';
 import type { FlowModel } from '@flowgate/flows';
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { Database, Transaction } from '../client.js';
@@ -58,7 +58,7 @@ export interface FlowLimits {
 export const MAX_FLOW_LITERAL_BYTES = 150 * 1024;
 
 function assertLiteral(literal: string): void {
-  if (Buffer.byteLength(literal, 'utf8') > MAX_FLOW_LITERAL_BYTES) {
+  if (utf8Length(literal) > MAX_FLOW_LITERAL_BYTES) {
     throw new AppError('payload_too_large', `a flow definition is at most ${MAX_FLOW_LITERAL_BYTES} bytes`);
   }
 }

@@ -1,6 +1,7 @@
+import { utf8Length } from '@flowgate/core';
 import { parseEDNString } from 'edn-data';
 import { describe, expect, it } from 'vitest';
-import { readEdn, utf8Length } from './reader.js';
+import { readEdn } from './reader.js';
 import { type EdnNode, stripLoc } from './types.js';
 
 function read(text: string): EdnNode {

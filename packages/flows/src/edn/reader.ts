@@ -1,3 +1,4 @@
+import { utf8Length } from '@flowgate/core';
 import { parseEDNString } from 'edn-data';
 import { type Diagnostic, type DiagnosticCode, diagnostic, joinPath } from '../diagnostics.js';
 import { keySegment } from './path.js';
@@ -60,24 +61,6 @@ export function readEdn(text: string): ReadResult {
     }
   }
   return { ok: false, diagnostics: reader.diagnostics };
-}
-
-/** UTF-8 length without allocating (Buffer is not available on every runtime). */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 class Fatal extends Error {}

@@ -1,3 +1,4 @@
+import { utf8Length } from '@flowgate/core';
 import { STEP_LIMITS } from '@flowgate/flows';
 import { z } from 'zod';
 import { isRunError, RunError } from '../errors.js';
@@ -37,7 +38,7 @@ export async function runKvStep(rawConfig: unknown, ctx: StepContext, ports: Ste
     case 'put': {
       if (!('value' in config)) throw new RunError('step_config_invalid', 'a :kv :put needs :value');
       const value = (config.value ?? null) as JsonValue;
-      const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+      const bytes = utf8Length(JSON.stringify(value));
       if (bytes > L.valueBytesMax) {
         throw new RunError(
           'step_config_invalid',

@@ -1,3 +1,4 @@
+import { utf8Length } from '@flowgate/core';
 import type { FlowSelector } from '@flowgate/workspace';
 import { z } from 'zod';
 import {
@@ -51,7 +52,7 @@ export const getFlowDefinitionTool = defineTool({
     // Over the result cap (a definition may be 150 KB) the literal is cut; resources/read serves it whole.
     bound: (budget) => {
       const { flowLiteral: _literal, ...rest } = output;
-      const frame = Buffer.byteLength(JSON.stringify({ ...rest, flowLiteral: '', truncated: true }), 'utf8');
+      const frame = utf8Length(JSON.stringify({ ...rest, flowLiteral: '', truncated: true }));
       return { ...output, flowLiteral: prefixWithin(output.flowLiteral, budget - frame), truncated: true };
     },
   };

@@ -1,4 +1,5 @@
 /** The flow use cases of one workspace. */
+import { utf8Length } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { closest } from '@flowgate/flows';
 import { audited } from '../audit.js';
@@ -162,7 +163,7 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
     ...flowAdminUseCases(ctx),
     saveDraft(input) {
       // An invalid definition saves nothing; its event keeps the diagnostic codes, never the text.
-      const what = { flowSlug: input.expectedSlug, bytes: Buffer.byteLength(input.literal, 'utf8') };
+      const what = { flowSlug: input.expectedSlug, bytes: utf8Length(input.literal) };
       return audited(
         ctx,
         'flows.draft.save',

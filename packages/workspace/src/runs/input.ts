@@ -3,7 +3,7 @@
  * tool descriptor (`invocationInputSchema`), so what is advertised is what is enforced. Schemas are compiled once per
  * (definition, invocation).
  */
-import { AppError, type ErrorIssue } from '@flowgate/core';
+import { AppError, type ErrorIssue, utf8Length } from '@flowgate/core';
 import { type FlowModel, invocationInputSchema } from '@flowgate/flows';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -92,7 +92,7 @@ export function checkInput(
     );
   }
   const text = JSON.stringify(input);
-  if (Buffer.byteLength(text, 'utf8') > MAX_INPUT_BYTES) {
+  if (utf8Length(text) > MAX_INPUT_BYTES) {
     throw new AppError('validation_failed', `input is larger than ${MAX_INPUT_BYTES} bytes`, [
       { path: '(input)', message: `at most ${MAX_INPUT_BYTES} bytes of JSON` },
     ]);
