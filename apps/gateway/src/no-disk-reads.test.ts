@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { build, type Metafile } from 'esbuild';
+import type { Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleAppGraph, ownModules, REPO_ROOT as ROOT } from './app-graph.js';
 
 /**
  * The Hono app must run where there is no file system (issue 23: Workers, and bundles without files next to them):
@@ -9,9 +9,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
  * its default routes) and looks at every module of ours in its graph.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-// The app and the route plug-ins mounted on it by default (the MCP endpoint, the console); server.ts composes them.
-const ENTRIES = ['apps/gateway/src/app.ts', 'apps/gateway/src/installers.ts'];
 const DISK_MODULES = new Set(['fs', 'fs/promises', 'path', 'url'].flatMap((m) => [m, `node:${m}`]));
 const FILE_RELATIVE = 'import.meta.url';
 
@@ -28,28 +25,14 @@ const ALLOWED: Record<string, readonly string[]> = {
 
 let inputs: Metafile['inputs'];
 beforeAll(async () => {
-  const result = await build({
-    entryPoints: ENTRIES,
-    absWorkingDir: ROOT,
-    bundle: true,
-    write: false,
-    metafile: true,
-    platform: 'node',
-    format: 'esm',
-    jsx: 'automatic',
-    jsxImportSource: 'hono/jsx',
-    outdir: 'out',
-    logLevel: 'silent',
-  });
-  inputs = result.metafile.inputs;
+  inputs = await bundleAppGraph();
 });
 
 /** Our own modules in the app's graph and what each uses to reach files: disk modules and file-relative URLs. */
 function diskUses(): Record<string, string[]> {
   const uses: Record<string, string[]> = {};
-  for (const [path, input] of Object.entries(inputs)) {
-    if (path.includes('node_modules/') || !/\.tsx?$/.test(path)) continue;
-    const found = input.imports.filter((i) => DISK_MODULES.has(i.path)).map((i) => i.path);
+  for (const path of ownModules(inputs)) {
+    const found = (inputs[path]?.imports ?? []).filter((i) => DISK_MODULES.has(i.path)).map((i) => i.path);
     if (readFileSync(`${ROOT}${path}`, 'utf8').includes(FILE_RELATIVE)) found.push(FILE_RELATIVE);
     if (found.length > 0) uses[path] = [...new Set(found)].sort();
   }
