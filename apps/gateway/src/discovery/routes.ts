@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256, toBase64Url } from '@flowgate/core';
 import { SERVER_CARD_DEFAULT_BASE_URL, serializeServerCard } from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
@@ -19,7 +19,7 @@ const CARD_TEXT = serializeServerCard(generatedCard);
 export const installDiscovery: RouteInstaller = (app, deps) => {
   const body = CARD_TEXT.split(SERVER_CARD_DEFAULT_BASE_URL).join(deps.config.publicUrl);
   // Computed once: the etag middleware uses a response's own ETag instead of hashing the body per request.
-  const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const tag = `"${toBase64Url(sha256(body)).slice(0, 27)}"`;
   const publicCors = cors({
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'OPTIONS'],
