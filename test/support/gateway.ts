@@ -5,6 +5,7 @@ import type { DbHandle } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import { createLogger, loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
 import { generateEncryptionKey } from '@flowgate/secrets';
+import type { AuditEntryRecord } from '@flowgate/workspace';
 
 /**
  * The real gateway on 127.0.0.1 (port 0) over a fresh test database — PGlite, or a throwaway database on the
@@ -19,30 +20,10 @@ export interface ServiceAccountKey {
   apiKey: string;
 }
 
-/** One audit entry as `GET /api/workspaces/{ws}/audit` returns it. */
-export interface AuditItem {
-  id: number;
-  workspaceId: string;
-  at: string;
-  requestId: string | null;
-  principalType: string;
-  principalId: string;
-  keyId: string | null;
-  kind: string;
-  action: string;
-  arguments: unknown;
-  outcome: 'ok' | 'error' | 'blocked' | 'denied';
+/** One audit entry as `GET /api/workspaces/{ws}/audit` returns it: the domain's record, blockers as objects. */
+export type AuditItem = Omit<AuditEntryRecord, 'blockers'> & {
   blockers: Array<Record<string, unknown>> | null;
-  runId: string | null;
-  resourceUris: string[] | null;
-  reason: string | null;
-  clientName: string | null;
-  clientVersion: string | null;
-  protocolVersion?: string | null;
-  durationMs: number | null;
-  /** Identical refused calls within a short window share one row. */
-  count: number;
-}
+};
 
 export interface HttpAnswer {
   status: number;
