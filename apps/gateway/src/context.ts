@@ -1,8 +1,20 @@
 import type { Principal, WorkspaceAccess } from '@flowgate/auth';
 import type { WorkspacePolicy } from '@flowgate/db';
 
+/**
+ * What each runtime's entry passes as the second argument of `app.fetch`: the only runtime-specific thing a request
+ * carries. Node's server passes its `incoming` message; Bun, Deno and Workers entries pass `remoteAddress`.
+ */
+export interface RuntimeBindings {
+  /** The peer address of the connection, where the entry knows it. */
+  remoteAddress?: string | undefined;
+  /** Node (`@hono/node-server`): the request's socket. */
+  incoming?: { socket?: { remoteAddress?: string | undefined } | undefined } | undefined;
+}
+
 /** Values the middleware chain puts on each request, read by the routes. */
 export interface AppEnv {
+  Bindings: RuntimeBindings;
   Variables: {
     requestId: string;
     /** Set once the bearer token is verified (`authenticate`, `operatorGuard`). */

@@ -14,6 +14,7 @@ import { createKeyUsageTracker } from './audit/key-usage.js';
 import { startAuditPruner } from './audit/prune.js';
 import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
+import type { RuntimeBindings } from './context.js';
 import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
 import { createMemoryLimiter, type RateLimiter } from './rate-limit/bucket.js';
 import { createWorkspaceCache } from './workspace-cache.js';
@@ -21,6 +22,19 @@ import { createWorkspaceCache } from './workspace-cache.js';
 export { VERSION } from './version.js';
 
 import { VERSION } from './version.js';
+
+/** What a runtime's HTTP server gives back once it listens. */
+export interface ListeningServer {
+  port: number;
+  /** Stops accepting; in-flight requests finish. */
+  stop(): Promise<void>;
+}
+
+export type Listen = (options: {
+  hostname: string;
+  port: number;
+  fetch: (request: Request, bindings: RuntimeBindings) => Response | Promise<Response>;
+}) => Promise<ListeningServer>;
 
 export interface RunningGateway {
   url: string;
@@ -37,6 +51,10 @@ export interface StartOptions {
   installers?: RouteInstaller[];
   /** The clock in ms since the epoch (tests inject one to cross TTLs and expiries without waiting). */
   now?: () => number;
+  /** How to listen: Node's HTTP server when absent (the Bun and Deno entries pass theirs). */
+  listen?: Listen;
+  /** Named in the "listening" log line. */
+  runtime?: 'node' | 'bun' | 'deno';
 }
 
 /**
@@ -171,9 +189,40 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
   };
 }
 
+/** Node's HTTP server (`@hono/node-server`), the default way `startGateway` listens. */
+export function listenOnNode(requestBodyTimeoutMs: number): Listen {
+  return ({ hostname, port, fetch }) =>
+    new Promise<ListeningServer>((resolve, reject) => {
+      const server: ServerType = serve(
+        {
+          fetch: (request, env) => fetch(request, env as RuntimeBindings),
+          hostname,
+          port,
+          // Node enforces requestTimeout only when it sweeps connections; sweep often enough to honour a short one.
+          serverOptions: {
+            requestTimeout: requestBodyTimeoutMs,
+            headersTimeout: Math.min(requestBodyTimeoutMs, 60_000),
+            connectionsCheckingInterval: Math.min(1_000, requestBodyTimeoutMs),
+          },
+        },
+        (info) =>
+          resolve({
+            port: info.port,
+            stop: () =>
+              new Promise<void>((done) => {
+                server.close(() => done());
+                // Idle keep-alive sockets would hold close() open; in-flight requests still complete.
+                if ('closeIdleConnections' in server) server.closeIdleConnections();
+              }),
+          }),
+      );
+      server.once('error', reject);
+    });
+}
+
 /**
- * Starts the gateway on Node. `close()` stops accepting, lets in-flight requests finish, flushes, then closes the
- * database.
+ * Starts the gateway in a long-lived process: on Node by default, or on the server `listen` opens (Bun, Deno).
+ * `close()` stops accepting, lets in-flight requests finish, flushes, then closes the database.
  */
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   // Only when an OTEL_* variable is set; null (nothing loaded) otherwise.
@@ -184,28 +233,17 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     throw err;
   });
   // The app is built once the port is known, so a `FLOWGATE_PORT=0` deployment links to its real address.
-  let fetchHandler: ((request: Request, env: unknown) => Response | Promise<Response>) | null = null;
-  let listening: { server: ServerType; port: number };
+  let fetchHandler: ((request: Request, env: RuntimeBindings) => Response | Promise<Response>) | null = null;
+  const listen = options.listen ?? listenOnNode(options.config.requestBodyTimeoutMs);
+  let server: ListeningServer;
   try {
-    listening = await new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
-      const s = serve(
-        {
-          fetch: (request, env) =>
-            fetchHandler
-              ? fetchHandler(request, env)
-              : new Response('starting', { status: 503, headers: { 'retry-after': '1' } }),
-          hostname: options.config.host,
-          port: options.config.port,
-          // Node enforces requestTimeout only when it sweeps connections; sweep often enough to honour a short one.
-          serverOptions: {
-            requestTimeout: options.config.requestBodyTimeoutMs,
-            headersTimeout: Math.min(options.config.requestBodyTimeoutMs, 60_000),
-            connectionsCheckingInterval: Math.min(1_000, options.config.requestBodyTimeoutMs),
-          },
-        },
-        (info) => resolve({ server: s, port: info.port }),
-      );
-      s.once('error', reject);
+    server = await listen({
+      hostname: options.config.host,
+      port: options.config.port,
+      fetch: (request, env) =>
+        fetchHandler
+          ? fetchHandler(request, env)
+          : new Response('starting', { status: 503, headers: { 'retry-after': '1' } }),
     });
   } catch (err) {
     // e.g. EADDRINUSE: release what buildDeps opened before reporting.
@@ -213,13 +251,17 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     await stopTelemetry();
     throw err;
   }
-  const { server, port } = listening;
+  const { port } = server;
   const url = `http://${hostForUrl(options.config.host)}:${port}`;
   if (!options.config.publicUrlConfigured) deps.config = { ...deps.config, publicUrl: url };
   const app = createApp(deps, options.installers ?? DEFAULT_INSTALLERS);
   fetchHandler = (request, env) => app.fetch(request, env);
   if (deps.config.worker) await deps.runWorkers.startLocal();
-  deps.logger.info({ url, driver: deps.db.driver, worker: deps.config.worker }, 'flowgate gateway listening');
+  const runtime = options.runtime ?? 'node';
+  deps.logger.info(
+    { url, runtime, driver: deps.db.driver, worker: deps.config.worker },
+    'flowgate gateway listening',
+  );
   let closing: Promise<void> | null = null;
   return {
     url,
@@ -227,11 +269,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     deps,
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          // Idle keep-alive sockets would hold close() open; in-flight requests still complete.
-          if ('closeIdleConnections' in server) server.closeIdleConnections();
-        });
+        await server.stop();
         await deps.close();
         await stopTelemetry();
         deps.logger.info('flowgate gateway stopped');

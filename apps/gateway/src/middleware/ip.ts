@@ -1,8 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import { AppError } from '@flowgate/core';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../context.js';
+import type { AppEnv, RuntimeBindings } from '../context.js';
 
 /** Parses `allowedIps` entries (addresses or CIDR ranges, v4 or v6); returns null for an invalid entry. */
 export function parseIpRule(
@@ -55,11 +54,8 @@ export function clientIp(c: Context, trustedHops: number): string | null {
     const candidate = entries[entries.length - trustedHops];
     if (candidate !== undefined) return isIP(candidate) ? candidate : null;
   }
-  try {
-    return getConnInfo(c).remote.address ?? null;
-  } catch {
-    return null; // not running on Node (edge runtimes pass the address differently)
-  }
+  const env = c.env as RuntimeBindings | undefined;
+  return env?.remoteAddress ?? env?.incoming?.socket?.remoteAddress ?? null;
 }
 
 /** The MCP endpoints of a workspace (`/mcp`, `/flows/{slug}/mcp`): the traffic the allowlist always covers. */
