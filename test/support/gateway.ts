@@ -1,15 +1,29 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DbHandle } from '@flowgate/db';
-import { createTestDb } from '@flowgate/db/testing';
-import { createLogger, loadConfig, type RunningGateway, startGateway } from '@flowgate/gateway';
-import { generateEncryptionKey } from '@flowgate/secrets';
+import { createDb, type DbHandle } from '@flowgate/db';
+import { createEmptyTestDatabase, createTestDb } from '@flowgate/db/testing';
+import {
+  createLogger,
+  type GatewayConfig,
+  loadConfig,
+  type RunningGateway,
+  startGateway,
+} from '@flowgate/gateway';
+import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
+import { createWorker, type Worker } from '@flowgate/worker';
 import type { AuditEntryRecord } from '@flowgate/workspace';
+import { type ChildRuntimeName, type E2eRuntime, e2eRuntime, spawnChildGateway } from './runtimes.js';
 
 /**
  * The real gateway on 127.0.0.1 (port 0) over a fresh test database — PGlite, or a throwaway database on the
  * server named by DATABASE_URL — seeded only through the admin API over HTTP, as an operator would.
+ *
+ * With FLOWGATE_E2E_RUNTIME=bun|deno|node-process (runtimes.ts) the same tests run against that runtime's gateway
+ * started as a child process on a throwaway Postgres database; a test asking for FLOWGATE_WORKER gets a Node worker
+ * in the test process on the same database, as `flowgate worker` would run next to it. The test keeps `db` (its own
+ * connection to that database); `running.deps` exists only in-process, so files that need it stay out of the
+ * runtime suite (vitest.config.ts).
  */
 
 export const ADMIN_TOKEN = 'e2e-operator-token-0123456789abcdefghij';
@@ -35,6 +49,9 @@ export interface HttpAnswer {
 
 export interface TestGateway {
   url: string;
+  /** Where the gateway runs: `node` in this process, otherwise a child process (runtimes.ts). */
+  runtime: E2eRuntime;
+  /** In a child process `deps` throws: it is this process's gateway's internals. */
   running: RunningGateway;
   /**
    * The database the gateway runs on; it stays open after `running.close()` until `close()` (and after `close()`
@@ -80,40 +97,183 @@ export interface TestGatewayOptions {
   db?: DbHandle;
   /** Receives every line the gateway logs (raw pino JSON, at FLOWGATE_LOG_LEVEL) instead of discarding it. */
   logLines?: string[];
+  /** Overrides FLOWGATE_E2E_RUNTIME for this gateway (the mixed-runtime replica test starts one of each). */
+  runtime?: E2eRuntime;
+}
+
+/** The Postgres URL of each database this harness opened, so a second gateway can be started on it. */
+const databaseUrls = new WeakMap<DbHandle, string>();
+
+/** The URL of a database the harness opened on Postgres (null on PGlite). */
+export function databaseUrlOf(db: DbHandle): string | null {
+  return databaseUrls.get(db) ?? null;
+}
+
+/**
+ * A fresh migrated database: PGlite without DATABASE_URL, otherwise a throwaway database on that server (dropped on
+ * close) whose URL the harness remembers.
+ */
+export async function openTestDatabase(): Promise<DbHandle> {
+  const baseUrl = process.env.DATABASE_URL;
+  if (!baseUrl) return createTestDb();
+  const database = await createEmptyTestDatabase(baseUrl);
+  const handle = await createDb({ url: database.url, maxConnections: 4 });
+  try {
+    await handle.migrate();
+  } catch (err) {
+    await handle.close();
+    await database.drop();
+    throw err;
+  }
+  const close = handle.close;
+  handle.close = async () => {
+    await close();
+    await database.drop();
+  };
+  databaseUrls.set(handle, database.url);
+  return handle;
+}
+
+/** The defaults every test gateway starts with; the test's `env` overrides them. */
+function defaultEnv(dataDir: string): Record<string, string> {
+  return {
+    FLOWGATE_HOST: '127.0.0.1',
+    FLOWGATE_PORT: '0',
+    FLOWGATE_DATA_DIR: dataDir,
+    FLOWGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+    FLOWGATE_ENCRYPTION_KEY: generateEncryptionKey(),
+    FLOWGATE_LOG_LEVEL: 'silent',
+    FLOWGATE_WORKER: 'false',
+  };
+}
+
+export interface TestWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Node worker in this process on the database at `url`, configured as `flowgate worker` reads `config` (the
+ * encryption key, concurrency, lease and run limits): what executes runs for gateways that have none of their own.
+ */
+export async function startTestWorker(
+  url: string,
+  config: GatewayConfig,
+  logLines?: string[],
+): Promise<TestWorker> {
+  if (!config.encryptionKey) throw new Error('a worker needs FLOWGATE_ENCRYPTION_KEY to read run secrets');
+  const db = await createDb({ url, maxConnections: Math.max(4, config.workerConcurrency + 2) });
+  const log = logLines
+    ? createLogger(config.logLevel, { write: (line: string) => void logLines.push(line) })
+    : undefined;
+  const worker = createWorker({
+    db,
+    secretBox: createSecretBox(parseEncryptionKey(config.encryptionKey)),
+    concurrency: config.workerConcurrency,
+    leaseMs: config.runLeaseMs,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    limits: config.runLimits,
+    ...(log ? { log } : {}),
+  });
+  try {
+    await worker.start();
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return {
+    worker,
+    async stop() {
+      try {
+        await worker.stop();
+      } finally {
+        await db.close();
+      }
+    },
+  };
+}
+
+/**
+ * The gateway of `runtime` as a child process on the database `db` (at `url`), plus a Node worker in this process
+ * when the configuration asks for one; `running.close()` stops both.
+ */
+async function startChildGateway(
+  runtime: ChildRuntimeName,
+  env: Record<string, string>,
+  url: string,
+  logLines: string[] | undefined,
+): Promise<RunningGateway> {
+  const childEnv = { ...env, DATABASE_URL: url };
+  const config = loadConfig(childEnv);
+  const worker = config.worker ? await startTestWorker(url, config, logLines) : null;
+  let gateway: Awaited<ReturnType<typeof spawnChildGateway>>;
+  try {
+    // The child executes no runs (the worker above does), as `pnpm serve:<runtime>` next to `flowgate worker`.
+    gateway = await spawnChildGateway(runtime, { ...childEnv, FLOWGATE_WORKER: 'false' }, { logLines });
+  } catch (err) {
+    await worker?.stop();
+    throw err;
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    url: gateway.url,
+    port: gateway.port,
+    get deps(): never {
+      throw new Error(
+        `running.deps is the in-process gateway's internals; on ${runtime} the gateway is a child process ` +
+          '(keep this test out of the runtime suite in vitest.config.ts)',
+      );
+    },
+    close() {
+      closing ??= (async () => {
+        const code = await gateway.stop();
+        await worker?.stop();
+        if (code !== 0) throw new Error(`the ${runtime} gateway exited with ${code} on SIGTERM`);
+      })();
+      return closing;
+    },
+  };
 }
 
 export async function startTestGateway(
   env: Record<string, string> = {},
   options: TestGatewayOptions = {},
 ): Promise<TestGateway> {
+  const runtime = options.runtime ?? e2eRuntime();
+  if (runtime !== 'node' && !process.env.DATABASE_URL && !options.db) {
+    throw new Error(
+      `the ${runtime} gateway runs on Postgres only: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres); ` +
+        'the harness creates and drops a throwaway database on that server',
+    );
+  }
   const dataDir = mkdtempSync(join(tmpdir(), 'fg-e2e-'));
   const ownsDb = !options.db;
-  const db = options.db ?? (await createTestDb());
+  let db: DbHandle | undefined;
   let running: RunningGateway;
   try {
-    const config = loadConfig({
-      FLOWGATE_HOST: '127.0.0.1',
-      FLOWGATE_PORT: '0',
-      FLOWGATE_DATA_DIR: dataDir,
-      FLOWGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-      FLOWGATE_ENCRYPTION_KEY: generateEncryptionKey(),
-      FLOWGATE_LOG_LEVEL: 'silent',
-      FLOWGATE_WORKER: 'false',
-      ...env,
-    });
-    const lines = options.logLines;
-    running = await startGateway({
-      config,
-      db,
-      ...(lines
-        ? { logger: createLogger(config.logLevel, { write: (line: string) => void lines.push(line) }) }
-        : {}),
-    });
+    db = options.db ?? (await openTestDatabase());
+    const fullEnv = { ...defaultEnv(dataDir), ...env };
+    if (runtime === 'node') {
+      const config = loadConfig(fullEnv);
+      const lines = options.logLines;
+      running = await startGateway({
+        config,
+        db,
+        ...(lines
+          ? { logger: createLogger(config.logLevel, { write: (line: string) => void lines.push(line) }) }
+          : {}),
+      });
+    } else {
+      const url = databaseUrlOf(db);
+      if (!url) throw new Error(`the ${runtime} gateway needs a database this harness opened on Postgres`);
+      running = await startChildGateway(runtime, fullEnv, url, options.logLines);
+    }
   } catch (err) {
-    if (ownsDb) await db.close();
+    if (ownsDb) await db?.close();
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
+  const openDb = db;
   const url = running.url;
 
   const admin = async (method: string, path: string, body?: unknown) => {
@@ -148,8 +308,9 @@ export async function startTestGateway(
   let closed = false;
   return {
     url,
+    runtime,
     running,
-    db,
+    db: openDb,
     mcpUrl: (workspaceId) => `${url}/api/workspaces/${workspaceId}/mcp`,
     admin,
     async createWorkspace(id, name = id) {
@@ -199,7 +360,7 @@ export async function startTestGateway(
       try {
         await running.close();
       } finally {
-        if (ownsDb) await db.close();
+        if (ownsDb) await openDb.close();
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
