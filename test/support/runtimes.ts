@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { ROOT } from './stdio-bridge.js';
 
@@ -10,9 +11,11 @@ import { ROOT } from './stdio-bridge.js';
  */
 
 export interface ChildRuntime {
-  /** The binary itself, not the node_modules/.bin shim: the shims wrap it in `sh` or `node`, and SIGTERM to the
-   * wrapper would leave the gateway running. */
-  command: string;
+  /**
+   * The binary itself, not the node_modules/.bin shim: the shims wrap it in `sh` or `node`, and SIGTERM to the
+   * wrapper would leave the gateway running.
+   */
+  command(): string;
   args: string[];
   /** The `runtime` its "listening" line names: the harness refuses a gateway that runs somewhere else. */
   logsRuntime: string;
@@ -20,24 +23,28 @@ export interface ChildRuntime {
   env?: Record<string, string>;
 }
 
-const BIN = join(ROOT, 'node_modules');
+const NODE_MODULES = join(ROOT, 'node_modules');
+const requireFromRoot = createRequire(join(ROOT, 'package.json'));
 
 export const CHILD_RUNTIMES = {
   /** `flowgate serve` as its own Node process: the same contract as the others, with Node's entry. */
   'node-process': {
-    command: process.execPath,
+    command: () => process.execPath,
     args: ['--import', 'tsx', 'apps/cli/src/main.ts', 'serve'],
     logsRuntime: 'node',
   },
   /** `pnpm serve:bun` */
   bun: {
-    command: join(BIN, 'bun', 'bin', 'bun.exe'),
+    // Bun's postinstall (allowed in pnpm-workspace.yaml) puts the platform binary here.
+    command: () => join(NODE_MODULES, 'bun', 'bin', 'bun.exe'),
     args: ['apps/gateway/src/entries/bun.ts'],
     logsRuntime: 'bun',
   },
   /** `pnpm serve:deno` */
   deno: {
-    command: join(BIN, 'deno', 'deno'),
+    // Deno's own resolver: the platform package's binary, linked into the package on first use (its postinstall
+    // does not run here).
+    command: () => (requireFromRoot('deno/install_api.cjs') as { runInstall(): string }).runInstall(),
     args: ['run', '--allow-all', '--sloppy-imports', 'apps/gateway/src/entries/deno.ts'],
     logsRuntime: 'deno',
     env: { DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1' },
@@ -93,7 +100,7 @@ export async function spawnChildGateway(
     const value = process.env[name];
     if (value !== undefined) base[name] = value;
   }
-  const child = spawn(spec.command, spec.args, {
+  const child = spawn(spec.command(), spec.args, {
     cwd: ROOT,
     env: {
       ...base,
