@@ -51,7 +51,7 @@ export interface TestGateway {
   url: string;
   /** Where the gateway runs: `node` in this process, otherwise a child process (runtimes.ts). */
   runtime: E2eRuntime;
-  /** In a child process `deps` throws: it is this process's gateway's internals. */
+  /** `deps` is the in-process gateway's internals; reading it throws when the gateway is a child process. */
   running: RunningGateway;
   /**
    * The database the gateway runs on; it stays open after `running.close()` until `close()` (and after `close()`
@@ -194,7 +194,7 @@ export async function startTestWorker(
 }
 
 /**
- * The gateway of `runtime` as a child process on the database `db` (at `url`), plus a Node worker in this process
+ * The gateway of `runtime` as a child process on the database at `url`, plus a Node worker in this process
  * when the configuration asks for one; `running.close()` stops both.
  */
 async function startChildGateway(
