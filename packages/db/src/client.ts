@@ -2,13 +2,9 @@ import { fileURLToPath } from 'node:url';
 import { PGlite, parse, protocol } from '@electric-sql/pglite';
 import { sha1Hex } from '@flowgate/core';
 import { sql } from 'drizzle-orm';
-import type { Logger } from 'drizzle-orm/logger';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePglite, PglitePreparedQuery } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
 import {
   DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
   EMBEDDED_EXTENSIONS,
@@ -16,6 +12,7 @@ import {
   initEmbeddedDataDir,
 } from './embedded.js';
 import { runBackfills } from './maintenance.js';
+import { checkReady, createPostgresDb, statementLogger, TEXT_TYPES } from './postgres.js';
 import * as schema from './schema.js';
 import { type Statement, toQuery } from './statement.js';
 import { instrumentQueryBuilder, tracedStatements } from './telemetry.js';
@@ -75,24 +72,23 @@ export interface DbOptions {
 }
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../migrations', import.meta.url));
-const MIGRATION_LOCK_KEY = 727_001;
 
+/**
+ * Node's database: Postgres when a URL is given, else the embedded PGlite. Other runtimes import
+ * `@flowgate/db/postgres` (no PGlite, no migrations folder).
+ */
 export async function createDb(options: DbOptions = {}): Promise<DbHandle> {
-  instrumentQueryBuilder();
   return options.url
-    ? createPostgres(options.url, options.maxConnections ?? 10, options.onStatement)
+    ? createPostgresDb(options.url, {
+        maxConnections: options.maxConnections,
+        onStatement: options.onStatement,
+        migrationsFolder: MIGRATIONS_FOLDER,
+      })
     : createPglite(
         options.dataDir,
         options.embeddedSharedBuffersMb ?? DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
         options.onStatement,
       );
-}
-
-/** Timestamp, date and interval types: passed through as text, as the query builder's drivers do. */
-const TEXT_TYPES = [1082, 1083, 1114, 1184, 1182, 1185, 1115, 1231, 1186];
-
-function statementLogger(onStatement: ((text: string) => void) | undefined): Logger | undefined {
-  return onStatement ? { logQuery: (query) => onStatement(query) } : undefined;
 }
 
 /** A parameter in the text format of the extended protocol. */
@@ -169,6 +165,7 @@ async function createPglite(
   sharedBuffersMb: number,
   onStatement: ((text: string) => void) | undefined,
 ): Promise<DbHandle> {
+  instrumentQueryBuilder(PglitePreparedQuery, 'pglite');
   if (dataDir) await initEmbeddedDataDir(dataDir);
   const options = { extensions: EMBEDDED_EXTENSIONS, postgresqlconf: embeddedSettings(sharedBuffersMb) };
   const client = dataDir ? new PGlite(dataDir, options) : new PGlite(options);
@@ -200,95 +197,10 @@ async function createPglite(
 }
 
 /**
- * On Postgres, plain statements share the query builder's pool; prepared ones run on a small pool of their own whose
- * sessions ask for generic plans. postgres.js prepares each statement text once per connection and keeps it.
- */
-function postgresStatements(
-  client: postgres.Sql,
-  url: string,
-  max: number,
-  onStatement: ((text: string) => void) | undefined,
-): Statements & { end(): Promise<void> } {
-  const generic = postgres(url, {
-    max,
-    onnotice: () => {},
-    connection: { application_name: 'flowgate', plan_cache_mode: 'force_generic_plan' },
-  });
-  for (const pool of [client, generic]) {
-    for (const oid of TEXT_TYPES) pool.options.parsers[oid] = (v: string) => v;
-  }
-  const run = async <T>(pool: postgres.Sql, statement: Statement) => {
-    const { sql: text, params } = toQuery(statement);
-    onStatement?.(text);
-    const rows = await pool.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
-    return [...rows] as T[];
-  };
-  return {
-    rows: (statement) => run(client, statement),
-    prepared: (statement) => run(generic, statement),
-    end: () => generic.end({ timeout: 5 }),
-  };
-}
-
-async function createPostgres(
-  url: string,
-  max: number,
-  onStatement: ((text: string) => void) | undefined,
-): Promise<DbHandle> {
-  const client = postgres(url, { max, onnotice: () => {}, connection: { application_name: 'flowgate' } });
-  const logger = statementLogger(onStatement);
-  const statements = postgresStatements(client, url, Math.max(1, Math.ceil(max / 4)), onStatement);
-  const db = Object.assign(drizzlePostgres(client, { schema, ...(logger ? { logger } : {}) }), {
-    statements: tracedStatements(statements, 'postgres'),
-  }) as unknown as Database;
-  return {
-    db,
-    driver: 'postgres',
-    migrate: async () => {
-      // One connection holds an advisory lock so concurrent replicas migrate one at a time.
-      const lockClient = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        await lockClient`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
-        await migratePostgres(drizzlePostgres(lockClient), { migrationsFolder: MIGRATIONS_FOLDER });
-      } finally {
-        await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.catch(() => {});
-        await lockClient.end();
-      }
-      await runBackfills(db);
-    },
-    ready: () => checkReady(db),
-    listen: async (channel, onPayload) => {
-      const sub = await client.listen(channel, onPayload);
-      return () => sub.unlisten();
-    },
-    notify: async (channel, payload) => {
-      await client.notify(channel, payload);
-    },
-    close: async () => {
-      await Promise.all([client.end({ timeout: 5 }), statements.end()]);
-    },
-  };
-}
-
-/**
  * Like `ready()`, but a failure to connect (refused, bad credentials, missing database) is thrown rather than
  * folded into "not ready": a caller that waits for the database must tell what can heal from what cannot.
  */
 export async function databaseState(handle: DbHandle): Promise<'ready' | 'not_migrated'> {
   await handle.db.statements.rows(sql`select 1`);
   return (await handle.ready()) ? 'ready' : 'not_migrated';
-}
-
-async function checkReady(db: Database): Promise<boolean> {
-  try {
-    const { readMigrationFiles } = await import('drizzle-orm/migrator');
-    const expected = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).length;
-    const rows = await db.statements.rows<{ n: number }>(
-      sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
-    );
-    const n = rows[0]?.n ?? 0;
-    return n >= expected;
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,4 @@
 import { SpanKind, telemetryActive, withSpan } from '@flowgate/telemetry';
-import { PglitePreparedQuery } from 'drizzle-orm/pglite';
-import { PostgresJsPreparedQuery } from 'drizzle-orm/postgres-js';
 import type { Statements } from './client.js';
 import { type Statement, toQuery } from './statement.js';
 
@@ -22,29 +20,27 @@ function statementSpan<T>(text: string, driver: 'pglite' | 'postgres', run: () =
 }
 
 type Executes = { queryString: string } & Record<'execute' | 'all', (...args: unknown[]) => Promise<unknown>>;
-let instrumented = false;
+const instrumented = new Set<'pglite' | 'postgres'>();
 
 /**
- * Spans around the query builder's statements: its prepared queries' `execute` and `all`, on both drivers, with the
- * statement text only (drizzle's own tracing hook would add the parameter values, so it is not used). Wrapped once per
- * process; without telemetry each call costs one check.
+ * Spans around the query builder's statements: a driver's prepared queries' `execute` and `all`, with the statement
+ * text only (drizzle's own tracing hook would add the parameter values, so it is not used). Each driver module passes
+ * its own prepared-query class, so a bundle holding one driver never loads the other. Wrapped once per process;
+ * without telemetry each call costs one check.
  */
-export function instrumentQueryBuilder(): void {
-  if (instrumented) return;
-  instrumented = true;
-  const targets: Array<[unknown, 'pglite' | 'postgres']> = [
-    [PglitePreparedQuery.prototype, 'pglite'],
-    [PostgresJsPreparedQuery.prototype, 'postgres'],
-  ];
-  for (const [proto, driver] of targets) {
-    const target = proto as Executes;
-    for (const method of ['execute', 'all'] as const) {
-      const inner = target[method];
-      target[method] = function (this: Executes, ...args: unknown[]) {
-        if (!telemetryActive()) return inner.apply(this, args);
-        return statementSpan(this.queryString, driver, () => inner.apply(this, args));
-      };
-    }
+export function instrumentQueryBuilder(
+  preparedQuery: { prototype: unknown },
+  driver: 'pglite' | 'postgres',
+): void {
+  if (instrumented.has(driver)) return;
+  instrumented.add(driver);
+  const target = preparedQuery.prototype as Executes;
+  for (const method of ['execute', 'all'] as const) {
+    const inner = target[method];
+    target[method] = function (this: Executes, ...args: unknown[]) {
+      if (!telemetryActive()) return inner.apply(this, args);
+      return statementSpan(this.queryString, driver, () => inner.apply(this, args));
+    };
   }
 }
 
