@@ -4,7 +4,7 @@ import { openWorkspace, type RunHooks, type Workspace } from '@flowgate/workspac
 import { seedFlow, seedWorkspace, testWorkspaceDeps } from '@flowgate/workspace/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunBroker, handoffOf, type RunBroker } from './broker.js';
-import { ENDED_CHANNEL } from './worker.js';
+import { createWorker, ENDED_CHANNEL } from './worker.js';
 
 // Runs on PGlite by default and on Postgres when DATABASE_URL is set.
 let h: DbHandle;
@@ -168,5 +168,61 @@ describe('run broker', () => {
     await until(() => taken.length === 2);
     expect(taken[1]).toEqual(stored);
     expect(taken[1]).not.toBe(stored);
+  });
+});
+
+describe('run broker with polled wake-ups (no LISTEN: Workers)', () => {
+  const polled = () =>
+    createRunBroker({
+      db: h,
+      secretBox: testWorkspaceDeps(h.db).secretBox,
+      log: silent,
+      worker: { concurrency: 1 },
+      wakeUps: { pollMs: 100 },
+    });
+
+  it('listens to nothing, and a settled round ends after the poll interval with null', async () => {
+    const b = polled();
+    await b.listen();
+    try {
+      const started = Date.now();
+      expect(await b.hooks.settled?.('run_none', 5_000)).toBeNull();
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(90);
+      expect(took).toBeLessThan(1_000);
+      // An abort ends the round at once.
+      const aborted = new AbortController();
+      aborted.abort();
+      expect(await b.hooks.settled?.('run_none', 5_000, aborted.signal)).toBeNull();
+      expect(b.pending()).toEqual({ waiters: 0, early: 0 });
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it('a waited run started through it is picked up by another worker (NOTIFY) and its end found by polling', async () => {
+    const b = polled();
+    // Another process's worker: its fallback poll is a minute, so only the NOTIFY of `queued` starts the run soon.
+    const other = createWorker({
+      db: h,
+      secretBox: testWorkspaceDeps(h.db).secretBox,
+      concurrency: 1,
+      pollMs: 60_000,
+      log: silent,
+    });
+    await other.start();
+    try {
+      const ws = workspaceOn(b.hooks);
+      const { run } = await start(ws, true);
+      expect(run.status).toBe('queued');
+      const started = Date.now();
+      const waited = await ws.runs.wait(run.id, 10_000, run);
+      expect(waited?.run.status).toBe('completed');
+      expect(waited?.result).toEqual({ mimeType: 'application/json', value: { n: 3 } });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await other.stop();
+      await b.stop();
+    }
   });
 });

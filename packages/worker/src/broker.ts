@@ -51,6 +51,26 @@ export interface RunBrokerOptions {
   maxLiveRuns?: number;
   /** Whole-life bound of a run in ms, sleeps included. */
   maxRunDurationMs?: number;
+  /**
+   * Where no connection outlives a request (Workers) there is no LISTEN: a waiting caller reads the run's status
+   * every `pollMs` instead of being woken by the NOTIFY of the worker that ran it. `listen()` then does nothing;
+   * NOTIFY for queued runs and cancellations is still sent, so worker processes react at once.
+   */
+  wakeUps?: { pollMs: number };
+}
+
+/** A poll round of `settled`: resolves null (read the run again) after `ms`, or at once when `signal` aborts. */
+function pollRound(ms: number, signal: AbortSignal | undefined): Promise<null> {
+  if (signal?.aborted) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve(null);
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**
@@ -169,6 +189,8 @@ export function createRunBroker(options: RunBrokerOptions): RunBroker {
       notify(CANCEL_CHANNEL, runId);
     },
     settled(runId, timeoutMs, signal) {
+      // The domain's wait reads the run after each round, so a round that only sleeps is the poll.
+      if (options.wakeUps) return pollRound(Math.min(options.wakeUps.pollMs, timeoutMs), signal);
       const held = early.get(runId);
       if (held) {
         early.delete(runId);
@@ -219,6 +241,7 @@ export function createRunBroker(options: RunBrokerOptions): RunBroker {
       return local;
     },
     async listen() {
+      if (options.wakeUps) return;
       unlisten ??= await options.db.listen(ENDED_CHANNEL, (runId) => settle(runId));
     },
     pending() {
