@@ -1,24 +1,20 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAuthenticator } from '@flowgate/auth';
-import { hkdfSha256 } from '@flowgate/core';
-import { createDb, type DbHandle, repos } from '@flowgate/db';
-import { createSecretBox, generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
+import { createDb, type DbHandle } from '@flowgate/db';
+import { generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
 import { startTelemetry } from '@flowgate/telemetry';
-import { createRunBroker } from '@flowgate/worker';
-import { createWaitGate } from '@flowgate/workspace-mcp';
 import { type ServerType, serve } from '@hono/node-server';
-import pino, { type DestinationStream, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
-import { createKeyUsageTracker } from './audit/key-usage.js';
 import { startAuditPruner } from './audit/prune.js';
-import { createAuditQueue } from './audit/queue.js';
 import { type GatewayConfig, hostForUrl } from './config.js';
 import type { RuntimeBindings } from './context.js';
-import { DEFAULT_INSTALLERS, TOOL_NAMES } from './installers.js';
+import { composeDeps } from './deps.js';
+import { DEFAULT_INSTALLERS } from './installers.js';
+import { createLogger } from './logger.js';
 import { createMemoryLimiter, type RateLimiter } from './rate-limit/bucket.js';
-import { createWorkspaceCache } from './workspace-cache.js';
 
+export { createLogger } from './logger.js';
 export { VERSION } from './version.js';
 
 import { VERSION } from './version.js';
@@ -72,20 +68,6 @@ function resolveEncryptionKey(config: GatewayConfig): Uint8Array {
   return parseEncryptionKey(readFileSync(file, 'utf8').trim());
 }
 
-/** `destination` defaults to stdout; tests pass one to read every line the gateway logs. */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options: pino.LoggerOptions = {
-    level,
-    base: { service: 'flowgate' },
-    // Belt and braces: these paths never reach a log line even if a caller passes them.
-    redact: {
-      paths: ['token', 'apiKey', 'authorization', 'headers.authorization', 'secret', '*.secret'],
-      censor: '[redacted]',
-    },
-  };
-  return destination ? pino(options, destination) : pino(options);
-}
-
 export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { close(): Promise<void> }> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -101,19 +83,6 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
           },
     ));
   if (ownsDb) await db.migrate();
-  const encryptionKey = resolveEncryptionKey(config);
-  const secretBox = createSecretBox(encryptionKey);
-  // A separate key for signing cursors, derived so the encryption key itself is never used for two jobs.
-  const cursorKey = hkdfSha256(encryptionKey, 'flowgate/cursor-signing/v1', 32);
-  const keyUsage = createKeyUsageTracker(db.db, logger);
-  const authenticator = createAuthenticator({
-    lookupApiKey: (keyId) => repos.lookupApiKey(db.db, keyId),
-    onKeyUsed: (keyId) => keyUsage.used(keyId),
-    jwt: config.jwt,
-    operatorToken: config.adminToken,
-    cacheTtlMs: config.authCacheTtlMs,
-    ...(options.now ? { now: options.now } : {}),
-  });
   // Loaded only with REDIS_URL: the Redis client is ≈ 270 kB of code a gateway without Redis never needs.
   const rateLimiter: RateLimiter = config.redisUrl
     ? await (await import('./rate-limit/redis.js')).createRedisLimiter({
@@ -122,59 +91,22 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
         logger,
       })
     : createMemoryLimiter(options.now ? { now: options.now } : {});
-  const audit = createAuditQueue(db.db, logger);
+  const deps = composeDeps({
+    config,
+    db,
+    logger,
+    encryptionKey: resolveEncryptionKey(config),
+    rateLimiter,
+    now: options.now,
+  });
+  const { audit, keyUsage, runWorkers } = deps;
   const auditPruner = startAuditPruner({
     db: db.db,
     logger,
     retentionDays: config.auditRetentionDays,
     maxRowsPerWorkspace: config.auditMaxRowsPerWorkspace,
   });
-  const runWorkers = createRunBroker({
-    db,
-    secretBox,
-    log: logger,
-    worker: {
-      concurrency: config.workerConcurrency,
-      leaseMs: config.runLeaseMs,
-      allowPrivateNetwork: config.allowPrivateNetwork,
-      limits: config.runLimits,
-    },
-    maxLiveRuns: config.maxLiveRunsPerWorkspace,
-    maxRunDurationMs: config.runMaxDurationMs,
-  });
   await runWorkers.listen();
-  const workspaces = createWorkspaceCache(db.db);
-  const deps: GatewayDeps = {
-    config,
-    db,
-    logger,
-    authenticator,
-    secretBox,
-    audit,
-    keyUsage,
-    cursorKey,
-    workspaces,
-    workspaceDeps: {
-      db: db.db,
-      secretBox,
-      outbound: {
-        allowPrivateNetwork: config.allowPrivateNetwork,
-        timeoutMs: config.connectionCheckTimeoutMs,
-      },
-      runs: runWorkers.hooks,
-      // This replica forgets cached keys, accounts and policies at once; others within their cache bounds.
-      changes: {
-        serviceAccountChanged: (id) => authenticator.invalidateServiceAccount(id),
-        keyRevoked: (id) => authenticator.invalidateKey(id),
-        workspaceChanged: (id) => workspaces.invalidate(id),
-      },
-    },
-    runWorkers,
-    rateLimiter,
-    mcpWaits: createWaitGate({ maxPerKey: config.mcpMaxWaitsPerKey, maxTotal: config.mcpMaxWaits }),
-    toolNames: TOOL_NAMES,
-    version: VERSION,
-  };
   return {
     ...deps,
     async close() {

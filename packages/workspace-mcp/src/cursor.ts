@@ -23,10 +23,15 @@ export interface CursorCodec {
   open(kind: string, cursor: unknown): CursorPosition | null;
 }
 
-const PROCESS_KEY = randomBytes(32);
+// Drawn on first use, not at import: Workers forbids randomness in global scope.
+let drawnKey: Uint8Array | null = null;
+const processKey = (): Uint8Array => {
+  drawnKey ??= randomBytes(32);
+  return drawnKey;
+};
 const MAC_BYTES = 16;
 
-export function createCursorCodec(scope: string, key: string | Uint8Array = PROCESS_KEY): CursorCodec {
+export function createCursorCodec(scope: string, key: string | Uint8Array = processKey()): CursorCodec {
   const sign = hmacSha256With(key);
   const mac = (payload: string): string => toBase64Url(sign(payload).subarray(0, MAC_BYTES));
   return {

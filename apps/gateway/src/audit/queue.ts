@@ -63,6 +63,7 @@ export function createAuditQueue(
   db: Database,
   logger: Logger,
   options: {
+    /** 0 = no timer: the caller flushes (Workers, after each response, where a timer may not outlive a request). */
     flushIntervalMs?: number;
     maxBatch?: number;
     maxQueued?: number;
@@ -173,10 +174,13 @@ export function createAuditQueue(
     return running;
   };
 
-  const timer = setInterval(() => {
-    if (queue.length > 0 || collapsing.size > 0) void flush();
-  }, flushIntervalMs);
-  timer.unref();
+  const timer =
+    flushIntervalMs > 0
+      ? setInterval(() => {
+          if (queue.length > 0 || collapsing.size > 0) void flush();
+        }, flushIntervalMs)
+      : null;
+  timer?.unref();
 
   return {
     record(entry) {
@@ -235,7 +239,7 @@ export function createAuditQueue(
     },
     async close() {
       closed = true;
-      clearInterval(timer);
+      if (timer) clearInterval(timer);
       await flush();
       if (queue.length > 0) await flush();
     },

@@ -1,0 +1,97 @@
+import { createAuthenticator } from '@flowgate/auth';
+import { hkdfSha256 } from '@flowgate/core';
+import { type DbHandle, repos } from '@flowgate/db';
+import { createSecretBox } from '@flowgate/secrets';
+import { createRunBroker } from '@flowgate/worker';
+import { createWaitGate } from '@flowgate/workspace-mcp';
+import type { Logger } from 'pino';
+import type { GatewayDeps } from './app.js';
+import { createKeyUsageTracker } from './audit/key-usage.js';
+import { createAuditQueue } from './audit/queue.js';
+import type { GatewayConfig } from './config.js';
+import { TOOL_NAMES } from './installers.js';
+import type { RateLimiter } from './rate-limit/bucket.js';
+import { VERSION } from './version.js';
+import { createWorkspaceCache } from './workspace-cache.js';
+
+/**
+ * The gateway's dependencies from its ports, on any runtime: the entries open the database, the logger and the
+ * rate-limit store their runtime allows and pass them in (Node: `buildDeps` in server.ts; Workers: entries/workerd.ts).
+ */
+export interface ComposeOptions {
+  config: GatewayConfig;
+  db: DbHandle;
+  logger: Logger;
+  encryptionKey: Uint8Array;
+  rateLimiter: RateLimiter;
+  /** The clock in ms since the epoch (tests). */
+  now?: (() => number) | undefined;
+  /**
+   * Where nothing may outlive a request (Workers): no flush timers (the entry flushes the audit and key-usage queues
+   * after each response) and run wake-ups by polling the run every `pollMs` (no LISTEN).
+   */
+  perRequest?: { pollMs: number } | undefined;
+}
+
+export function composeDeps(options: ComposeOptions): GatewayDeps {
+  const { config, db, logger, rateLimiter, now, perRequest } = options;
+  const secretBox = createSecretBox(options.encryptionKey);
+  // A separate key for signing cursors, derived so the encryption key itself is never used for two jobs.
+  const cursorKey = hkdfSha256(options.encryptionKey, 'flowgate/cursor-signing/v1', 32);
+  const keyUsage = createKeyUsageTracker(db.db, logger, perRequest ? 0 : undefined);
+  const authenticator = createAuthenticator({
+    lookupApiKey: (keyId) => repos.lookupApiKey(db.db, keyId),
+    onKeyUsed: (keyId) => keyUsage.used(keyId),
+    jwt: config.jwt,
+    operatorToken: config.adminToken,
+    cacheTtlMs: config.authCacheTtlMs,
+    ...(now ? { now } : {}),
+  });
+  const audit = createAuditQueue(db.db, logger, perRequest ? { flushIntervalMs: 0 } : {});
+  const runWorkers = createRunBroker({
+    db,
+    secretBox,
+    log: logger,
+    worker: {
+      concurrency: config.workerConcurrency,
+      leaseMs: config.runLeaseMs,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+      limits: config.runLimits,
+    },
+    maxLiveRuns: config.maxLiveRunsPerWorkspace,
+    maxRunDurationMs: config.runMaxDurationMs,
+    ...(perRequest ? { wakeUps: { pollMs: perRequest.pollMs } } : {}),
+  });
+  const workspaces = createWorkspaceCache(db.db);
+  return {
+    config,
+    db,
+    logger,
+    authenticator,
+    secretBox,
+    audit,
+    keyUsage,
+    cursorKey,
+    workspaces,
+    workspaceDeps: {
+      db: db.db,
+      secretBox,
+      outbound: {
+        allowPrivateNetwork: config.allowPrivateNetwork,
+        timeoutMs: config.connectionCheckTimeoutMs,
+      },
+      runs: runWorkers.hooks,
+      // This replica forgets cached keys, accounts and policies at once; others within their cache bounds.
+      changes: {
+        serviceAccountChanged: (id) => authenticator.invalidateServiceAccount(id),
+        keyRevoked: (id) => authenticator.invalidateKey(id),
+        workspaceChanged: (id) => workspaces.invalidate(id),
+      },
+    },
+    runWorkers,
+    rateLimiter,
+    mcpWaits: createWaitGate({ maxPerKey: config.mcpMaxWaitsPerKey, maxTotal: config.mcpMaxWaits }),
+    toolNames: TOOL_NAMES,
+    version: VERSION,
+  };
+}
