@@ -28,7 +28,7 @@ export interface RunView {
 
 /** Saves `edn` as the draft of `slug`, releases it and binds its slots (slot → connection id). */
 export async function installFlow(
-  gw: TestGateway,
+  gw: Pick<TestGateway, 'url' | 'admin'>,
   ws: string,
   slug: string,
   edn: string,

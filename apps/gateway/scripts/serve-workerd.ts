@@ -1,0 +1,84 @@
+import { Miniflare } from 'miniflare';
+import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from './workerd-bundle.js';
+
+/**
+ * `pnpm serve:workerd`: the gateway's Worker on workerd (through Miniflare), the local twin of the deployed Worker
+ * (infra/cloudflare). Reads the same environment as `flowgate serve` and passes it as bindings, listens on
+ * FLOWGATE_HOST/FLOWGATE_PORT (0 = any free port), prints the "listening" JSON line once /healthz answers, and stops
+ * on SIGINT/SIGTERM. Runs are executed by `flowgate worker` processes on the same database.
+ */
+
+/** The variables `flowgate serve` reads; everything else in the process environment stays out of the Worker. */
+const PASSED = /^(FLOWGATE_|DATABASE_URL$|REDIS_URL$|REDIS_PREFIX$|JWT_|OTEL_)/;
+
+function bindingsOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => PASSED.test(entry[0]) && entry[1] !== undefined,
+    ),
+  );
+}
+
+function fail(message: string): never {
+  process.stderr.write(`flowgate: ${message}\n`);
+  process.exit(1);
+}
+
+const bindings = bindingsOf(process.env);
+if (!bindings.DATABASE_URL)
+  fail('DATABASE_URL: required on workerd (the embedded database runs on Node only)');
+const host = bindings.FLOWGATE_HOST ?? '127.0.0.1';
+const port = Number(bindings.FLOWGATE_PORT ?? '3000');
+if (!Number.isInteger(port) || port < 0 || port > 65_535)
+  fail(`FLOWGATE_PORT: not a port: ${bindings.FLOWGATE_PORT}`);
+
+const { code } = await bundleWorker();
+const miniflare = new Miniflare({
+  modules: [{ type: 'ESModule', path: 'worker.js', contents: code }],
+  compatibilityDate: COMPATIBILITY_DATE,
+  compatibilityFlags: COMPATIBILITY_FLAGS,
+  bindings,
+  host,
+  port,
+});
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(
+    `${JSON.stringify({ level: 30, time: Date.now(), msg: 'flowgate shutting down', signal })}\n`,
+  );
+  miniflare.dispose().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+
+const ready = await miniflare.ready;
+// Miniflare's own signal hook kills workerd and exits 130/143 at once; ours disposes it (in-flight requests end) and
+// exits 0, like the other runtimes. Its `exit` hook stays, so workerd never outlives this process.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.removeAllListeners(signal);
+  process.once(signal, () => stop(signal));
+}
+const url = `http://${ready.hostname}:${ready.port}`;
+// The first request builds the app (config, database client): /healthz answering means the gateway serves.
+const health = await miniflare.dispatchFetch(`${url}/healthz`);
+if (health.status !== 200) {
+  await miniflare.dispose();
+  fail(`the Worker did not start: /healthz answered ${health.status} ${await health.text()}`);
+}
+await health.arrayBuffer();
+process.stdout.write(
+  `${JSON.stringify({
+    level: 30,
+    time: Date.now(),
+    service: 'flowgate',
+    msg: 'flowgate gateway listening',
+    url,
+    runtime: 'workerd',
+    driver: 'postgres',
+    worker: false,
+  })}\n`,
+);
