@@ -7,9 +7,21 @@ export { MAX_DEFINITION_BYTES, readEdn } from './edn/reader.js';
 export { type EdnList, type EdnNode, type EdnVector, isKeyword, mapGet } from './edn/types.js';
 export { EXAMPLE_FLOWS } from './examples/index.js';
 export { CORE_FUNCTIONS, SPECIAL_FORMS } from './language.js';
-export { type FlowModel, findInvocation, IDENTIFIER_PATTERN, type RequiresSlot } from './model.js';
+export {
+  type FlowModel,
+  findInvocation,
+  IDENTIFIER_PATTERN,
+  INVOCATION_INPUT_TYPES,
+  type InvocationInput,
+  type RequiresSlot,
+} from './model.js';
 export { closest } from './reporter.js';
-export { invocationInputSchema } from './schema.js';
+export {
+  type InputJsonSchema,
+  type InputPropertySchema,
+  inputPropertySchema,
+  invocationInputSchema,
+} from './schema.js';
 export {
   isStepType,
   STEP_LIMITS,

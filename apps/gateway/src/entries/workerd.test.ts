@@ -14,6 +14,8 @@ describe('the Worker bundle', () => {
       ),
     );
     expect(forbidden).toEqual([]);
+    // Workers forbid `new Function`: no JSON Schema compiler (run inputs are checked by walking the schema).
+    expect(paths.filter((p) => p.includes('node_modules/ajv/'))).toEqual([]);
     // postgres.js speaks over Workers' TCP sockets; the logger is pino's browser build.
     expect(code).toContain('cloudflare:sockets');
     expect(paths.some((p) => p.endsWith('pino/browser.js'))).toBe(true);

@@ -1,31 +1,26 @@
 /**
  * A run's input checked against its invocation before anything is stored: the same JSON Schema an agent reads in the
- * tool descriptor (`invocationInputSchema`), so what is advertised is what is enforced. Schemas are compiled once per
+ * tool descriptor (`invocationInputSchema`), so what is advertised is what is enforced. Schemas are built once per
  * (definition, invocation).
  */
-import { AppError, type ErrorIssue, utf8Length } from '@flowgate/core';
-import { type FlowModel, invocationInputSchema } from '@flowgate/flows';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import { AppError, utf8Length } from '@flowgate/core';
+import { type FlowModel, type InputJsonSchema, invocationInputSchema } from '@flowgate/flows';
+import { inputIssues } from './input-check.js';
 
 /** Largest input accepted, as JSON. */
 export const MAX_INPUT_BYTES = 1024 * 1024;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-addFormats(ajv, ['email', 'uri', 'date', 'date-time']);
+const schemas = new Map<string, InputJsonSchema>();
+const MAX_SCHEMAS = 2000;
 
-const compiled = new Map<string, ValidateFunction>();
-const MAX_COMPILED = 2000;
-
-function validatorFor(cacheKey: string, model: FlowModel, invocation: string): ValidateFunction | null {
-  const hit = compiled.get(cacheKey);
+function schemaFor(cacheKey: string, model: FlowModel, invocation: string): InputJsonSchema | null {
+  const hit = schemas.get(cacheKey);
   if (hit) return hit;
   const schema = invocationInputSchema(model, invocation);
   if (!schema) return null;
-  const validate = ajv.compile(schema);
-  if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(cacheKey, validate);
-  return validate;
+  if (schemas.size >= MAX_SCHEMAS) schemas.delete(schemas.keys().next().value as string);
+  schemas.set(cacheKey, schema);
+  return schema;
 }
 
 // Postgres stores neither NUL nor lone surrogates in jsonb: such input could never be kept.
@@ -52,15 +47,6 @@ function firstUnstorable(value: unknown, path: string, depth = 0): string | null
     }
   }
   return null;
-}
-
-function pathOf(instancePath: string, extra?: string): string {
-  const parts = instancePath
-    .split('/')
-    .filter(Boolean)
-    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (extra) parts.push(extra);
-  return parts.length ? parts.join('.') : '(input)';
 }
 
 /**
@@ -97,29 +83,12 @@ export function checkInput(
       { path: '(input)', message: `at most ${MAX_INPUT_BYTES} bytes of JSON` },
     ]);
   }
-  const validate = validatorFor(`${cacheKey}#${invocation}`, model, invocation);
-  if (!validate) {
+  const schema = schemaFor(`${cacheKey}#${invocation}`, model, invocation);
+  if (!schema) {
     throw new AppError('not_found', `the flow declares no invocation ${invocation}`);
   }
-  if (validate(input)) return JSON.parse(text) as Record<string, unknown>;
-  const issues: ErrorIssue[] = (validate.errors ?? []).slice(0, 20).map((e) => {
-    const params = e.params as Record<string, unknown>;
-    if (e.keyword === 'required')
-      return { path: pathOf(e.instancePath, String(params.missingProperty)), message: 'is required' };
-    if (e.keyword === 'additionalProperties') {
-      return {
-        path: pathOf(e.instancePath, String(params.additionalProperty)),
-        message: 'is not an input of this invocation',
-      };
-    }
-    if (e.keyword === 'enum') {
-      return {
-        path: pathOf(e.instancePath),
-        message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
-      };
-    }
-    return { path: pathOf(e.instancePath), message: e.message ?? 'is invalid' };
-  });
+  const issues = inputIssues(schema, input as Record<string, unknown>).slice(0, 20);
+  if (issues.length === 0) return JSON.parse(text) as Record<string, unknown>;
   throw new AppError(
     'validation_failed',
     `input does not match the invocation: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
