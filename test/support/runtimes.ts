@@ -49,7 +49,13 @@ export const CHILD_RUNTIMES = {
     logsRuntime: 'deno',
     env: { DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1' },
   },
-  // workerd: { command: …, args: […] }, — `pnpm serve:workerd`, once its entry lands.
+  /** `pnpm serve:workerd`: the Worker on workerd through Miniflare, with the same environment as bindings. */
+  workerd: {
+    // Node itself, not pnpm: SIGTERM must reach the runner, which disposes Miniflare (and workerd) and exits 0.
+    command: () => process.execPath,
+    args: ['--import', 'tsx', 'apps/gateway/scripts/serve-workerd.ts'],
+    logsRuntime: 'workerd',
+  },
 } satisfies Record<string, ChildRuntime>;
 
 export type ChildRuntimeName = keyof typeof CHILD_RUNTIMES;
@@ -127,8 +133,8 @@ export async function spawnChildGateway(
     stderr += d.toString();
   });
   let pending = '';
-  let onListening: (url: string) => void = () => {};
-  const listening = new Promise<string>((resolve) => {
+  let onListening: (said: { url: string; runtime: unknown }) => void = () => {};
+  const listening = new Promise<{ url: string; runtime: unknown }>((resolve) => {
     onListening = resolve;
   });
   child.stdout.on('data', (d: Buffer) => {
@@ -143,7 +149,7 @@ export async function spawnChildGateway(
         parsed = null;
       }
       if (parsed?.msg === 'flowgate gateway listening' && typeof parsed.url === 'string')
-        onListening(parsed.url);
+        onListening({ url: parsed.url, runtime: parsed.runtime });
       if (options.logLines && typeof parsed?.level === 'number' && parsed.level >= threshold)
         options.logLines.push(`${line}\n`);
     }
@@ -152,9 +158,13 @@ export async function spawnChildGateway(
   let timer: NodeJS.Timeout | undefined;
   let started = false;
   const url = await Promise.race([
-    listening.then((u) => {
+    listening.then((said) => {
       started = true;
-      return u;
+      if (said.runtime !== spec.logsRuntime)
+        throw new Error(
+          `the ${runtime} gateway says it runs on ${String(said.runtime)}, not ${spec.logsRuntime}`,
+        );
+      return said.url;
     }),
     exited.then((code) => {
       // After it listened, an exit is what stop() reports, not a start failure.
