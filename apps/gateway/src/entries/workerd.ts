@@ -1,3 +1,4 @@
+import { connect } from 'cloudflare:sockets';
 import { createPerRequestDb, type PerRequestDb, type RequestDb } from '@flowgate/db/postgres';
 import { parseEncryptionKey } from '@flowgate/secrets';
 import type { Hono } from 'hono';
@@ -7,7 +8,8 @@ import type { AppEnv, RuntimeBindings } from '../context.js';
 import { composeDeps } from '../deps.js';
 import { DEFAULT_INSTALLERS } from '../installers.js';
 import { createLogger } from '../logger.js';
-import { createMemoryLimiter } from '../rate-limit/bucket.js';
+import { createMemoryLimiter, type RateLimiter } from '../rate-limit/bucket.js';
+import { createSocketRedisLimiter } from '../rate-limit/redis-socket.js';
 
 /**
  * The gateway as a Cloudflare Worker (`pnpm serve:workerd` locally, `infra/cloudflare/` deployed): the same app and
@@ -57,6 +59,16 @@ function configOf(env: WorkerEnv, request: Request): GatewayConfig {
   return config;
 }
 
+/**
+ * With REDIS_URL, the buckets every replica shares (Node, Bun, Deno and Workers alike), over a TCP connection per
+ * bucket step. Without it, per isolate: Workers spreads requests over many isolates, so a limit then holds per
+ * isolate, not per deployment.
+ */
+function rateLimiterOf(config: GatewayConfig, logger: ReturnType<typeof createLogger>): RateLimiter {
+  if (!config.redisUrl) return createMemoryLimiter();
+  return createSocketRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix, logger, connect });
+}
+
 function build(env: WorkerEnv, request: Request): Gateway {
   const config = configOf(env, request);
   if (!config.databaseUrl || !config.encryptionKey)
@@ -68,9 +80,7 @@ function build(env: WorkerEnv, request: Request): Gateway {
     db: database.handle,
     logger,
     encryptionKey: parseEncryptionKey(config.encryptionKey),
-    // Per isolate: Workers spreads requests over many isolates, so a limit holds per isolate, not per deployment.
-    // REDIS_URL is not used here yet (a shared store over TCP, or a Durable Object, is a later step).
-    rateLimiter: createMemoryLimiter(),
+    rateLimiter: rateLimiterOf(config, logger),
     perRequest: { pollMs: RUN_POLL_MS },
   });
   return { app: createApp(deps, DEFAULT_INSTALLERS), deps, database };

@@ -1,35 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { type BucketSpec, createMemoryLimiter, type RateLimiter, type TakeResult } from './bucket.js';
-
-/**
- * The same bucket as `takeToken`, run atomically inside Redis so every replica shares it. The clock is Redis's
- * own (TIME), so replicas with skewed clocks still agree; Redis 5+ replicates a script's effects, not the script.
- */
-const TAKE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local capacity = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local rate = capacity / window
-local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = capacity
-if state[1] and state[2] then
-  local elapsed = math.max(0, now - tonumber(state[2]))
-  tokens = math.min(capacity, tonumber(state[1]) + elapsed * rate)
-end
-local allowed = 0
-local retry = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
-else
-  retry = math.ceil((1 - tokens) / rate)
-end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
-redis.call('PEXPIRE', KEYS[1], window)
-return {allowed, math.floor(tokens), retry}
-`;
+import type { RateLimiter } from './bucket.js';
+import { sharedLimiter, TAKE_SCRIPT, takeResultOf } from './shared.js';
 
 export interface RedisLimiterOptions {
   url: string;
@@ -45,9 +17,7 @@ export interface RedisLimiterOptions {
 
 /**
  * Buckets shared through Redis. Connects before returning, so a wrong REDIS_URL stops the start with a clear
- * message. Later Redis errors and timeouts fall back to per-process buckets (logged once when it starts and once
- * when Redis answers again; `store()` says which) rather than failing every request or letting every request through:
- * each process still enforces the limit on its own, so a deployment of N replicas allows at most N times it.
+ * message. Later Redis errors and timeouts fall back to per-process buckets (`sharedLimiter`).
  */
 export async function createRedisLimiter(options: RedisLimiterOptions): Promise<RateLimiter> {
   const redis = new Redis(options.url, {
@@ -67,46 +37,14 @@ export async function createRedisLimiter(options: RedisLimiterOptions): Promise<
       `cannot connect to Redis at REDIS_URL for rate limits: ${(err as Error).message.slice(0, 200)}`,
     );
   }
-  const fallback = createMemoryLimiter();
-  let degraded = false;
-  return {
-    kind: 'redis',
-    store: () => (degraded ? 'local-fallback' : 'redis'),
-    async take(key: string, spec: BucketSpec): Promise<TakeResult> {
-      try {
-        const reply = (await redis.eval(
-          TAKE_SCRIPT,
-          1,
-          `${options.prefix}rl:${key}`,
-          spec.capacity,
-          spec.windowMs,
-        )) as [number, number, number];
-        if (degraded) {
-          degraded = false;
-          options.logger.info(
-            { code: 'rate_limit_store_recovered', rateLimitStore: 'redis' },
-            'rate limits: Redis is back, buckets are shared again',
-          );
-        }
-        return { allowed: reply[0] === 1, remaining: reply[1], retryAfterMs: reply[2] };
-      } catch (err) {
-        if (!degraded) {
-          degraded = true;
-          options.logger.warn(
-            {
-              code: 'rate_limit_store_fallback',
-              rateLimitStore: 'local-fallback',
-              err: (err as Error).message.slice(0, 200),
-            },
-            'rate limits: Redis unavailable, using per-process buckets until it answers',
-          );
-        }
-        return fallback.take(key, spec);
-      }
-    },
-    async close() {
-      await fallback.close();
+  return sharedLimiter(
+    async (key, spec) =>
+      takeResultOf(
+        await redis.eval(TAKE_SCRIPT, 1, `${options.prefix}rl:${key}`, spec.capacity, spec.windowMs),
+      ),
+    options.logger,
+    async () => {
       await redis.quit().catch(() => redis.disconnect());
     },
-  };
+  );
 }
