@@ -18,12 +18,12 @@ import { ROOT } from './support/stdio-bridge.js';
 /**
  * Issue 23, item 3: replicas on different runtimes behind one load balancer share one Postgres database and one
  * Redis, and nothing they keep in memory may make an answer depend on which replica a request lands on. One gateway
- * per runtime (Node in this process, Bun and Deno as child processes), none executing runs: a `flowgate worker`
- * process does. Postgres only (vitest.config.ts collects this file only with DATABASE_URL); Redis at REDIS_URL.
+ * per runtime (Node in this process; Bun, Deno and workerd as child processes), none executing runs: a
+ * `flowgate worker` process does. The workerd replica reaches Redis and Postgres over Workers' TCP sockets. Postgres only (vitest.config.ts collects this file only with DATABASE_URL); Redis at REDIS_URL.
  */
 
-/** One gateway per entry, in this order; workerd is one more entry once its entry exists. */
-const RUNTIMES: E2eRuntime[] = ['node', 'bun', 'deno'];
+/** One gateway per entry, in this order. */
+const RUNTIMES: E2eRuntime[] = ['node', 'bun', 'deno', 'workerd'];
 
 const V = '2025-11-25';
 const WS = 'ws-replicas';
@@ -294,7 +294,7 @@ describe(`replicas on ${RUNTIMES.join(', ')} over one database and one Redis`, (
   });
 
   it('share console sessions and their CSRF tokens', async () => {
-    const [a, b, c] = [next(0, 0), next(0, 1), next(0, 2)];
+    const [a, ...others] = gateways as [TestGateway, ...TestGateway[]];
     const cookies = new Map<string, string>();
     const send = async (gw: TestGateway, method: string, path: string, form?: Record<string, string>) => {
       const headers: Record<string, string> = {
@@ -321,14 +321,18 @@ describe(`replicas on ${RUNTIMES.join(', ')} over one database and one Redis`, (
     expect(signedIn.res.status).toBe(303);
     const session = cookies.get('fg_console') ?? '';
     expect(session).not.toBe('');
-    // Opened on another replica, whose page carries a CSRF token that a third accepts.
-    const page = await send(b, 'GET', `/console/w/${WS}/keys`);
-    expect(page.res.status, b.runtime).toBe(200);
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '';
-    expect(csrf).not.toBe('');
-    const out = await send(c, 'POST', '/console/sign-out', { _csrf: csrf });
-    expect(out.res.status, c.runtime).toBe(303);
-    // Signed out through the third: the first no longer knows the session.
+    // Opened on every other replica, each page carrying a CSRF token; the last replica accepts the one before's.
+    const tokens: string[] = [];
+    for (const gw of others) {
+      const page = await send(gw, 'GET', `/console/w/${WS}/keys`);
+      expect(page.res.status, gw.runtime).toBe(200);
+      tokens.push(/name="_csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '');
+    }
+    expect(tokens.filter((t) => t === '')).toEqual([]);
+    const last = others.at(-1) as TestGateway;
+    const out = await send(last, 'POST', '/console/sign-out', { _csrf: tokens.at(-2) ?? '' });
+    expect(out.res.status, last.runtime).toBe(303);
+    // Signed out through the last: the first no longer knows the session.
     cookies.set('fg_console', session);
     const after = await send(a, 'GET', `/console/w/${WS}/keys`);
     expect(after.res.status, a.runtime).toBe(303);
