@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * `FLOWGATE_E2E_RUNTIME=bun|deno|node-process DATABASE_URL=… pnpm test` runs these end-to-end files against that
- * runtime's gateway in a child process (test/support/runtimes.ts). Each is listed because it drives the gateway
+ * `FLOWGATE_E2E_RUNTIME=bun|deno|workerd|node-process DATABASE_URL=… pnpm test` runs these end-to-end files against
+ * that runtime's gateway in a child process (test/support/runtimes.ts). Each is listed because it drives the gateway
  * only over HTTP and through its own connection to the database. Left out, in-process only: mcp-waits (reads the
  * gateway's wait and run-waiter registries), runs-durability / runs-examples (wake the in-process worker),
  * runs-secrets (reads the worker's log lines in-process), the CLI and browser files (they start their own servers).

@@ -19,11 +19,11 @@ import { type ChildRuntimeName, type E2eRuntime, e2eRuntime, spawnChildGateway }
  * The real gateway on 127.0.0.1 (port 0) over a fresh test database — PGlite, or a throwaway database on the
  * server named by DATABASE_URL — seeded only through the admin API over HTTP, as an operator would.
  *
- * With FLOWGATE_E2E_RUNTIME=bun|deno|node-process (runtimes.ts) the same tests run against that runtime's gateway
- * started as a child process on a throwaway Postgres database; a test asking for FLOWGATE_WORKER gets a Node worker
- * in the test process on the same database, as `flowgate worker` would run next to it. The test keeps `db` (its own
- * connection to that database); `running.deps` exists only in-process, so files that need it stay out of the
- * runtime suite (vitest.config.ts).
+ * With FLOWGATE_E2E_RUNTIME=bun|deno|workerd|node-process (runtimes.ts) the same tests run against that runtime's
+ * gateway started as a child process on a throwaway Postgres database; a test asking for FLOWGATE_WORKER gets a Node
+ * worker in the test process on the same database, as `flowgate worker` would run next to it. The test keeps `db`
+ * (its own connection to that database); `running.deps` exists only in-process, so files that need it stay out of
+ * the runtime suite (vitest.config.ts).
  */
 
 export const ADMIN_TOKEN = 'e2e-operator-token-0123456789abcdefghij';
