@@ -6,6 +6,7 @@ import autocannon from 'autocannon';
 import { type LoadResult, loadSpecSchema } from './load.js';
 
 const spec = loadSpecSchema.parse(JSON.parse(process.argv[2] ?? '{}'));
+const cpuBefore = process.cpuUsage();
 const result = await autocannon({
   url: spec.url,
   method: spec.method,
@@ -20,6 +21,7 @@ const result = await autocannon({
   ...(spec.amount !== undefined ? { amount: spec.amount } : { duration: spec.durationS }),
   timeout: 10,
 });
+const cpu = process.cpuUsage(cpuBefore);
 const ok = result['2xx'];
 const out: LoadResult = {
   requests: result.requests.total,
@@ -36,5 +38,6 @@ const out: LoadResult = {
     max: result.latency.max,
   },
   bytesPerResponse: result.requests.total > 0 ? result.throughput.total / result.requests.total : 0,
+  loadCpuMs: (cpu.user + cpu.system) / 1000,
 };
 process.stdout.write(`${JSON.stringify(out)}\n`);

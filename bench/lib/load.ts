@@ -32,6 +32,8 @@ export interface LoadResult {
   rps: number;
   latencyMs: { p50: number; p99: number; mean: number; max: number };
   bytesPerResponse: number;
+  /** CPU the load generator itself spent (user + system, ms): on a small machine it competes with the server. */
+  loadCpuMs?: number;
 }
 
 export interface MeasuredLoad extends LoadResult {
@@ -39,14 +41,19 @@ export interface MeasuredLoad extends LoadResult {
   cpuUsPerReq?: number;
 }
 
+/** Where a server's CPU time is read from: its pid, or a reader (e.g. the sum over a process tree). */
+export type CpuSource = number | { cpuMs(): number };
+
 /**
  * Runs autocannon in a separate process against `spec.url`. Any error or non-2xx answer fails the run: a
  * benchmark of error responses measures the wrong thing. With `serverPid`, also reports the server's CPU time
- * per request, a figure much less sensitive to the machine's drift than throughput.
+ * per request (`server`: its pid or a CPU reader), a figure much less sensitive to the machine's drift than throughput.
  */
-export async function runLoad(spec: LoadSpec, serverPid?: number): Promise<MeasuredLoad> {
+export async function runLoad(spec: LoadSpec, server?: CpuSource): Promise<MeasuredLoad> {
   const checked = loadSpecSchema.parse(spec);
-  const cpuBefore = serverPid !== undefined ? readCpuMs(serverPid) : 0;
+  const cpu = () =>
+    server === undefined ? 0 : typeof server === 'number' ? readCpuMs(server) : server.cpuMs();
+  const cpuBefore = cpu();
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', resolve(ROOT, 'bench/lib/load-child.ts'), JSON.stringify(checked)],
@@ -71,6 +78,6 @@ export async function runLoad(spec: LoadSpec, serverPid?: number): Promise<Measu
       `load against ${checked.url} had ${result.non2xx} non-2xx answers and ${result.errors} errors (${result.timeouts} timeouts) in ${result.requests} requests`,
     );
   }
-  if (serverPid === undefined) return result;
-  return { ...result, cpuUsPerReq: ((readCpuMs(serverPid) - cpuBefore) * 1000) / result.ok };
+  if (server === undefined) return result;
+  return { ...result, cpuUsPerReq: ((cpu() - cpuBefore) * 1000) / result.ok };
 }
