@@ -29,6 +29,7 @@ import {
   childPath,
   freePort,
   packageScript,
+  postgresBackendsCpuMs,
   processTree,
   type ServerProc,
   spawnServer,
@@ -257,7 +258,7 @@ async function record(what: string, url: string, apiKey: string, call: Call): Pr
       ? Array.isArray(json.result?.tools) && json.result.tools.length > 0
       : json.result !== undefined &&
         !json.result.isError &&
-        (json.result.structuredContent as { tools?: unknown[] } | undefined)?.tools?.length! >= 3;
+        ((json.result.structuredContent as { tools?: unknown[] } | undefined)?.tools?.length ?? 0) >= 3;
   if (a.status !== 200 || !ok)
     throw new Error(`${what}: ${call} answered ${a.status}: ${a.text.slice(0, 400)}`);
   const prefix = '{"jsonrpc":"2.0","id":1,';
@@ -381,10 +382,19 @@ async function run(options: BenchOptions): Promise<Check[]> {
         }),
       ),
     );
-    for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
+    // --quick proves the benchmark runs: no warm-up runs (16 of them with workerd), its figures are cold anyway.
+    if (!options.quick) for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
+    const dbName = new URL(db.url).pathname.slice(1);
+    // Postgres CPU per request of each sample, by contender: the database's share of the same two cores.
+    const dbUs = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const contenders: Contender[] = targets.map((t) => ({
       name: t.name,
-      run: () => runLoad(t.spec, t.server),
+      run: async () => {
+        const before = postgresBackendsCpuMs(dbName);
+        const r = await runLoad(t.spec, t.server);
+        dbUs.get(t.name)!.push(((postgresBackendsCpuMs(dbName) - before) * 1000) / r.ok);
+        return r;
+      },
     }));
     const summaries = await interleave(contenders, options.rounds, (round, name, s) =>
       log(
@@ -409,6 +419,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
         'per-round ratios',
         'CPU µs/req gw/bare',
         'CPU-cost ratio',
+        'Postgres CPU µs/req',
       ],
     ];
     for (const s of setups) {
@@ -430,6 +441,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
             .join(' '),
           `${fmt(gw.cpuUsPerReq)}/${fmt(bare.cpuUsPerReq)}`,
           gw.cpuUsPerReq && bare.cpuUsPerReq ? fmt(bare.cpuUsPerReq / gw.cpuUsPerReq, 3) : '—',
+          fmt(median(dbUs.get(gw.name) ?? [])),
         ]);
         checks.push({
           benchmark: 'runtimes',
@@ -441,7 +453,9 @@ async function run(options: BenchOptions): Promise<Check[]> {
       }
     }
     table(rows);
-    log('  (autocannon reports whole milliseconds; CPU is the server process tree’s user + system time)');
+    log(
+      '  (autocannon reports whole milliseconds; CPU is the server process tree’s user + system time; Postgres CPU is that of the backends serving the benchmark’s database, on the same cores)',
+    );
 
     heading('runtimes: across runtimes (gateway)');
     const cross = [

@@ -97,6 +97,27 @@ export function treeCpuMs(root: number): number {
   return total;
 }
 
+/**
+ * CPU (ms) of the Postgres backends serving database `name` (`postgres: <user> <name> <client> …` in their command
+ * line): what the requests cost on the database side, on the same cores. NaN when /proc does not show them.
+ */
+export function postgresBackendsCpuMs(name: string): number {
+  let total = 0;
+  let seen = false;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (!cmd.startsWith('postgres: ') || !cmd.split(' ').includes(name)) continue;
+      total += readCpuMs(Number(entry));
+      seen = true;
+    } catch {
+      // exited, or not ours to read
+    }
+  }
+  return seen ? total : Number.NaN;
+}
+
 /** A loopback port free right now (the server binds it a moment later; nothing else here races for ports). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
