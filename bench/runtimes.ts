@@ -22,14 +22,15 @@ import {
   summaryOf,
 } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
-import { benchPostgresUrl, postgresReachable, throwawayDatabase } from './lib/postgres.js';
+import { benchPostgresUrl, postgresReachable, sessionCounter, throwawayDatabase } from './lib/postgres.js';
 import { ROOT, readRssKb } from './lib/proc.js';
 import { type Check, fmt, heading, log, table } from './lib/report.js';
 import {
   childPath,
   freePort,
   packageScript,
-  postgresBackendsCpuMs,
+  postgresBackends,
+  postgresDelta,
   processTree,
   type ServerProc,
   spawnServer,
@@ -308,6 +309,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
   const tmp = mkdtempSync(join(tmpdir(), 'flowgate-bench-rt-'));
   const setups: RuntimeSetup[] = [];
   const started: ServerProc[] = [];
+  let sessions: Awaited<ReturnType<typeof sessionCounter>> | undefined;
   try {
     const env: GatewayEnv = {
       databaseUrl: db.url,
@@ -353,17 +355,20 @@ async function run(options: BenchOptions): Promise<Check[]> {
       log(`  ${runtime.padEnd(8)} ${version}; gateway ready in ${readyMs} ms; answers: ${sizes}`);
     }
     if (!apiKey || setups.length === 0) throw new Error('no runtime could be measured');
+    // --quick proves the benchmark runs within CI's budget: search_flow_tools was answered and checked above on every
+    // runtime, only tools/list is put under load.
+    const measured: Call[] = options.quick ? ['tools/list'] : CALL_NAMES;
     const build = serverBuild();
     log(
       `  node runs ${build.kind === 'dist' ? 'the production bundle' : 'the source under tsx'}; bun and deno run the TypeScript sources; log level warn; memory rate limits raised; no Redis`,
     );
     log(
-      `  load: autocannon in its own node process, c=${options.connections}, pipelining 1; ${options.rounds} round(s) × ${options.durationS} s per contender, interleaved over ${setups.length} runtime(s) × ${CALL_NAMES.length} calls × gateway/bare`,
+      `  load: autocannon in its own node process, c=${options.connections}, pipelining 1; ${options.rounds} round(s) × ${options.durationS} s per contender, interleaved over ${setups.length} runtime(s) × ${measured.length} call(s) × gateway/bare${options.quick ? ' (--quick: tools/list only)' : ''}`,
     );
 
     const key = apiKey;
     const targets = setups.flatMap((s) =>
-      CALL_NAMES.flatMap((call) =>
+      measured.flatMap((call) =>
         (['gateway', 'bare'] as const).map((side) => {
           const spec: LoadSpec = {
             url: side === 'gateway' ? s.gatewayUrl : `${s.bareUrl}${CALLS[call].path}`,
@@ -387,12 +392,19 @@ async function run(options: BenchOptions): Promise<Check[]> {
     const dbName = new URL(db.url).pathname.slice(1);
     // Postgres CPU per request of each sample, by contender: the database's share of the same two cores.
     const dbUs = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    // Connections the database saw opened per request: a runtime without a connection pool opens one per request.
+    const dbOpened = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    sessions = await sessionCounter(base, dbName);
+    const counter = sessions;
     const contenders: Contender[] = targets.map((t) => ({
       name: t.name,
       run: async () => {
-        const before = postgresBackendsCpuMs(dbName);
+        const before = postgresBackends(dbName);
+        const sessionsBefore = await counter.read();
         const r = await runLoad(t.spec, t.server);
-        dbUs.get(t.name)!.push(((postgresBackendsCpuMs(dbName) - before) * 1000) / r.ok);
+        const d = postgresDelta(before, postgresBackends(dbName));
+        dbUs.get(t.name)!.push((d.cpuMs * 1000) / r.ok);
+        dbOpened.get(t.name)!.push(((await counter.read()) - sessionsBefore) / r.ok);
         return r;
       },
     }));
@@ -420,10 +432,11 @@ async function run(options: BenchOptions): Promise<Check[]> {
         'CPU µs/req gw/bare',
         'CPU-cost ratio',
         'Postgres CPU µs/req',
+        'PG sessions opened/req',
       ],
     ];
     for (const s of setups) {
-      for (const call of CALL_NAMES) {
+      for (const call of measured) {
         const gw = summaryOf(summaries, contenderName(s.runtime, call, 'gateway'));
         const bare = summaryOf(summaries, contenderName(s.runtime, call, 'bare'));
         const ratio = gw.rps / bare.rps;
@@ -442,6 +455,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
           `${fmt(gw.cpuUsPerReq)}/${fmt(bare.cpuUsPerReq)}`,
           gw.cpuUsPerReq && bare.cpuUsPerReq ? fmt(bare.cpuUsPerReq / gw.cpuUsPerReq, 3) : '—',
           fmt(median(dbUs.get(gw.name) ?? [])),
+          fmt(median(dbOpened.get(gw.name) ?? []), 2),
         ]);
         checks.push({
           benchmark: 'runtimes',
@@ -454,14 +468,14 @@ async function run(options: BenchOptions): Promise<Check[]> {
     }
     table(rows);
     log(
-      '  (autocannon reports whole milliseconds; CPU is the server process tree’s user + system time; Postgres CPU is that of the backends serving the benchmark’s database, on the same cores)',
+      '  (autocannon reports whole milliseconds; CPU is the server process tree’s user + system time; Postgres CPU is that of the backends serving the benchmark’s database, on the same cores — a floor when connections are opened per request, as a backend that starts and ends within a run is not seen)',
     );
 
     heading('runtimes: across runtimes (gateway)');
     const cross = [
       [
         'runtime',
-        ...CALL_NAMES.flatMap((c) => [`${c} req/s`, `${c} CPU µs/req`, `${c} req/s per core`]),
+        ...measured.flatMap((c) => [`${c} req/s`, `${c} CPU µs/req`, `${c} req/s per core`]),
         'bare tools/list req/s',
         'RSS MB gw/bare',
       ],
@@ -470,7 +484,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
     const rpsOf = new Map<Runtime, number>();
     for (const s of setups) {
       const cells: string[] = [s.runtime];
-      for (const call of CALL_NAMES) {
+      for (const call of measured) {
         const gw = summaryOf(summaries, contenderName(s.runtime, call, 'gateway'));
         // What one core of this runtime serves: the inverse of its CPU per request (drifts far less than req/s).
         const core = gw.cpuUsPerReq ? 1e6 / gw.cpuUsPerReq : Number.NaN;
@@ -512,6 +526,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
     return checks;
   } finally {
     for (const p of started.reverse()) await p.stop().catch(() => {});
+    await sessions?.close();
     await db.drop();
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -98,24 +98,40 @@ export function treeCpuMs(root: number): number {
 }
 
 /**
- * CPU (ms) of the Postgres backends serving database `name` (`postgres: <user> <name> <client> …` in their command
- * line): what the requests cost on the database side, on the same cores. NaN when /proc does not show them.
+ * CPU (ms) by pid of the Postgres backends serving database `name` (`postgres: <user> <name> <client> …` in their
+ * command line): what the requests cost on the database side, on the same cores. Empty when /proc does not show them.
  */
-export function postgresBackendsCpuMs(name: string): number {
-  let total = 0;
-  let seen = false;
+export function postgresBackends(name: string): Map<number, number> {
+  const out = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       if (!cmd.startsWith('postgres: ') || !cmd.split(' ').includes(name)) continue;
-      total += readCpuMs(Number(entry));
-      seen = true;
+      out.set(Number(entry), readCpuMs(Number(entry)));
     } catch {
       // exited, or not ours to read
     }
   }
-  return seen ? total : Number.NaN;
+  return out;
+}
+
+/**
+ * What the backends of `name` spent between two readings, and how many connections were opened in between. A backend
+ * that both started and ended between the readings is not seen: with connections per request the CPU is a floor.
+ */
+export function postgresDelta(
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { cpuMs: number; opened: number } {
+  let cpuMs = 0;
+  let opened = 0;
+  for (const [pid, ms] of after) {
+    const was = before.get(pid);
+    if (was === undefined) opened++;
+    cpuMs += ms - (was ?? 0);
+  }
+  return { cpuMs, opened };
 }
 
 /** A loopback port free right now (the server binds it a moment later; nothing else here races for ports). */
