@@ -91,6 +91,8 @@ interface RuntimeSetup {
   gatewayUrl: string;
   bare: ServerProc;
   bareUrl: string;
+  /** The gateway's whole answer to each call (request id 1): every answer under load must be exactly this. */
+  answers: Record<Call, string>;
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -348,7 +350,10 @@ async function run(options: BenchOptions): Promise<Check[]> {
       const bareUrl = String(bare.ready.url);
       for (const call of CALL_NAMES)
         await checkSameBytes(runtime, bareUrl, apiKey, call, routes[CALLS[call].path]!);
-      setups.push({ runtime, version, gateway, gatewayUrl: mcp, bare, bareUrl });
+      const answers = Object.fromEntries(
+        CALL_NAMES.map((c) => [c, `{"jsonrpc":"2.0","id":1,${routes[CALLS[c].path]!.tail}`]),
+      ) as Record<Call, string>;
+      setups.push({ runtime, version, gateway, gatewayUrl: mcp, bare, bareUrl, answers });
       const sizes = CALL_NAMES.map(
         (c) => `${c} ${Buffer.byteLength(`{"jsonrpc":"2.0","id":1,${routes[CALLS[c].path]!.tail}`)} B`,
       ).join(', ');
@@ -375,6 +380,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
             method: 'POST',
             headers: mcpHeaders(key),
             body: CALLS[call].body,
+            expectBody: s.answers[call],
             connections: options.connections,
             pipelining: 1,
             durationS: options.durationS,
@@ -401,7 +407,9 @@ async function run(options: BenchOptions): Promise<Check[]> {
       run: async () => {
         const before = postgresBackends(dbName);
         const sessionsBefore = await counter.read();
-        const r = await runLoad(t.spec, t.server);
+        const r = await runLoad(t.spec, t.server).catch((err: unknown) => {
+          throw new Error(`${t.name}: ${err instanceof Error ? err.message : String(err)}`);
+        });
         const d = postgresDelta(before, postgresBackends(dbName));
         dbUs.get(t.name)!.push((d.cpuMs * 1000) / r.ok);
         dbOpened.get(t.name)!.push(((await counter.read()) - sessionsBefore) / r.ok);

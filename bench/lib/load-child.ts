@@ -12,6 +12,7 @@ const result = await autocannon({
   method: spec.method,
   headers: spec.headers,
   ...(spec.body !== undefined ? { body: spec.body } : {}),
+  ...(spec.expectBody !== undefined ? { expectBody: spec.expectBody } : {}),
   ...(spec.bodies !== undefined
     ? { requests: spec.bodies.map((body) => ({ method: spec.method, body })) }
     : {}),
@@ -27,6 +28,7 @@ const out: LoadResult = {
   requests: result.requests.total,
   ok,
   non2xx: result.non2xx,
+  mismatches: result.mismatches ?? 0,
   errors: result.errors,
   timeouts: result.timeouts,
   durationS: result.duration,

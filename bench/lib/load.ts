@@ -15,6 +15,11 @@ export const loadSpecSchema = z.object({
   /** Fixed duration in seconds, unless `amount` is set. */
   durationS: z.number().positive().default(5),
   amount: z.number().int().positive().optional(),
+  /**
+   * The exact body every answer must have (autocannon's expectBody; not with `bodies`): a 200 carrying a JSON-RPC
+   * error instead of the result counts as a mismatch, and a run with mismatches fails like one with errors.
+   */
+  expectBody: z.string().optional(),
   /** Requests per second across all connections (a client paced like a real agent); unpaced when absent. */
   overallRate: z.number().int().positive().optional(),
 });
@@ -25,6 +30,8 @@ export interface LoadResult {
   requests: number;
   ok: number;
   non2xx: number;
+  /** Answers whose body was not `expectBody`. */
+  mismatches: number;
   errors: number;
   timeouts: number;
   durationS: number;
@@ -73,9 +80,9 @@ export async function runLoad(spec: LoadSpec, server?: CpuSource): Promise<Measu
   const code = await new Promise<number | null>((res) => child.once('exit', res));
   if (code !== 0) throw new Error(`load generator exited with ${code}: ${stderr.trim()}`);
   const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as LoadResult;
-  if (result.errors > 0 || result.non2xx > 0 || result.ok === 0) {
+  if (result.errors > 0 || result.non2xx > 0 || result.mismatches > 0 || result.ok === 0) {
     throw new Error(
-      `load against ${checked.url} had ${result.non2xx} non-2xx answers and ${result.errors} errors (${result.timeouts} timeouts) in ${result.requests} requests`,
+      `load against ${checked.url} had ${result.non2xx} non-2xx answers, ${result.mismatches} answers other than the expected body and ${result.errors} errors (${result.timeouts} timeouts) in ${result.requests} requests`,
     );
   }
   if (server === undefined) return result;
