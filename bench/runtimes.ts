@@ -241,7 +241,12 @@ interface Answer {
 }
 
 async function post(url: string, apiKey: string, body: string): Promise<Answer> {
-  const res = await fetch(url, { method: 'POST', headers: mcpHeaders(apiKey), body });
+  // As the load generator asks (no compression): fetch would otherwise offer gzip, and workerd answers gzip then.
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...mcpHeaders(apiKey), 'accept-encoding': 'identity' },
+    body,
+  });
   const text = await res.text();
   const headers: Record<string, string> = {};
   res.headers.forEach((v, k) => {

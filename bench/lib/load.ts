@@ -16,8 +16,9 @@ export const loadSpecSchema = z.object({
   durationS: z.number().positive().default(5),
   amount: z.number().int().positive().optional(),
   /**
-   * The exact body every answer must have (autocannon's expectBody; not with `bodies`): a 200 carrying a JSON-RPC
-   * error instead of the result counts as a mismatch, and a run with mismatches fails like one with errors.
+   * The body every answer must have (not with `bodies`), checked by the load generator (load-child.ts `sameAnswer`):
+   * a 200 carrying a JSON-RPC or tool error instead of the result counts as a mismatch, and a run with mismatches
+   * fails like one with errors.
    */
   expectBody: z.string().optional(),
   /** Requests per second across all connections (a client paced like a real agent); unpaced when absent. */
