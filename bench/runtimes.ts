@@ -399,7 +399,12 @@ async function run(options: BenchOptions): Promise<Check[]> {
       ),
     );
     // --quick proves the benchmark runs: no warm-up runs (16 of them with workerd), its figures are cold anyway.
-    if (!options.quick) for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
+    const named = (name: string) => (err: unknown) => {
+      throw new Error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    };
+    if (!options.quick)
+      for (const t of targets)
+        await runLoad({ ...t.spec, durationS: options.warmupS }).catch(named(`${t.name} (warm-up)`));
     const dbName = new URL(db.url).pathname.slice(1);
     // Postgres CPU per request of each sample, by contender: the database's share of the same two cores.
     const dbUs = new Map<string, number[]>(targets.map((t) => [t.name, []]));
@@ -412,9 +417,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
       run: async () => {
         const before = postgresBackends(dbName);
         const sessionsBefore = await counter.read();
-        const r = await runLoad(t.spec, t.server).catch((err: unknown) => {
-          throw new Error(`${t.name}: ${err instanceof Error ? err.message : String(err)}`);
-        });
+        const r = await runLoad(t.spec, t.server).catch(named(t.name));
         const d = postgresDelta(before, postgresBackends(dbName));
         dbUs.get(t.name)!.push((d.cpuMs * 1000) / r.ok);
         dbOpened.get(t.name)!.push(((await counter.read()) - sessionsBefore) / r.ok);
