@@ -13,6 +13,7 @@ import type { Benchmark, BenchOptions } from './lib/bench.js';
 import { prepareServerBuild } from './lib/build.js';
 import { type Check, heading, log, printChecks } from './lib/report.js';
 import { runsBench } from './runs.js';
+import { runtimesBench } from './runtimes.js';
 import { soakBench } from './soak.js';
 import { tokensBench } from './tokens.js';
 import { toolsListBench } from './tools-list.js';
@@ -22,6 +23,7 @@ const BENCHMARKS: Benchmark[] = [
   flowSearchBench,
   runsBench,
   callFlowToolBench,
+  runtimesBench,
   tokensBench,
   abuseBench,
   soakBench,

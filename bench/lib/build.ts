@@ -8,7 +8,7 @@ import { ROOT } from './proc.js';
  * is in production. `source`: the TypeScript under the tsx loader, as in development.
  */
 export type ServerBuild =
-  | { kind: 'dist'; cli: string; gateway: string; bareHono: string; dir: string }
+  | { kind: 'dist'; cli: string; gateway: string; bareHono: string; bareNode: string; dir: string }
   | { kind: 'source' };
 
 let current: ServerBuild = { kind: 'source' };
@@ -29,6 +29,7 @@ export async function prepareServerBuild(useSource: boolean): Promise<string> {
     extraEntries: {
       'bench-gateway': 'bench/servers/gateway.ts',
       'bench-bare-hono': 'bench/servers/bare-hono.ts',
+      'bench-bare-node': 'bench/servers/bare-node.ts',
     },
   });
   current = {
@@ -36,13 +37,20 @@ export async function prepareServerBuild(useSource: boolean): Promise<string> {
     cli: built.cli,
     gateway: built.entries['bench-gateway'] as string,
     bareHono: built.entries['bench-bare-hono'] as string,
+    bareNode: built.entries['bench-bare-node'] as string,
     dir: built.outDir,
   };
   return `servers run the production bundle (${relative(ROOT, built.outDir)}, built in ${Date.now() - started} ms) under plain node`;
 }
 
 /** Script of a benchmark server: its bundled entry, or its source under tsx. */
-export function serverScript(which: 'gateway' | 'bareHono'): string {
+const SOURCES = {
+  gateway: 'bench/servers/gateway.ts',
+  bareHono: 'bench/servers/bare-hono.ts',
+  bareNode: 'bench/servers/bare-node.ts',
+} as const;
+
+export function serverScript(which: keyof typeof SOURCES): string {
   if (current.kind === 'dist') return current[which];
-  return which === 'gateway' ? 'bench/servers/gateway.ts' : 'bench/servers/bare-hono.ts';
+  return SOURCES[which];
 }

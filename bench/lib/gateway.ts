@@ -39,7 +39,7 @@ export interface GatewayChildOptions {
 }
 
 /** `flowgate serve`'s log line once it listens: `{"level":30,…,"url":"http://…","msg":"flowgate gateway listening"}`. */
-function listeningLine(line: string): Record<string, unknown> | undefined {
+export function listeningLine(line: string): Record<string, unknown> | undefined {
   if (!line.includes('"flowgate gateway listening"')) return undefined;
   const parsed = JSON.parse(line) as { url?: unknown };
   return typeof parsed.url === 'string' ? { url: parsed.url } : undefined;

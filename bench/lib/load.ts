@@ -15,6 +15,12 @@ export const loadSpecSchema = z.object({
   /** Fixed duration in seconds, unless `amount` is set. */
   durationS: z.number().positive().default(5),
   amount: z.number().int().positive().optional(),
+  /**
+   * The body every answer must have (not with `bodies`), checked by the load generator (load-child.ts `sameAnswer`):
+   * a 200 carrying a JSON-RPC or tool error instead of the result counts as a mismatch, and a run with mismatches
+   * fails like one with errors.
+   */
+  expectBody: z.string().optional(),
   /** Requests per second across all connections (a client paced like a real agent); unpaced when absent. */
   overallRate: z.number().int().positive().optional(),
 });
@@ -25,6 +31,8 @@ export interface LoadResult {
   requests: number;
   ok: number;
   non2xx: number;
+  /** Answers whose body was not `expectBody`. */
+  mismatches: number;
   errors: number;
   timeouts: number;
   durationS: number;
@@ -32,6 +40,8 @@ export interface LoadResult {
   rps: number;
   latencyMs: { p50: number; p99: number; mean: number; max: number };
   bytesPerResponse: number;
+  /** CPU the load generator itself spent (user + system, ms): on a small machine it competes with the server. */
+  loadCpuMs?: number;
 }
 
 export interface MeasuredLoad extends LoadResult {
@@ -39,14 +49,19 @@ export interface MeasuredLoad extends LoadResult {
   cpuUsPerReq?: number;
 }
 
+/** Where a server's CPU time is read from: its pid, or a reader (e.g. the sum over a process tree). */
+export type CpuSource = number | { cpuMs(): number };
+
 /**
  * Runs autocannon in a separate process against `spec.url`. Any error or non-2xx answer fails the run: a
  * benchmark of error responses measures the wrong thing. With `serverPid`, also reports the server's CPU time
- * per request, a figure much less sensitive to the machine's drift than throughput.
+ * per request (`server`: its pid or a CPU reader), a figure much less sensitive to the machine's drift than throughput.
  */
-export async function runLoad(spec: LoadSpec, serverPid?: number): Promise<MeasuredLoad> {
+export async function runLoad(spec: LoadSpec, server?: CpuSource): Promise<MeasuredLoad> {
   const checked = loadSpecSchema.parse(spec);
-  const cpuBefore = serverPid !== undefined ? readCpuMs(serverPid) : 0;
+  const cpu = () =>
+    server === undefined ? 0 : typeof server === 'number' ? readCpuMs(server) : server.cpuMs();
+  const cpuBefore = cpu();
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', resolve(ROOT, 'bench/lib/load-child.ts'), JSON.stringify(checked)],
@@ -66,11 +81,11 @@ export async function runLoad(spec: LoadSpec, serverPid?: number): Promise<Measu
   const code = await new Promise<number | null>((res) => child.once('exit', res));
   if (code !== 0) throw new Error(`load generator exited with ${code}: ${stderr.trim()}`);
   const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as LoadResult;
-  if (result.errors > 0 || result.non2xx > 0 || result.ok === 0) {
+  if (result.errors > 0 || result.non2xx > 0 || result.mismatches > 0 || result.ok === 0) {
     throw new Error(
-      `load against ${checked.url} had ${result.non2xx} non-2xx answers and ${result.errors} errors (${result.timeouts} timeouts) in ${result.requests} requests`,
+      `load against ${checked.url} had ${result.non2xx} non-2xx answers, ${result.mismatches} answers other than the expected body and ${result.errors} errors (${result.timeouts} timeouts) in ${result.requests} requests`,
     );
   }
-  if (serverPid === undefined) return result;
-  return { ...result, cpuUsPerReq: ((readCpuMs(serverPid) - cpuBefore) * 1000) / result.ok };
+  if (server === undefined) return result;
+  return { ...result, cpuUsPerReq: ((cpu() - cpuBefore) * 1000) / result.ok };
 }

@@ -46,3 +46,31 @@ export async function throwawayDatabase(
     },
   };
 }
+
+/**
+ * Sessions ever opened to database `name` (pg_stat_database.sessions, Postgres 14+; a session's figures are
+ * reported when it ends): how many connections a run opened, pooled or per request. NaN where unknown.
+ */
+export async function sessionCounter(
+  baseUrl: string,
+  name: string,
+): Promise<{ read(): Promise<number>; close(): Promise<void> }> {
+  const h = await createDb({ url: baseUrl, maxConnections: 1 });
+  return {
+    async read() {
+      try {
+        // The name is the benchmark's own (prefix + hex), safe to inline.
+        const res = (await h.db.execute(
+          `select sessions from pg_stat_database where datname = '${name.replace(/'/g, "''")}'`,
+        )) as unknown;
+        const rows = (Array.isArray(res) ? res : (res as { rows?: unknown[] }).rows) as
+          | { sessions?: unknown }[]
+          | undefined;
+        return Number(rows?.[0]?.sessions ?? Number.NaN);
+      } catch {
+        return Number.NaN;
+      }
+    },
+    close: () => h.close(),
+  };
+}

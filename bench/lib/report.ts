@@ -24,7 +24,7 @@ export function heading(title: string): void {
   log(`== ${title} ${'='.repeat(Math.max(0, 72 - title.length))}`);
 }
 
-function table(rows: string[][]): void {
+export function table(rows: string[][]): void {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows)
     log(`  ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}`);
