@@ -38,7 +38,7 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
   const secretBox = createSecretBox(options.encryptionKey);
   // A separate key for signing cursors, derived so the encryption key itself is never used for two jobs.
   const cursorKey = hkdfSha256(options.encryptionKey, 'flowgate/cursor-signing/v1', 32);
-  const keyUsage = createKeyUsageTracker(db.db, logger, perRequest ? 0 : undefined);
+  const keyUsage = createKeyUsageTracker(db.db, logger, perRequest ? { timer: false } : {});
   const authenticator = createAuthenticator({
     lookupApiKey: (keyId) => repos.lookupApiKey(db.db, keyId),
     onKeyUsed: (keyId) => keyUsage.used(keyId),

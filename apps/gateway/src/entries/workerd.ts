@@ -93,7 +93,7 @@ function finish(g: Gateway, scope: RequestDb): Promise<void> {
   return scope
     .run(async () => {
       await g.deps.audit.flush();
-      await g.deps.keyUsage.flush();
+      await g.deps.keyUsage.flushDue();
     })
     .catch((error: unknown) => {
       g.deps.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'flush failed');
