@@ -37,6 +37,8 @@ import {
 } from './lib/server-proc.js';
 import type { BareRoutes, RecordedAnswer } from './servers/bare-app.js';
 
+/** Concurrency the workerd contenders are loaded at (see where it is used). */
+const WORKERD_CONNECTIONS = 10;
 const WS = 'ws-bench-rt';
 const TARGET = 0.8;
 const RUNTIMES = ['node', 'bun', 'deno', 'workerd'] as const;
@@ -376,6 +378,17 @@ async function run(options: BenchOptions): Promise<Check[]> {
       `  load: autocannon in its own node process, c=${options.connections}, pipelining 1; ${options.rounds} round(s) × ${options.durationS} s per contender, interleaved over ${setups.length} runtime(s) × ${measured.length} call(s) × gateway/bare${options.quick ? ' (--quick: tools/list only)' : ''}`,
     );
 
+    // Without Hyperdrive, the Worker opens one Postgres connection per request that runs a statement (sockets may not
+    // cross requests); at 50 concurrent requests, next to the other gateways' pools, that passes Postgres' default
+    // max_connections (100). Its gateway and bare route are loaded at the same lower concurrency, so its ratio stays
+    // like for like; its req/s is not comparable with the others'.
+    const connectionsFor = (runtime: string) =>
+      runtime === 'workerd' ? Math.min(options.connections, WORKERD_CONNECTIONS) : options.connections;
+    if (setups.some((s) => s.runtime === 'workerd') && options.connections > WORKERD_CONNECTIONS)
+      log(
+        `  workerd (gateway and bare) at c=${WORKERD_CONNECTIONS}: a connection per request without Hyperdrive would exhaust Postgres' max_connections at c=${options.connections}`,
+      );
+
     const key = apiKey;
     const targets = setups.flatMap((s) =>
       measured.flatMap((call) =>
@@ -386,7 +399,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
             headers: mcpHeaders(key),
             body: CALLS[call].body,
             expectBody: s.answers[call],
-            connections: options.connections,
+            connections: connectionsFor(s.runtime),
             pipelining: 1,
             durationS: options.durationS,
           };
