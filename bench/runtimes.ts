@@ -38,7 +38,7 @@ import {
 import type { BareRoutes, RecordedAnswer } from './servers/bare-app.js';
 
 /** Concurrency the workerd contenders are loaded at (see where it is used). */
-const WORKERD_CONNECTIONS = 10;
+const WORKERD_CONNECTIONS = 4;
 const WS = 'ws-bench-rt';
 const TARGET = 0.8;
 const RUNTIMES = ['node', 'bun', 'deno', 'workerd'] as const;
@@ -119,7 +119,7 @@ function commands(runtime: Runtime): { gateway: string; bare: string } | { missi
       const bare =
         runtime === 'bun'
           ? 'bun bench/servers/bare-bun.ts'
-          : 'deno run --allow-all --sloppy-imports bench/servers/bare-deno.ts';
+          : 'deno run --allow-all --sloppy-imports --unstable-no-legacy-abort bench/servers/bare-deno.ts';
       return { gateway, bare };
     }
     case 'workerd': {

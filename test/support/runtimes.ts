@@ -45,7 +45,13 @@ export const CHILD_RUNTIMES = {
     // Deno's own resolver: the platform package's binary, linked into the package on first use (its postinstall
     // does not run here).
     command: () => (requireFromRoot('deno/install_api.cjs') as { runInstall(): string }).runInstall(),
-    args: ['run', '--allow-all', '--sloppy-imports', 'apps/gateway/src/entries/deno.ts'],
+    args: [
+      'run',
+      '--allow-all',
+      '--sloppy-imports',
+      '--unstable-no-legacy-abort',
+      'apps/gateway/src/entries/deno.ts',
+    ],
     logsRuntime: 'deno',
     env: { DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1' },
   },

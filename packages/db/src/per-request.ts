@@ -77,6 +77,9 @@ export function createPerRequestDb(url: string, options: PerRequestOptions = {})
         max: options.maxConnections ?? 3,
         onnotice: () => {},
         connection: { application_name: 'flowgate' },
+        // postgres.js reads the server's array types with one more query per connection; a connection here lives one
+        // request, and the schema uses built-in types only (no enums, no array columns).
+        fetch_types: false,
       });
       textTypesAsText(client);
       // A connection lives one request, so a generic plan cached on it would never be reused: one pool for both.
