@@ -9,7 +9,7 @@ import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from './workerd
  */
 
 /** The variables `flowgate serve` reads; everything else in the process environment stays out of the Worker. */
-const PASSED = /^(FLOWGATE_|DATABASE_URL$|REDIS_URL$|REDIS_PREFIX$|JWT_|OTEL_)/;
+const PASSED = /^(FLOWGATE_|DATABASE_URL$|REDIS_URL$|OTEL_)/;
 
 function bindingsOf(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(
@@ -28,7 +28,7 @@ const bindings = bindingsOf(process.env);
 if (!bindings.DATABASE_URL)
   fail('DATABASE_URL: required on workerd (the embedded database runs on Node only)');
 const host = bindings.FLOWGATE_HOST ?? '127.0.0.1';
-const port = Number(bindings.FLOWGATE_PORT ?? '3000');
+const port = Number(bindings.FLOWGATE_PORT ?? '8787');
 if (!Number.isInteger(port) || port < 0 || port > 65_535)
   fail(`FLOWGATE_PORT: not a port: ${bindings.FLOWGATE_PORT}`);
 
