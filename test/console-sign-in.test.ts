@@ -1,5 +1,6 @@
 import { createConsoleSignInCode } from '@flowgate/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConsoleClient } from './support/console-http.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from './support/gateway.js';
 
 /**
@@ -22,60 +23,17 @@ afterAll(async () => {
   await gw?.close();
 });
 
-/** A cookie jar and the last CSRF token, over fetch without following redirects. */
-class Browser {
-  cookies = new Map<string, string>();
-  csrf = '';
-
-  async fetch(method: string, path: string, form?: Record<string, string>): Promise<Response> {
-    const headers: Record<string, string> = {};
-    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const body = form ? new URLSearchParams(form).toString() : undefined;
-    if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(`${gw.url}${path}`, {
-      method,
-      headers,
-      redirect: 'manual',
-      ...(body ? { body } : {}),
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = (pair ?? '').indexOf('=');
-      if (eq <= 0) continue;
-      const name = (pair ?? '').slice(0, eq);
-      const value = (pair ?? '').slice(eq + 1);
-      if (value === '' || /max-age=0/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return res;
-  }
-
-  async page(path: string): Promise<{ res: Response; html: string }> {
-    const res = await this.fetch('GET', path);
-    const html = await res.text();
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
-    if (csrf) this.csrf = csrf;
-    return { res, html };
-  }
-
-  async signIn(field: 'token' | 'code', value: string): Promise<Response> {
-    const query = field === 'code' ? `?code=${encodeURIComponent(value)}` : '';
-    const { html } = await this.page(`/console/sign-in${query}`);
-    const form = /name="_form" value="([^"]+)"/.exec(html)?.[1] ?? '';
-    expect(form).not.toBe('');
-    return this.fetch('POST', '/console/sign-in', { _form: form, [field]: value });
-  }
-}
+const browser = () => new ConsoleClient(gw.url);
 
 describe('console sign-in over HTTP', () => {
   it('sends a page request without a session to sign-in', async () => {
-    const res = await new Browser().fetch('GET', `/console/w/${WS_A}/keys`);
+    const res = await browser().fetch('GET', `/console/w/${WS_A}/keys`);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/console/sign-in');
   });
 
   it('signs in with the operator token: an HttpOnly strict cookie, pages and their stylesheet served', async () => {
-    const b = new Browser();
+    const b = browser();
     const res = await b.signIn('token', ADMIN_TOKEN);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/console');
@@ -109,7 +67,7 @@ describe('console sign-in over HTTP', () => {
   it('refuses a bad token and a service-account key without a session', async () => {
     const key = await gw.mintKey(WS_A, ['workspace.full'], 'not-an-operator');
     for (const token of ['not-a-token', key.apiKey]) {
-      const b = new Browser();
+      const b = browser();
       const res = await b.signIn('token', token);
       expect(res.status).toBe(401);
       expect(b.cookies.has('fg_console')).toBe(false);
@@ -120,24 +78,24 @@ describe('console sign-in over HTTP', () => {
   it('trades a one-time code for a session of that workspace only, once', async () => {
     // The code is minted in the database the gateway runs on, as `flowgate dev` does for its banner link.
     const code = await createConsoleSignInCode(gw.db.db, WS_A);
-    const b = new Browser();
+    const b = browser();
     const res = await b.signIn('code', code);
     expect(res.status).toBe(303);
     expect((await b.page(`/console/w/${WS_A}/keys`)).res.status).toBe(200);
     expect((await b.page(`/console/w/${WS_B}/keys`)).res.status).toBe(403);
-    const again = await new Browser().signIn('code', code);
+    const again = await browser().signIn('code', code);
     expect(again.status).toBe(401);
   });
 
   it('signs out by revoking the session server-side', async () => {
-    const b = new Browser();
+    const b = browser();
     await b.signIn('token', ADMIN_TOKEN);
     const id = b.cookies.get('fg_console') ?? '';
     await b.page(`/console/w/${WS_A}/keys`);
     expect(b.csrf).not.toBe('');
     const out = await b.fetch('POST', '/console/sign-out', { _csrf: b.csrf });
     expect(out.status).toBe(303);
-    const replay = new Browser();
+    const replay = browser();
     replay.cookies.set('fg_console', id);
     const res = await replay.fetch('GET', `/console/w/${WS_A}/keys`);
     expect(res.status).toBe(303);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { generateEncryptionKey } from '@flowgate/secrets';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConsoleClient } from './support/console-http.js';
 import {
   ADMIN_TOKEN,
   databaseUrlOf,
@@ -295,47 +296,27 @@ describe(`replicas on ${RUNTIMES.join(', ')} over one database and one Redis`, (
 
   it('share console sessions and their CSRF tokens', async () => {
     const [a, ...others] = gateways as [TestGateway, ...TestGateway[]];
-    const cookies = new Map<string, string>();
-    const send = async (gw: TestGateway, method: string, path: string, form?: Record<string, string>) => {
-      const headers: Record<string, string> = {
-        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-      };
-      const body = form ? new URLSearchParams(form).toString() : undefined;
-      if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
-      const res = await fetch(`${gw.url}${path}`, {
-        method,
-        headers,
-        redirect: 'manual',
-        ...(body ? { body } : {}),
-      });
-      for (const line of res.headers.getSetCookie()) {
-        const [pair = ''] = line.split(';');
-        const eq = pair.indexOf('=');
-        if (eq > 0) cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
-      }
-      return { res, html: await res.text() };
-    };
-    const signInPage = await send(a, 'GET', '/console/sign-in');
-    const form = /name="_form" value="([^"]+)"/.exec(signInPage.html)?.[1] ?? '';
-    const signedIn = await send(a, 'POST', '/console/sign-in', { _form: form, token: ADMIN_TOKEN });
-    expect(signedIn.res.status).toBe(303);
-    const session = cookies.get('fg_console') ?? '';
+    const browser = new ConsoleClient(a.url);
+    const signedIn = await browser.signIn('token', ADMIN_TOKEN);
+    expect(signedIn.status).toBe(303);
+    const session = browser.cookies.get('fg_console') ?? '';
     expect(session).not.toBe('');
     // Opened on every other replica, each page carrying a CSRF token; the last replica accepts the one before's.
     const tokens: string[] = [];
     for (const gw of others) {
-      const page = await send(gw, 'GET', `/console/w/${WS}/keys`);
+      browser.csrf = '';
+      const page = await browser.page(`/console/w/${WS}/keys`, gw.url);
       expect(page.res.status, gw.runtime).toBe(200);
-      tokens.push(/name="_csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '');
+      tokens.push(browser.csrf);
     }
     expect(tokens.filter((t) => t === '')).toEqual([]);
     const last = others.at(-1) as TestGateway;
-    const out = await send(last, 'POST', '/console/sign-out', { _csrf: tokens.at(-2) ?? '' });
-    expect(out.res.status, last.runtime).toBe(303);
+    const out = await browser.fetch('POST', '/console/sign-out', { _csrf: tokens.at(-2) ?? '' }, last.url);
+    expect(out.status, last.runtime).toBe(303);
     // Signed out through the last: the first no longer knows the session.
-    cookies.set('fg_console', session);
-    const after = await send(a, 'GET', `/console/w/${WS}/keys`);
-    expect(after.res.status, a.runtime).toBe(303);
-    expect(after.res.headers.get('location')).toBe('/console/sign-in');
+    browser.cookies.set('fg_console', session);
+    const after = await browser.fetch('GET', `/console/w/${WS}/keys`, undefined, a.url);
+    expect(after.status, a.runtime).toBe(303);
+    expect(after.headers.get('location')).toBe('/console/sign-in');
   });
 });
