@@ -109,6 +109,14 @@ export const connections = pgTable(
       checkedAt: string;
       status?: number;
       message?: string;
+      /** What an `mcp-server` connection's last check found (tool names bounded; no descriptions). */
+      mcp?: {
+        protocolVersion: string;
+        serverName: string;
+        serverVersion?: string;
+        toolCount: number;
+        tools: string[];
+      };
     } | null>(),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),

@@ -1,4 +1,4 @@
-import { randomBase62 } from '@flowgate/core';
+import { type ConnectionType, randomBase62 } from '@flowgate/core';
 import { type FlowModel, validateFlow } from '@flowgate/flows';
 import postgres from 'postgres';
 import { expect } from 'vitest';
@@ -101,7 +101,7 @@ export interface TestFlowSpec {
   description?: string;
   tags?: string[];
   tools?: Array<{ name: string; description?: string }>;
-  requires?: Array<{ slot: string; type: 'http-api' | 'llm-provider' | 'secret' }>;
+  requires?: Array<{ slot: string; type: ConnectionType }>;
   public?: boolean;
   comment?: string;
 }
@@ -151,7 +151,7 @@ export async function createTestConnection(
   db: Database,
   ws: string,
   id: string,
-  type: 'http-api' | 'llm-provider' | 'secret' = 'http-api',
+  type: ConnectionType = 'http-api',
 ): Promise<void> {
   await repos.createConnection(db, ws, {
     id,

@@ -36,6 +36,14 @@ export {
 } from './results.js';
 export type { ConnectionResolver, KvStore, ResolvedConnection } from './steps/common.js';
 export { createStepRunner, type StepRunnerOptions } from './steps/index.js';
+export type {
+  McpConnectOptions,
+  McpConnector,
+  McpSession,
+  RemoteServerInfo,
+  RemoteTool,
+  RemoteToolResult,
+} from './steps/mcp-port.js';
 export {
   AddressRefusedError,
   checkHost,
