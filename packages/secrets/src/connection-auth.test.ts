@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authHeaders } from './connection-auth.js';
+import { authHeaders, fixedHeaders } from './connection-auth.js';
 
 const conn = (authType: string, config: Record<string, string> = {}) => ({ authType, config });
 
@@ -17,5 +17,13 @@ describe('authHeaders', () => {
     expect(authHeaders(conn('bearer'), null)).toEqual({});
     expect(authHeaders(conn('bearer'), '')).toEqual({});
     expect(authHeaders(conn('none'), 's3cret')).toEqual({});
+  });
+});
+
+describe('fixedHeaders', () => {
+  it('takes only header:-prefixed config entries, by their header name', () => {
+    expect(fixedHeaders({ model: 'm', 'header:X-Tenant': 'acme', headerName: 'X-Key' })).toEqual({
+      'X-Tenant': 'acme',
+    });
   });
 });

@@ -18,3 +18,17 @@ export function authHeaders(connection: ConnectionAuth, secret: string | null): 
   if (connection.authType === 'api-key') return { [connection.config.headerName ?? 'X-API-Key']: secret };
   return {};
 }
+
+/**
+ * Non-secret headers a connection sends on every request (e.g. an `mcp-server`'s `X-Tenant`), stored in its config
+ * under `header:<Name>` keys so they sit beside the other non-secret settings and are listed by name only.
+ */
+export const FIXED_HEADER_PREFIX = 'header:';
+
+export function fixedHeaders(config: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (key.startsWith(FIXED_HEADER_PREFIX)) out[key.slice(FIXED_HEADER_PREFIX.length)] = value;
+  }
+  return out;
+}

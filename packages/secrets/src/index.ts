@@ -1,4 +1,4 @@
-export { authHeaders, type ConnectionAuth } from './connection-auth.js';
+export { authHeaders, type ConnectionAuth, FIXED_HEADER_PREFIX, fixedHeaders } from './connection-auth.js';
 export type { SecretBox } from './encryption.js';
 export { createSecretBox, generateEncryptionKey, parseEncryptionKey } from './encryption.js';
 export type { RedactOptions } from './redact.js';
