@@ -359,6 +359,21 @@ describe('connecting', () => {
     const error = await rejection(connect(`http://127.0.0.1:${port}/mcp`));
     expect(error).toBeInstanceOf(McpRemoteError);
     expect((error as McpRemoteError).code).toBe('mcp_connect_failed');
+    expect((error as McpRemoteError).message).toBe(
+      'cannot reach the MCP server: fetch failed (ECONNREFUSED)',
+    );
+  });
+
+  it('close() ends the session: no later call reaches the server', async () => {
+    const s = await start({ generation: '2025', tools: hostileTools() });
+    const mcp = await connect(s.url);
+    await mcp.close();
+    session = undefined;
+    const before = s.requests.length;
+    const error = await rejection(mcp.callTool('search', { query: 'q' }));
+    expect(error).toBeInstanceOf(McpRemoteError);
+    expect((error as McpRemoteError).code).toBe('mcp_protocol_error');
+    expect(s.requests).toHaveLength(before);
   });
 
   it('gives mcp_connect_failed when the server refuses the credentials', async () => {

@@ -104,8 +104,9 @@ export const connectRemoteMcp: McpConnector = async (options: McpConnectOptions)
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
         let result: z.infer<typeof ToolPage>;
         try {
-          // One page at a time with our own lenient page schema: the SDK's aggregate walk throws past its page cap
-          // (losing what it had) and rejects a whole page for one malformed tool.
+          // One page at a time with our own page schema, each tool checked alone: the SDK's aggregate walk throws
+          // past its page cap, losing what it had. (On 2026-07-28 the SDK's wire codec still checks each page
+          // against the spec schema first, so there a malformed tool fails the page: mcp_protocol_error.)
           result = await client.request(
             { method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) },
             ToolPage,
@@ -195,9 +196,12 @@ function toRemoteError(
   const own = causeChain(error).find((e) => fromFetch.has(e));
   if (own !== undefined) {
     if (isAbort(own)) return new McpRemoteError('mcp_timeout', 'the MCP server did not answer in time');
-    return new McpRemoteError('mcp_connect_failed', `cannot reach the MCP server: ${messageOf(own)}`, {
-      cause: own,
-    });
+    // Node's fetch says only "fetch failed"; the system error code (ECONNREFUSED, ENOTFOUND…) sits deeper.
+    const detail = causeChain(own)
+      .map((e) => (e as { code?: unknown }).code)
+      .find((c): c is string => typeof c === 'string' && /^E[A-Z_]+$/.test(c));
+    const message = `cannot reach the MCP server: ${bounded(messageOf(own))}${detail ? ` (${detail})` : ''}`;
+    return new McpRemoteError('mcp_connect_failed', message, { cause: own });
   }
   if (error instanceof ProtocolError) {
     // The server's own JSON-RPC error: its code and a bounded message, never its data.
@@ -213,10 +217,8 @@ function toRemoteError(
     return new McpRemoteError(code, bounded(error.message));
   }
   if (isAbort(error)) return new McpRemoteError('mcp_timeout', 'the MCP server did not answer in time');
-  return new McpRemoteError(
-    fallback === 'mcp_connect_failed' ? fallback : 'mcp_protocol_error',
-    bounded(messageOf(error)),
-  );
+  const code = fallback === 'mcp_connect_failed' ? fallback : 'mcp_protocol_error';
+  return new McpRemoteError(code, bounded(messageOf(error)));
 }
 
 function causeChain(error: unknown): object[] {
@@ -229,8 +231,10 @@ function causeChain(error: unknown): object[] {
   return chain;
 }
 
+/** By name: a DOMException is not an Error subclass on every runtime. */
 function isAbort(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
+  const name = error !== null && typeof error === 'object' ? (error as { name?: unknown }).name : undefined;
+  return name === 'AbortError' || name === 'TimeoutError';
 }
 
 function messageOf(error: unknown): string {
