@@ -1,14 +1,18 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createDemoMcp, type DemoMcp } from './demo-mcp.js';
 
 /**
  * A stand-in for the outside systems the example flows call (company data, sales figures, helpdesk, mailer,
- * fulfilment, an OpenAI-compatible LLM), served on loopback by `flowgate dev` so the demo runs without internet
- * or real accounts. Answers are small, deterministic and derived from the request.
+ * fulfilment, an OpenAI-compatible LLM, a documentation MCP server), served on loopback by `flowgate dev` so the
+ * demo runs without internet or real accounts. Answers are small, deterministic and derived from the request.
  */
 
 export interface DemoApi {
-  /** `http://127.0.0.1:<port>`; a slot's connection points at `<url>/<slot>` (the LLM at `<url>/llm/v1`). */
+  /**
+   * `http://127.0.0.1:<port>`; a slot's connection points at `<url>/<slot>` (the LLM at `<url>/llm/v1`, an MCP
+   * server at `<url>/<slot>/mcp`).
+   */
   url: string;
   close(): Promise<void>;
 }
@@ -18,7 +22,8 @@ export const DEMO_MODEL = 'demo-model';
 
 /** Where a demo connection of a slot points, below the stand-in's URL. */
 export function demoSlotPath(slot: string, type: string): string {
-  return type === 'llm-provider' ? '/llm/v1' : `/${slot}`;
+  if (type === 'llm-provider') return '/llm/v1';
+  return type === 'mcp-server' ? `/${slot}/mcp` : `/${slot}`;
 }
 
 const MAX_BODY = 64 * 1024;
@@ -58,7 +63,39 @@ function company(domain: string) {
   };
 }
 
-/** An OpenAI-compatible chat completion: a JSON triage when asked for JSON, else the prompt's first words. */
+interface DemoTool {
+  function?: {
+    name?: unknown;
+    parameters?: { properties?: Record<string, { type?: unknown }>; required?: unknown };
+  };
+}
+
+/**
+ * With tools offered and no tool result yet, the demo model calls the first tool once, filling each required string
+ * argument with the prompt's last word; once results are in, it answers from them.
+ */
+function toolTurn(tools: DemoTool[], prompt: string) {
+  const fn = tools[0]?.function;
+  const name = typeof fn?.name === 'string' ? fn.name : 'unknown';
+  const required = Array.isArray(fn?.parameters?.required) ? (fn.parameters.required as unknown[]) : [];
+  const topic = (words(prompt).at(-1) ?? 'flowgate').toLowerCase().replace(/[^a-z0-9-]/g, '') || 'flowgate';
+  const args: Record<string, unknown> = {};
+  for (const key of required) {
+    if (typeof key === 'string' && fn?.parameters?.properties?.[key]?.type === 'string') args[key] = topic;
+  }
+  return {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'call-demo-1', type: 'function', function: { name, arguments: JSON.stringify(args) } },
+    ],
+  };
+}
+
+/**
+ * An OpenAI-compatible chat completion: a JSON triage when asked for JSON, a tool call when offered tools (then an
+ * answer from the tool results), else the prompt's first words.
+ */
 function completion(body: Record<string, unknown>) {
   const messages = Array.isArray(body.messages)
     ? (body.messages as Array<{ role?: unknown; content?: unknown }>)
@@ -66,8 +103,26 @@ function completion(body: Record<string, unknown>) {
   const prompt = String(messages.findLast((m) => m.role === 'user')?.content ?? '');
   const system = String(messages.find((m) => m.role === 'system')?.content ?? '');
   const asJson = (body.response_format as { type?: unknown } | undefined)?.type === 'json_object';
+  const tools = Array.isArray(body.tools) ? (body.tools as DemoTool[]) : [];
+  const toolResults = messages.filter((m) => m.role === 'tool').map((m) => String(m.content ?? ''));
   let content: string;
-  if (asJson) {
+  if (tools.length > 0 && toolResults.length === 0) {
+    const message = toolTurn(tools, prompt);
+    return {
+      id: 'chatcmpl-demo',
+      object: 'chat.completion',
+      model: typeof body.model === 'string' ? body.model : 'demo',
+      choices: [{ index: 0, message, finish_reason: 'tool_calls' }],
+      usage: {
+        prompt_tokens: words(prompt).length,
+        completion_tokens: 8,
+        total_tokens: words(prompt).length + 8,
+      },
+    };
+  }
+  if (toolResults.length > 0) {
+    content = `(demo model) From ${toolResults.length} tool result${toolResults.length === 1 ? '' : 's'}: ${words(toolResults.join(' ')).slice(0, 30).join(' ')}`;
+  } else if (asJson) {
     const lower = prompt.toLowerCase();
     const category = /invoice|charge|refund|billing/.test(lower)
       ? 'billing'
@@ -97,8 +152,33 @@ function completion(body: Record<string, unknown>) {
 
 let sequence = 0;
 
-async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Hands a request to the stand-in MCP server (a fetch-shaped handler) and streams its answer back. */
+async function answerMcp(mcp: DemoMcp, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) return send(res, 413, { error: 'too large' });
+    chunks.push(chunk);
+  }
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const response = await mcp.fetch(
+    new Request(`http://127.0.0.1${req.url ?? '/'}`, {
+      method: req.method ?? 'GET',
+      headers,
+      ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
+    }),
+  );
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+async function answer(req: IncomingMessage, res: ServerResponse, mcp: DemoMcp): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://demo');
+  if (/^\/[a-z][a-z0-9-]*\/mcp$/.test(url.pathname)) return answerMcp(mcp, req, res);
   const route = `${req.method} ${url.pathname}`;
   switch (route) {
     case 'GET /crm/companies':
@@ -134,8 +214,9 @@ async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 export async function startDemoApi(): Promise<DemoApi> {
+  const mcp = createDemoMcp();
   const server: Server = createServer((req, res) => {
-    answer(req, res).catch(() => send(res, 500, { error: 'demo api failure' }));
+    answer(req, res, mcp).catch(() => send(res, 500, { error: 'demo api failure' }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -144,10 +225,12 @@ export async function startDemoApi(): Promise<DemoApi> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await mcp.close();
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
 }

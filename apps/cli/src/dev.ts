@@ -219,6 +219,9 @@ export function renderDevBanner(session: DevSession, cwd: string): string {
   lines.push(
     `  pnpm flowgate${apiUrl} runs start summarize-text --workspace ${credentials.workspaceId} --input '{"text":"Flowgate runs flows for agents."}' --wait`,
   );
+  lines.push(
+    `  pnpm flowgate${apiUrl} runs start answer-from-docs --workspace ${credentials.workspaceId} --input '{"question":"How do I rotate a connection secret?"}' --wait`,
+  );
   lines.push(`  pnpm flowgate${apiUrl} runs list --workspace ${credentials.workspaceId}`);
   lines.push('');
   lines.push('Press Ctrl+C to stop.');
