@@ -3,6 +3,7 @@ import { hkdfSha256 } from '@flowgate/core';
 import { type DbHandle, repos } from '@flowgate/db';
 import { createSecretBox } from '@flowgate/secrets';
 import { createRunBroker } from '@flowgate/worker';
+import type { McpCheck } from '@flowgate/workspace';
 import { createWaitGate } from '@flowgate/workspace-mcp';
 import type { Logger } from 'pino';
 import type { GatewayDeps } from './app.js';
@@ -31,6 +32,11 @@ export interface ComposeOptions {
    * after each response) and run wake-ups by polling the run every `pollMs` (no LISTEN).
    */
   perRequest?: { pollMs: number } | undefined;
+  /**
+   * The health check of `mcp-server` connections (a session that lists the tools, under the outbound address
+   * policy). Without it those checks report that this deployment cannot check MCP servers.
+   */
+  mcpCheck?: McpCheck | undefined;
 }
 
 export function composeDeps(options: ComposeOptions): GatewayDeps {
@@ -80,6 +86,7 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
         allowPrivateNetwork: config.allowPrivateNetwork,
         timeoutMs: config.connectionCheckTimeoutMs,
       },
+      ...(options.mcpCheck ? { mcpCheck: options.mcpCheck } : {}),
       runs: runWorkers.hooks,
       // This replica forgets cached keys, accounts and policies at once; others within their cache bounds.
       changes: {

@@ -22,6 +22,7 @@ export {
   type AuditLogUseCases,
   type AuditQuery,
 } from './audit-log.js';
+export { FIXED_HEADER_LIMITS, RESERVED_HEADER_NAMES } from './connections/headers.js';
 export type {
   ConnectionCheck,
   ConnectionChecks,
@@ -110,6 +111,9 @@ export type {
   Actor,
   ChangeListener,
   HandedOffRun,
+  McpCheck,
+  McpCheckResult,
+  McpCheckTarget,
   RunHandoff,
   RunHooks,
   SettledRun,

@@ -14,6 +14,11 @@ export interface WorkspaceDeps {
     /** Bound on one health-check request. */
     timeoutMs: number;
   };
+  /**
+   * The health check of `mcp-server` connections: opens a session, lists the tools, closes. Without it such checks
+   * report unhealthy, saying the deployment cannot check MCP servers.
+   */
+  mcpCheck?: McpCheck;
   /** The clock (tests inject one). */
   now?: () => Date;
   /**
@@ -24,6 +29,31 @@ export interface WorkspaceDeps {
   /** How run starts and cancellations reach the workers; without it runs are queued and nobody is told. */
   runs?: RunHooks;
 }
+
+/** Where and how an `mcp-server` health check connects; the outbound address policy is the implementation's to apply. */
+export interface McpCheckTarget {
+  /** The Streamable HTTP endpoint (the connection's base URL). */
+  url: URL;
+  /** The connection's auth header and fixed headers; nothing else of ours is sent. */
+  headers: Record<string, string>;
+  /** Bound on each request of the check. */
+  timeoutMs: number;
+  /** Loopback and private addresses are refused unless this is set. */
+  allowPrivateNetwork: boolean;
+}
+
+/** What a server said about itself: untrusted, bounded and stored by the caller. */
+export interface McpCheckResult {
+  /** The protocol revision agreed, e.g. `2025-06-18`. */
+  protocolVersion: string;
+  serverName: string;
+  serverVersion?: string | undefined;
+  /** Every tool name listed (all pages). */
+  tools: string[];
+}
+
+/** Rejects with a clear message when the server cannot be used (refused address, HTTP error, protocol error). */
+export type McpCheck = (target: McpCheckTarget) => Promise<McpCheckResult>;
 
 /**
  * The domain's port to the workers, in the domain's own terms (run ids, `SettledRun`): `@flowgate/worker`'s run broker

@@ -69,6 +69,8 @@ export interface ConnectionPatch {
   secretCiphertext?: string | null;
   config?: Record<string, string>;
   status?: ConnectionRow['status'];
+  /** Null clears the last health check when a change the repository cannot see makes it stale (fixed headers). */
+  health?: null;
 }
 
 /**

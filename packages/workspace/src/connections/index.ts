@@ -1,18 +1,39 @@
 /**
  * Connections as readers see them — never a secret, a config value or credentials in a base URL — and health
- * checks: one bounded request per connection, defined by its type, under the outbound address policy.
+ * checks: one bounded request per connection, defined by its type, under the outbound address policy (an
+ * mcp-server's check is the protocol's own: a session that lists the tools).
  */
 import { AppError, type ConnectionType } from '@flowgate/core';
 import { repos } from '@flowgate/db';
-import { authHeaders, redactString } from '@flowgate/secrets';
+import { checkHost, isBlockedAddress } from '@flowgate/run-engine';
+import { authHeaders, fixedHeaders, redactString } from '@flowgate/secrets';
 import { audited } from '../audit.js';
 import type { Page } from '../flows/records.js';
-import type { UseCaseContext } from '../scope.js';
-import { type ConnectionAdminUseCases, connectionAdminUseCases } from './manage.js';
+import type { McpCheckResult, UseCaseContext } from '../scope.js';
+import {
+  type ConnectionAdminUseCases,
+  connectionAdminUseCases,
+  type McpHealthSummary,
+  mcpHealthSummary,
+} from './manage.js';
 import { probe } from './probe.js';
 import { safeBaseUrl, safeText } from './sanitize.js';
 
 const CHECK_CONCURRENCY = 4;
+/** Tool names kept from an mcp-server's check (for readiness); the count is always the whole list's. */
+export const MAX_STORED_MCP_TOOLS = 200;
+const MAX_MCP_TOOL_NAME = 128;
+const MAX_MCP_LABEL = 200;
+const MAX_CHECK_MESSAGE = 500;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
+const LINE_BREAKING = /[\s\u0000-\u001f\u007f]+/g;
+
+/** What an mcp-server's last check found, as list_connections and check_connections show it. */
+export interface McpCheckSummary {
+  protocolVersion: string;
+  serverName: string;
+  toolCount: number;
+}
 
 export interface ConnectionSummary {
   id: string;
@@ -23,6 +44,8 @@ export interface ConnectionSummary {
   authType: string;
   status: 'active' | 'disabled';
   health: { ok: boolean; checkedAt: string; httpStatus: number | null; message: string | null } | null;
+  /** An mcp-server's last successful check; absent for other types and before one. */
+  mcp?: McpCheckSummary;
   /** Names of the non-secret config entries; values are never returned. */
   configKeys: string[];
   boundSlots: { flowSlug: string; slot: string; target: string }[];
@@ -39,6 +62,8 @@ export interface ConnectionCheck {
   latencyMs: number | null;
   message: string | null;
   checkedAt: string;
+  /** What an mcp-server's check found; absent for other types and when the check failed. */
+  mcp?: McpCheckSummary;
 }
 
 export interface ConnectionChecks {
@@ -88,6 +113,28 @@ function usageLines(usage: ConnectionUsageRecord): string[] {
   ];
 }
 
+function compactMcp(mcp: McpHealthSummary | undefined): { mcp?: McpCheckSummary } {
+  return mcp
+    ? { mcp: { protocolVersion: mcp.protocolVersion, serverName: mcp.serverName, toolCount: mcp.toolCount } }
+    : {};
+}
+
+/** Remote text, untrusted: one line, no control characters, bounded. */
+function remoteLabel(value: unknown, max: number): string {
+  const text = typeof value === 'string' ? value : '';
+  return text.replace(LINE_BREAKING, ' ').trim().slice(0, max);
+}
+
+/** The tool names a check stores: strings of a callable length, each once, at most MAX_STORED_MCP_TOOLS. */
+function storedToolNames(tools: readonly unknown[]): string[] {
+  const names = new Set<string>();
+  for (const t of tools) {
+    if (names.size >= MAX_STORED_MCP_TOOLS) break;
+    if (typeof t === 'string' && t.length > 0 && t.length <= MAX_MCP_TOOL_NAME) names.add(t);
+  }
+  return [...names];
+}
+
 function summary(
   row: repos.ConnectionRow,
   slots: Array<{ flowSlug: string; slot: string; target: string }>,
@@ -107,6 +154,7 @@ function summary(
           message: safeText(row.health.message ?? null),
         }
       : null,
+    ...compactMcp(mcpHealthSummary(row)),
     configKeys: Object.keys(row.config).sort(),
     boundSlots: slots,
     createdAt: row.createdAt.toISOString(),
@@ -143,6 +191,7 @@ export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
         message: ok ? 'secret is stored' : 'no secret stored',
       };
     }
+    if (row.type === 'mcp-server') return checkMcpServer(row, row.baseUrl, secret, base);
     const target = new URL(
       row.type === 'llm-provider' ? `${row.baseUrl.replace(/\/+$/, '')}/models` : row.baseUrl,
     );
@@ -195,6 +244,87 @@ export function connectionUseCases(ctx: UseCaseContext): ConnectionUseCases {
       ...(result.message !== null ? { message: result.message } : {}),
     });
     return { ...result, message: safeText(result.message) };
+  }
+
+  /**
+   * The protocol's own check: a session is opened (version negotiation included), the tools are listed and the
+   * session closed, through the deployment's MCP port. Only names, versions and the count are kept.
+   */
+  async function checkMcpServer(
+    row: repos.ConnectionRow,
+    baseUrl: string,
+    secret: string | null,
+    base: Pick<ConnectionCheck, 'connectionId' | 'name' | 'type' | 'checkedAt'>,
+  ): Promise<ConnectionCheck> {
+    const known = { knownSecrets: secret ? [secret] : [] };
+    const fail = async (message: string): Promise<ConnectionCheck> => {
+      const redacted = redactString(message, known).slice(0, MAX_CHECK_MESSAGE);
+      await repos.setConnectionHealth(db, ws, row.id, {
+        ok: false,
+        checkedAt: base.checkedAt,
+        message: redacted,
+      });
+      return {
+        ...base,
+        ok: false,
+        status: 'unhealthy',
+        httpStatus: null,
+        latencyMs: null,
+        message: safeText(redacted),
+      };
+    };
+    if (!deps.mcpCheck) return fail('this deployment cannot check MCP servers (no MCP client configured)');
+    const url = new URL(baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return fail('only http and https URLs can be called');
+    // Literal and local addresses are refused before any request; names are checked again where they resolve.
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    try {
+      checkHost(host, deps.outbound.allowPrivateNetwork ? undefined : isBlockedAddress);
+    } catch {
+      return fail(`${host} is a private or loopback address, which this deployment does not allow`);
+    }
+    const started = performance.now();
+    let found: McpCheckResult;
+    try {
+      found = await deps.mcpCheck({
+        url,
+        // The auth header last: a fixed header can never stand in for it (the rules refuse the name anyway).
+        headers: { ...fixedHeaders(row.config), ...authHeaders(row, secret) },
+        timeoutMs,
+        allowPrivateNetwork: deps.outbound.allowPrivateNetwork,
+      });
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      const reason =
+        error.name === 'TimeoutError' || error.name === 'AbortError'
+          ? `no answer within ${timeoutMs} ms`
+          : remoteLabel(error.message, MAX_CHECK_MESSAGE) || 'could not connect';
+      return fail(`MCP check failed: ${reason}`);
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    const tools = Array.isArray(found.tools) ? found.tools : [];
+    const serverVersion = remoteLabel(found.serverVersion, MAX_MCP_LABEL);
+    const mcp = {
+      protocolVersion: remoteLabel(found.protocolVersion, 64),
+      serverName: remoteLabel(found.serverName, MAX_MCP_LABEL),
+      ...(serverVersion ? { serverVersion } : {}),
+      toolCount: tools.length,
+      tools: storedToolNames(tools),
+    };
+    // A server's own name or version could echo what we sent it; never store our secret.
+    mcp.serverName = redactString(mcp.serverName, known);
+    if (mcp.serverVersion !== undefined) mcp.serverVersion = redactString(mcp.serverVersion, known);
+    await repos.setConnectionHealth(db, ws, row.id, { ok: true, checkedAt: base.checkedAt, mcp });
+    return {
+      ...base,
+      ok: true,
+      status: 'healthy',
+      httpStatus: null,
+      latencyMs,
+      message: null,
+      mcp: { protocolVersion: mcp.protocolVersion, serverName: mcp.serverName, toolCount: mcp.toolCount },
+    };
   }
 
   async function checkAll(rows: repos.ConnectionRow[]): Promise<ConnectionCheck[]> {

@@ -1,14 +1,22 @@
 /**
  * Connection management for workspace admins: create, change, rotate, disable and enable, with the rules that keep a
  * connection coherent (an auth type and its secret change together; a header name never outlives its api-key auth;
- * only an llm-provider has a model). Secrets are encrypted here and never come back out.
+ * only an llm-provider has a model; only an mcp-server has fixed headers). Secrets are encrypted here and never come
+ * back out.
  */
 import { AppError, type ConnectionType, newId } from '@flowgate/core';
 import { repos } from '@flowgate/db';
-import { displayUrl, type SecretBox } from '@flowgate/secrets';
+import { displayUrl, fixedHeaders, type SecretBox } from '@flowgate/secrets';
 import { audited } from '../audit.js';
 import type { Page } from '../flows/records.js';
 import type { UseCaseContext } from '../scope.js';
+import {
+  fixedHeaderConfig,
+  fixedHeaderNames,
+  fixedHeaderProblems,
+  RESERVED_HEADER_NAMES,
+  withoutFixedHeaders,
+} from './headers.js';
 
 export type ConnectionAuthInput =
   | { type: 'none' }
@@ -22,6 +30,8 @@ export interface NewConnection {
   baseUrl?: string | undefined;
   model?: string | undefined;
   auth: ConnectionAuthInput;
+  /** An mcp-server's fixed headers, name → value: not secrets (stored and shown in plain text). */
+  headers?: Record<string, string> | undefined;
 }
 
 /** Only the given fields change; `secret` alone rotates under the current auth type, `auth` replaces both. */
@@ -31,6 +41,16 @@ export interface ConnectionChange {
   model?: string | undefined;
   secret?: string | undefined;
   auth?: ConnectionAuthInput | undefined;
+  /** Replaces the whole set of an mcp-server's fixed headers (`{}` removes them). */
+  headers?: Record<string, string> | undefined;
+}
+
+/** What an mcp-server's last check found, without the tool names. */
+export interface McpHealthSummary {
+  protocolVersion: string;
+  serverName: string;
+  serverVersion?: string;
+  toolCount: number;
 }
 
 /** A connection as its admins see it: whether it has a secret, never the secret. */
@@ -44,8 +64,16 @@ export interface ConnectionRecord {
   hasSecret: boolean;
   headerName: string | null;
   model: string | null;
+  /** Names of an mcp-server's fixed headers; their values are not returned. */
+  fixedHeaderNames: string[];
   status: 'active' | 'disabled';
-  health: { ok: boolean; checkedAt: string; status?: number; message?: string } | null;
+  health: {
+    ok: boolean;
+    checkedAt: string;
+    status?: number;
+    message?: string;
+    mcp?: McpHealthSummary;
+  } | null;
   createdAt: string;
 }
 
@@ -59,7 +87,20 @@ export interface ConnectionAdminUseCases {
   enable(id: string): Promise<ConnectionRecord>;
 }
 
+/** The stored MCP findings of a connection's last check, without the tool names. */
+export function mcpHealthSummary(row: repos.ConnectionRow): McpHealthSummary | undefined {
+  const mcp = row.health?.mcp;
+  if (!mcp) return undefined;
+  return {
+    protocolVersion: mcp.protocolVersion,
+    serverName: mcp.serverName,
+    ...(mcp.serverVersion !== undefined ? { serverVersion: mcp.serverVersion } : {}),
+    toolCount: mcp.toolCount,
+  };
+}
+
 export function connectionRecord(row: repos.ConnectionRow): ConnectionRecord {
+  const mcp = mcpHealthSummary(row);
   return {
     id: row.id,
     name: row.name,
@@ -69,8 +110,17 @@ export function connectionRecord(row: repos.ConnectionRow): ConnectionRecord {
     hasSecret: row.secretCiphertext !== null,
     headerName: row.config.headerName ?? null,
     model: row.config.model ?? null,
+    fixedHeaderNames: fixedHeaderNames(row.config),
     status: row.status,
-    health: row.health ?? null,
+    health: row.health
+      ? {
+          ok: row.health.ok,
+          checkedAt: row.health.checkedAt,
+          ...(row.health.status !== undefined ? { status: row.health.status } : {}),
+          ...(row.health.message !== undefined ? { message: row.health.message } : {}),
+          ...(mcp ? { mcp } : {}),
+        }
+      : null,
     createdAt: row.createdAt.toISOString(),
   };
 }
@@ -84,8 +134,43 @@ function changeAuditArgs(connectionId: string, change: ConnectionChange) {
     ...(change.model !== undefined ? { model: change.model } : {}),
     ...(change.auth !== undefined ? { authType: change.auth.type } : {}),
     ...(change.auth?.type === 'api-key' ? { headerName: change.auth.headerName } : {}),
+    // Names only: the values are not secrets, but an audit row says what changed, not the configuration.
+    ...(change.headers !== undefined ? { headers: Object.keys(change.headers).sort() } : {}),
     rotated: change.secret !== undefined || (change.auth !== undefined && 'secret' in change.auth),
   };
+}
+
+const RESERVED = new Set<string>(RESERVED_HEADER_NAMES);
+
+/**
+ * The rules of an mcp-server's auth and fixed headers: no basic auth (the protocol's servers take bearer tokens or
+ * keys), an api-key header the protocol does not own, and fixed headers that are neither reserved nor secret-looking.
+ */
+function mcpServerRules(auth: ConnectionAuthInput | null, headers: Record<string, string> | null): void {
+  if (auth?.type === 'basic') {
+    throw new AppError('invalid_request', 'an mcp-server authenticates with none, bearer or api-key', [
+      { path: 'auth.type', message: 'an mcp-server authenticates with none, bearer or api-key' },
+    ]);
+  }
+  const keyHeader = auth?.type === 'api-key' ? auth.headerName : null;
+  if (keyHeader !== null && RESERVED.has(keyHeader.toLowerCase())) {
+    const message = `${keyHeader} is set by Flowgate or the protocol and cannot carry the api key`;
+    throw new AppError('invalid_request', message, [{ path: 'auth.headerName', message }]);
+  }
+  if (headers === null) return;
+  const issues = fixedHeaderProblems(headers, keyHeader);
+  const first = issues[0];
+  if (first) {
+    throw new AppError('invalid_request', `fixed header refused: ${first.path}: ${first.message}`, issues);
+  }
+}
+
+/** The auth of a stored connection as the rules see it (no secret needed). */
+function currentAuth(row: repos.ConnectionRow): ConnectionAuthInput | null {
+  if (row.authType === 'api-key') {
+    return { type: 'api-key', secret: '', headerName: row.config.headerName ?? 'X-API-Key' };
+  }
+  return null;
 }
 
 /**
@@ -114,6 +199,12 @@ async function connectionPatch(
   if (change.auth?.type === 'none' && current.type === 'secret') {
     throw new AppError('invalid_request', 'a secret connection needs a secret');
   }
+  if (change.headers !== undefined && current.type !== 'mcp-server') {
+    throw new AppError('invalid_request', 'only an mcp-server has fixed headers');
+  }
+  if (current.type === 'mcp-server' && (change.auth !== undefined || change.headers !== undefined)) {
+    mcpServerRules(change.auth ?? currentAuth(current), change.headers ?? fixedHeaders(current.config));
+  }
   if (change.name !== undefined && change.name !== current.name) {
     if (await repos.getConnectionByName(ctx.db, ws, change.name)) {
       throw new AppError('conflict', `a connection named ${change.name} already exists`);
@@ -123,15 +214,22 @@ async function connectionPatch(
   if (change.name !== undefined) patch.name = change.name;
   if (change.baseUrl !== undefined) patch.baseUrl = change.baseUrl;
   if (change.secret !== undefined) patch.secretCiphertext = box.encrypt(change.secret, ws);
-  const config = { ...current.config };
+  let config = { ...current.config };
   if (change.model !== undefined) config.model = change.model;
+  if (change.headers !== undefined) {
+    config = { ...withoutFixedHeaders(config), ...fixedHeaderConfig(change.headers) };
+    // What the server lists may depend on them (a tenant header): the last check described other requests.
+    patch.health = null;
+  }
   if (change.auth !== undefined) {
     patch.authType = change.auth.type;
     patch.secretCiphertext = 'secret' in change.auth ? box.encrypt(change.auth.secret, ws) : null;
     delete config.headerName;
     if (change.auth.type === 'api-key') config.headerName = change.auth.headerName;
   }
-  if (change.model !== undefined || change.auth !== undefined) patch.config = config;
+  if (change.model !== undefined || change.auth !== undefined || change.headers !== undefined) {
+    patch.config = config;
+  }
   return patch;
 }
 
@@ -165,8 +263,19 @@ export function connectionAdminUseCases(ctx: UseCaseContext): ConnectionAdminUse
 
   return {
     create(input) {
-      return audited(ctx, 'connections.create', { ok: () => ({ arguments: input }) }, async () => {
+      const auditArgs = {
+        ...input,
+        ...(input.headers !== undefined ? { headers: Object.keys(input.headers).sort() } : {}),
+      };
+      return audited(ctx, 'connections.create', { ok: () => ({ arguments: auditArgs }) }, async () => {
         const { auth } = input;
+        if (input.model !== undefined && input.type !== 'llm-provider') {
+          throw new AppError('invalid_request', 'only an llm-provider has a model');
+        }
+        if (input.headers !== undefined && input.type !== 'mcp-server') {
+          throw new AppError('invalid_request', 'only an mcp-server has fixed headers');
+        }
+        if (input.type === 'mcp-server') mcpServerRules(auth, input.headers ?? null);
         const row = await repos.createConnection(db, ws, {
           id: newId('conn', 16),
           name: input.name,
@@ -177,6 +286,7 @@ export function connectionAdminUseCases(ctx: UseCaseContext): ConnectionAdminUse
           config: {
             ...(auth.type === 'api-key' ? { headerName: auth.headerName } : {}),
             ...(input.model !== undefined ? { model: input.model } : {}),
+            ...fixedHeaderConfig(input.headers ?? {}),
           },
         });
         if (!row) throw new AppError('conflict', `a connection named ${input.name} already exists`);
