@@ -4,6 +4,13 @@ import { z } from 'zod';
 
 const connectionTypeSchema = z.enum(CONNECTION_TYPES);
 
+/** An mcp-server's last successful check: what it speaks, who it is, how many tools it lists (not their names). */
+const mcpSummarySchema = z.strictObject({
+  protocolVersion: z.string(),
+  serverName: z.string(),
+  toolCount: z.number().int(),
+});
+
 export const connectionSummarySchema = z.strictObject({
   id: z.string(),
   name: z.string(),
@@ -19,6 +26,7 @@ export const connectionSummarySchema = z.strictObject({
       message: z.string().nullable(),
     })
     .nullable(),
+  mcp: mcpSummarySchema.optional(),
   /** Names of the non-secret config entries; values are never returned. */
   configKeys: z.array(z.string()),
   boundSlots: z.array(z.strictObject({ flowSlug: z.string(), slot: z.string(), target: z.string() })),
@@ -35,4 +43,5 @@ export const connectionCheckSchema = z.strictObject({
   latencyMs: z.number().nullable(),
   message: z.string().nullable(),
   checkedAt: z.string(),
+  mcp: mcpSummarySchema.optional(),
 });

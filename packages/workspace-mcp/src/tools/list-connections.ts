@@ -8,8 +8,9 @@ export const listConnectionsTool = defineTool({
   name: 'list_connections',
   title: 'List connections',
   description:
-    "List the workspace's connections to outside systems (HTTP APIs, LLM providers, secrets), a page at a time: " +
-    'id, name, type, base URL, auth kind, status, last health, config key names and bound flow slots; never ' +
+    "List the workspace's connections to outside systems (HTTP APIs, LLM providers, MCP servers, secrets), a " +
+    'page at a time: id, name, type, base URL, auth kind, status, last health, config key names and bound flow ' +
+    'slots; never ' +
     'credentials. Use before building or debugging a flow that calls one (then check_connections).',
   toolsets: ['read', 'setup'],
   capabilities: ['connections.read'],

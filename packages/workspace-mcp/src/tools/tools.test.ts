@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { repos } from '@flowgate/db';
 import { REDACTED } from '@flowgate/secrets';
+import { openWorkspace } from '@flowgate/workspace';
 import {
   connectionId,
   seedConnection,
@@ -288,6 +289,66 @@ describe('list_connections', () => {
     for (const secret of ['hunter2', TEST_CONNECTION_SECRET, stored?.secretCiphertext, 'X-Crm-Key']) {
       expect(text).not.toContain(secret);
     }
+  });
+});
+
+describe('list_connections and check_connections on an mcp-server', () => {
+  const health = {
+    ok: true,
+    checkedAt: TEST_NOW,
+    mcp: {
+      protocolVersion: '2025-06-18',
+      serverName: 'remote-tools',
+      serverVersion: '2.0.1',
+      toolCount: 2,
+      tools: ['search_tickets', 'fetch_ticket'],
+    },
+  };
+
+  it('lists the protocol, server and tool count, never the tool names', async () => {
+    const { ws } = await workspaceWithConnections(1, () => ({
+      type: 'mcp-server',
+      config: { 'header:X-Tenant': 'acme-tenant' },
+      health,
+    }));
+    const { body } = await callTool(env.ctx({ workspaceId: ws }), 'list_connections', {});
+    const c = body.result.structuredContent.connections[0];
+    expect(c.type).toBe('mcp-server');
+    expect(c.mcp).toEqual({ protocolVersion: '2025-06-18', serverName: 'remote-tools', toolCount: 2 });
+    expect(c.configKeys).toEqual(['header:X-Tenant']);
+    expect(JSON.stringify(body)).not.toMatch(/search_tickets|acme-tenant|2\.0\.1/);
+  });
+
+  it('checks through the workspace port and reports what the server said', async () => {
+    const { ws, ids } = await workspaceWithConnections(1, () => ({ type: 'mcp-server' }));
+    const workspace = openWorkspace(
+      {
+        ...env.deps,
+        mcpCheck: async () => ({
+          protocolVersion: '2025-11-25',
+          serverName: 'remote',
+          tools: ['a', 'b', 'c'],
+        }),
+      },
+      { workspaceId: ws, actor: { kind: 'service_account', id: 'sa_agent' } },
+    );
+    const { body } = await callTool(env.ctx({ workspaceId: ws, workspace }), 'check_connections', {});
+    const out = body.result.structuredContent;
+    expect(checkConnectionsTool.output.parse(out)).toEqual(out);
+    expect(out.checks).toEqual([
+      {
+        connectionId: ids[0],
+        name: 'crm-1',
+        type: 'mcp-server',
+        ok: true,
+        status: 'healthy',
+        httpStatus: null,
+        latencyMs: expect.any(Number),
+        message: null,
+        checkedAt: TEST_NOW,
+        mcp: { protocolVersion: '2025-11-25', serverName: 'remote', toolCount: 3 },
+      },
+    ]);
   });
 });
 
