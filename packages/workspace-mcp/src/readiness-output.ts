@@ -56,6 +56,8 @@ function stepText(step: ReadinessStep, readiness: Readiness): string {
       return 'Call check_connections on the bound connections and fix them before running.';
     case 'check_unchecked_connections':
       return 'Call check_connections to check the bound connections now.';
+    case 'check_mcp_tools':
+      return 'Use only tools the bound MCP server lists (:tool of :mcp steps, :allow of :llm :tools): fix the names, or bind a server that has them; check_connections refreshes the list.';
     case 'enable_installation':
       return 'Ask a workspace admin to configure and enable the installation.';
     case 'release_draft':

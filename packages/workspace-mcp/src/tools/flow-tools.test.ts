@@ -970,6 +970,7 @@ describe('check_flow_readiness', () => {
         { check: 'mcp_interface_present', status: 'pass', message: 'MCP tools: enrich_company' },
         { check: 'connection_slots_bound', status: 'fail', message: 'unbound slot(s): crm' },
         { check: 'connections_healthy', status: 'skip', message: 'no bound connections' },
+        { check: 'mcp_tools_available', status: 'skip', message: 'the flow names no MCP tools' },
         { check: 'live_version_released', status: 'pass', message: 'live is version 1' },
       ],
       slots: [
@@ -1033,6 +1034,7 @@ describe('check_flow_readiness', () => {
       ['mcp_interface_present', 'pass'],
       ['connection_slots_bound', 'pass'],
       ['connections_healthy', 'pass'],
+      ['mcp_tools_available', 'skip'],
       ['live_version_released', 'fail'],
     ]);
     expect(out.nextSteps).toEqual(['After approval, release the draft with release_flow.']);

@@ -98,7 +98,15 @@ async function bindingsOf(
               name: c.name,
               type: c.type,
               status: c.status,
-              health: c.health ? { ok: c.health.ok, checkedAt: c.health.checkedAt } : null,
+              health: c.health
+                ? {
+                    ok: c.health.ok,
+                    checkedAt: c.health.checkedAt,
+                    ...(c.health.mcp
+                      ? { mcp: { tools: c.health.mcp.tools, toolCount: c.health.mcp.toolCount } }
+                      : {}),
+                  }
+                : null,
             }
           : null,
       };

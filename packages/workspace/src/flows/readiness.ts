@@ -1,9 +1,11 @@
 /**
  * Whether a flow target can run, without running it or calling outside systems: the definition validates and
  * declares an invocation (and an MCP interface), every `:requires` slot is bound to an existing, enabled connection
- * whose last known health is good, a released version exists for the live target, and an installation is enabled.
+ * whose last known health is good, the remote tools the flow names exist on the MCP servers bound to it (as their
+ * last check listed them), a released version exists for the live target, and an installation is enabled.
  */
 import { type FlowModel, validateFlow } from '@flowgate/flows';
+import { mcpToolNeeds } from './mcp-needs.js';
 import type { FlowDefinitionRecord, FlowRecord, SlotBindingRecord } from './records.js';
 
 export const READINESS_CHECKS = [
@@ -12,6 +14,7 @@ export const READINESS_CHECKS = [
   'mcp_interface_present',
   'connection_slots_bound',
   'connections_healthy',
+  'mcp_tools_available',
   'live_version_released',
   'installation_enabled',
 ] as const;
@@ -49,6 +52,7 @@ export type ReadinessStep =
   | 'bind_flow_slots'
   | 'fix_unhealthy_connections'
   | 'check_unchecked_connections'
+  | 'check_mcp_tools'
   | 'enable_installation'
   | 'release_draft';
 
@@ -74,6 +78,69 @@ function slotState(binding: SlotBindingRecord | undefined): SlotState {
   if (c.status === 'disabled') return 'disabled';
   if (!c.health) return 'unchecked';
   return c.health.ok ? 'healthy' : 'unhealthy';
+}
+
+function skipped(message: string): ReadinessCheck {
+  return { check: 'mcp_tools_available', status: 'skip', message };
+}
+
+/**
+ * The tools a flow names on each MCP slot against the names the bound server listed at its last check. Slots that are
+ * unbound, disabled or not bound to an mcp-server are left to the other checks.
+ */
+function mcpToolsCheck(
+  model: FlowModel,
+  bound: Map<string, SlotBindingRecord>,
+  nextSteps: ReadinessStep[],
+): ReadinessCheck {
+  const needs = mcpToolNeeds(model.flow);
+  if (needs.size === 0) return skipped('the flow names no MCP tools');
+  const missing: string[] = [];
+  const beyondStored: string[] = [];
+  const unknown: string[] = [];
+  let compared = 0;
+  for (const [slot, names] of [...needs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const c = bound.get(slot)?.connection;
+    // Unhealthy is connections_healthy's to report; its tool list is unknown either way.
+    if (c?.type !== 'mcp-server' || c.status === 'disabled' || c.health?.ok === false) continue;
+    const listed = c.health?.mcp;
+    if (!listed) {
+      unknown.push(slot);
+      continue;
+    }
+    compared++;
+    const has = new Set(listed.tools);
+    const absent = [...names].filter((n) => !has.has(n));
+    if (absent.length === 0) continue;
+    // Only the first stored names are kept: a name past them may exist, so it is doubtful, not missing.
+    if (listed.toolCount > listed.tools.length)
+      beyondStored.push(`${slot} (${c.name}): ${absent.join(', ')}`);
+    else missing.push(`${slot} (${c.name}) lacks ${absent.join(', ')}`);
+  }
+  if (missing.length) {
+    nextSteps.push('check_mcp_tools');
+    return {
+      check: 'mcp_tools_available',
+      status: 'fail',
+      message: `missing MCP tools: ${missing.join('; ')}`,
+    };
+  }
+  if (unknown.length || beyondStored.length) {
+    if (unknown.length && !nextSteps.includes('check_unchecked_connections')) {
+      nextSteps.push('check_unchecked_connections');
+    }
+    const parts = [
+      ...(unknown.length ? [`tools never listed (check the connection): ${unknown.join(', ')}`] : []),
+      ...(beyondStored.length ? [`not among the stored tool names: ${beyondStored.join('; ')}`] : []),
+    ];
+    return { check: 'mcp_tools_available', status: 'warn', message: parts.join('; ') };
+  }
+  if (compared === 0) return skipped('no bound, enabled and healthy mcp-server to compare with');
+  return {
+    check: 'mcp_tools_available',
+    status: 'pass',
+    message: 'the bound MCP server(s) listed every tool the flow names',
+  };
 }
 
 /** Readiness of one target; `definition` and `bindings` are the checked target's (see `checkedTarget`). */
@@ -155,15 +222,20 @@ export async function evaluateReadiness(
 
   const slots: ReadinessSlot[] = [];
   const required = model?.requires ?? [];
+  let bindings: Promise<Map<string, SlotBindingRecord>> | undefined;
+  const bySlot = () => {
+    bindings ??= load.bindings(checkedTarget).then((list) => new Map(list.map((b) => [b.slot, b])));
+    return bindings;
+  };
   if (required.length === 0) {
     const status = model ? 'pass' : 'skip';
     const message = model ? 'the flow requires no connections' : 'no definition to inspect';
     checks.push({ check: 'connection_slots_bound', status, message });
     checks.push({ check: 'connections_healthy', status, message });
   } else {
-    const bySlot = new Map((await load.bindings(checkedTarget)).map((b) => [b.slot, b]));
+    const bound = await bySlot();
     for (const r of required) {
-      const b = bySlot.get(r.slot);
+      const b = bound.get(r.slot);
       slots.push({
         slot: r.slot,
         type: r.type,
@@ -214,6 +286,8 @@ export async function evaluateReadiness(
       });
     }
   }
+
+  checks.push(model ? mcpToolsCheck(model, await bySlot(), nextSteps) : skipped('no definition to inspect'));
 
   if (flow.installation) {
     const active = flow.installation.activeVersion;

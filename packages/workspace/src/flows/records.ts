@@ -92,8 +92,11 @@ export interface SlotBindingRecord {
     name: string;
     type: ConnectionType;
     status: 'active' | 'disabled';
-    /** Last stored health check, if any. */
-    health: { ok: boolean; checkedAt: string } | null;
+    /**
+     * Last stored health check, if any; for an mcp-server checked successfully, the tool names it listed (at most the
+     * stored bound) and how many it listed in all.
+     */
+    health: { ok: boolean; checkedAt: string; mcp?: { tools: string[]; toolCount: number } } | null;
   } | null;
 }
 
