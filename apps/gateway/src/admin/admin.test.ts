@@ -502,6 +502,128 @@ describe('connections', () => {
   });
 });
 
+describe('mcp-server connections', () => {
+  const base = '/api/workspaces/ws-admin/connections';
+  const key = 'mcp-admin-key-canary-51c0ffee';
+
+  it('creates one with an api-key header and fixed headers, shows header names and the last check', async () => {
+    const res = await h.request('POST', base, {
+      body: {
+        name: 'remote-tools',
+        type: 'mcp-server',
+        baseUrl: 'https://mcp.example.test/mcp',
+        auth: { type: 'api-key', secret: key, headerName: 'X-Mcp-Key' },
+        headers: { 'X-Tenant': 'tenant-value-acme' },
+      },
+    });
+    expect(res.status).toBe(201);
+    const text = await res.text();
+    expect(text).not.toContain(key);
+    expect(text).not.toContain('tenant-value-acme');
+    const created = JSON.parse(text);
+    expect(created).toEqual({
+      connectionId: expect.stringMatching(/^conn_/),
+      name: 'remote-tools',
+      type: 'mcp-server',
+      baseUrl: 'https://mcp.example.test/mcp',
+      auth: { type: 'api-key', hasSecret: true, headerName: 'X-Mcp-Key' },
+      model: null,
+      fixedHeaderNames: ['X-Tenant'],
+      status: 'active',
+      health: null,
+      createdAt: expect.any(String),
+    });
+    const path = `${base}/${created.connectionId}`;
+
+    const targets: Array<{ url: string; headers: Record<string, string> }> = [];
+    h.deps.workspaceDeps.mcpCheck = async (t) => {
+      targets.push({ url: t.url.href, headers: t.headers });
+      return { protocolVersion: '2025-06-18', serverName: 'remote', serverVersion: '3.1', tools: ['a', 'b'] };
+    };
+    try {
+      const check = await h.request('POST', `${path}/check`);
+      expect(await check.json()).toMatchObject({
+        ok: true,
+        status: 'healthy',
+        mcp: { protocolVersion: '2025-06-18', serverName: 'remote', toolCount: 2 },
+      });
+    } finally {
+      delete h.deps.workspaceDeps.mcpCheck;
+    }
+    expect(targets).toEqual([
+      { url: 'https://mcp.example.test/mcp', headers: { 'X-Tenant': 'tenant-value-acme', 'X-Mcp-Key': key } },
+    ]);
+    const listed = (await (await h.request('GET', `${base}?limit=200`)).json()) as {
+      items: Array<{ connectionId: string; health: unknown }>;
+    };
+    expect(listed.items.find((c) => c.connectionId === created.connectionId)?.health).toEqual({
+      ok: true,
+      checkedAt: expect.any(String),
+      mcp: { protocolVersion: '2025-06-18', serverName: 'remote', serverVersion: '3.1', toolCount: 2 },
+    });
+
+    const patched = await h.request('PATCH', path, {
+      body: { headers: { 'X-Region': 'eu', 'X-Team': 'ops' } },
+    });
+    expect(await patched.json()).toMatchObject({ fixedHeaderNames: ['X-Region', 'X-Team'], health: null });
+    const row = (await h.db.db.select().from(schema.connections)).find((r) => r.id === created.connectionId);
+    expect(row?.config).toEqual({ headerName: 'X-Mcp-Key', 'header:X-Region': 'eu', 'header:X-Team': 'ops' });
+
+    await h.deps.audit.flush();
+    const audit = await (await h.request('GET', '/api/workspaces/ws-admin/audit?limit=200')).text();
+    expect(audit).toContain('X-Region');
+    for (const value of [key, 'tenant-value-acme', '"ops"']) expect(audit).not.toContain(value);
+  });
+
+  it('refuses what does not belong to an mcp-server, and headers that look like credentials', async () => {
+    const before = await counts();
+    const create = (body: Record<string, unknown>) =>
+      h.request('POST', base, {
+        body: { name: 'refused', type: 'mcp-server', baseUrl: 'https://mcp.example.test/mcp', ...body },
+      });
+    const basic = await create({ auth: { type: 'basic', secret: 'u:p' } });
+    expect(await basic.json()).toMatchObject({
+      code: 'validation_failed',
+      issues: [{ path: 'auth.type', message: 'an mcp-server authenticates with none, bearer or api-key' }],
+    });
+    const model = await create({ auth: { type: 'none' }, model: 'm' });
+    expect((await model.json()).issues).toEqual([
+      { path: 'model', message: 'only an llm-provider has a model' },
+    ]);
+    const tokenHeader = await create({ auth: { type: 'none' }, headers: { 'X-Access-Token': 'abc' } });
+    expect(tokenHeader.status).toBe(400);
+    expect(await tokenHeader.json()).toMatchObject({
+      code: 'invalid_request',
+      issues: [
+        {
+          path: 'headers.X-Access-Token',
+          message: expect.stringMatching(/^X-Access-Token looks like a credential/),
+        },
+      ],
+    });
+    const session = await create({ auth: { type: 'none' }, headers: { 'Mcp-Session-Id': 'x' } });
+    expect((await session.json()).issues[0].path).toBe('headers.Mcp-Session-Id');
+    const tooMany = await create({
+      auth: { type: 'none' },
+      headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v'])),
+    });
+    expect((await tooMany.json()).issues).toEqual([{ path: 'headers', message: 'at most 20 fixed headers' }]);
+    const onHttp = await h.request('POST', base, {
+      body: {
+        name: 'refused',
+        type: 'http-api',
+        baseUrl: 'https://api.example.test',
+        auth: { type: 'none' },
+        headers: { 'X-Tenant': 'a' },
+      },
+    });
+    expect((await onHttp.json()).issues).toEqual([
+      { path: 'headers', message: 'only an mcp-server has fixed headers' },
+    ]);
+    expect(await counts()).toEqual(before);
+  });
+});
+
 describe('workspace MCP policy', () => {
   it('updates partially and reads back', async () => {
     const put = await h.request('PUT', '/api/workspaces/ws-admin/mcp-policy', {

@@ -21,6 +21,8 @@ export function connectionView(r: ConnectionRecord) {
     baseUrl: r.baseUrl,
     auth: { type: r.authType, hasSecret: r.hasSecret, ...(r.headerName ? { headerName: r.headerName } : {}) },
     model: r.model,
+    // Names only: the values are not secrets, but they are configuration, not something every answer repeats.
+    ...(r.type === 'mcp-server' ? { fixedHeaderNames: r.fixedHeaderNames } : {}),
     status: r.status,
     health: r.health,
     createdAt: r.createdAt,

@@ -1,7 +1,7 @@
 import { capabilitySchema } from '@flowgate/auth';
 import { CONNECTION_TYPES, workspaceIdSchema } from '@flowgate/core';
 import { urlCredentialProblem } from '@flowgate/secrets';
-import { AUDIT_OUTCOMES } from '@flowgate/workspace';
+import { AUDIT_OUTCOMES, FIXED_HEADER_LIMITS } from '@flowgate/workspace';
 import { z } from 'zod';
 import { parseIpRule } from '../middleware/ip.js';
 
@@ -85,6 +85,19 @@ const connectionAuth = z.discriminatedUnion('type', [
   }),
 ]);
 
+/**
+ * An mcp-server's fixed headers, name → value. Not secrets: stored in plain text and listed by name. The domain
+ * refuses reserved and secret-looking names and values and says where a credential belongs instead.
+ */
+const fixedHeaders = z
+  .record(
+    z.string().min(1).max(FIXED_HEADER_LIMITS.nameLength),
+    z.string().max(FIXED_HEADER_LIMITS.valueLength),
+  )
+  .refine((h) => Object.keys(h).length <= FIXED_HEADER_LIMITS.count, {
+    message: `at most ${FIXED_HEADER_LIMITS.count} fixed headers`,
+  });
+
 export const createConnectionBody = z
   .strictObject({
     name: connectionName,
@@ -92,6 +105,7 @@ export const createConnectionBody = z
     baseUrl: baseUrl.optional(),
     model: modelName.optional(),
     auth: connectionAuth,
+    headers: fixedHeaders.optional(),
   })
   .superRefine((b, ctx) => {
     if (b.type !== 'secret' && !b.baseUrl)
@@ -100,6 +114,14 @@ export const createConnectionBody = z
       ctx.addIssue({ code: 'custom', path: ['model'], message: 'only an llm-provider has a model' });
     if (b.type === 'secret' && b.auth.type === 'none')
       ctx.addIssue({ code: 'custom', path: ['auth'], message: 'a secret connection needs a secret' });
+    if (b.headers !== undefined && b.type !== 'mcp-server')
+      ctx.addIssue({ code: 'custom', path: ['headers'], message: 'only an mcp-server has fixed headers' });
+    if (b.type === 'mcp-server' && b.auth.type === 'basic')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'type'],
+        message: 'an mcp-server authenticates with none, bearer or api-key',
+      });
   });
 
 /**
@@ -113,8 +135,13 @@ export const updateConnectionBody = z
     model: modelName.optional(),
     secret: secret.optional(),
     auth: connectionAuth.optional(),
+    /** Replaces the whole set (`{}` removes them). */
+    headers: fixedHeaders.optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, 'provide at least one of name, baseUrl, model, secret, auth')
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'provide at least one of name, baseUrl, model, secret, auth, headers',
+  )
   .refine((b) => b.secret === undefined || b.auth === undefined, {
     message: 'give the new secret inside auth when changing the auth type, not both',
     path: ['secret'],

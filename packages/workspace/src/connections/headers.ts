@@ -8,8 +8,8 @@ import { FIXED_HEADER_PREFIX, fixedHeaders, isSecretKey, redactString } from '@f
 
 export const FIXED_HEADER_LIMITS = { count: 20, nameLength: 64, valueLength: 1_000 } as const;
 
-/** An HTTP field name (RFC 9110 token). */
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+/** An HTTP field name (RFC 9110 token) that starts with a letter or digit, so `__proto__` can never be a key. */
+const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9!#$%&'*+.^_`|~-]*$/;
 // Tab is legal inside a field value; every other control character (line breaks first) would split or corrupt it.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
@@ -47,7 +47,7 @@ export function fixedHeaderProblems(
     if (!HEADER_NAME.test(name) || name.length > FIXED_HEADER_LIMITS.nameLength) {
       issues.push({
         path,
-        message: `not a header name: letters, digits and !#$%&'*+.^_\`|~- (max ${FIXED_HEADER_LIMITS.nameLength})`,
+        message: `not a header name: a letter or digit, then letters, digits and !#$%&'*+.^_\`|~- (max ${FIXED_HEADER_LIMITS.nameLength})`,
       });
       continue;
     }

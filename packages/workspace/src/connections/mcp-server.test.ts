@@ -60,6 +60,7 @@ describe('fixedHeaderProblems', () => {
         'x-tenant': 'a',
         'X-Tenant': 'b',
         'Bad Name': 'x',
+        __proto__x: 'x',
       },
       'x-key',
     );
@@ -71,6 +72,7 @@ describe('fixedHeaderProblems', () => {
       'headers.X-Key',
       'headers.X-Tenant',
       'headers.Bad Name',
+      'headers.__proto__x',
     ]);
     expect(problems[3]?.message).toMatch(/looks like a credential.*auth/);
     expect(problems[4]?.message).toBe('X-Key carries the api-key secret of this connection');
