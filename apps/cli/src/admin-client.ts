@@ -95,6 +95,8 @@ export interface ConnectionInput {
   baseUrl?: string;
   model?: string;
   auth: { type: string; secret?: string; headerName?: string };
+  /** An mcp-server's fixed (non-secret) headers. */
+  headers?: Record<string, string>;
 }
 
 /** What `connections update` sends; like ConnectionInput, the server names what is wrong. */
@@ -104,6 +106,8 @@ export interface ConnectionPatchInput {
   model?: string;
   secret?: string;
   auth?: { type: string; secret?: string; headerName?: string };
+  /** Replaces the whole set of an mcp-server's fixed headers. */
+  headers?: Record<string, string>;
 }
 
 interface PageQuery {

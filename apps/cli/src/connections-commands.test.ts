@@ -145,7 +145,7 @@ describe('connections update', () => {
       fetch: sent.fetch,
     });
     expect(empty.stderr).toBe(
-      'error: invalid_request: nothing to change: give --name, --base-url, --model, --auth-type or a new secret\n',
+      'error: invalid_request: nothing to change: give --name, --base-url, --model, --auth-type, --header or a new secret\n',
     );
     const header = await runWith(
       ['connections', 'update', 'conn_x', '--workspace', ws, '--header-name', 'X'],
@@ -206,5 +206,108 @@ describe('connections disable, enable, check, delete', () => {
       stderr: '',
     });
     expect(await repos.getConnection(gw.db.db, ws, id)).toBeNull();
+  });
+});
+
+describe('connections of type mcp-server', () => {
+  it('creates one with repeatable --header, replaces and clears them, never printing their values', async () => {
+    const created = await runWith(
+      [
+        'connections',
+        'create',
+        '--workspace',
+        ws,
+        '--name',
+        'tools',
+        '--type',
+        'mcp-server',
+        '--base-url',
+        'https://mcp.example.com/mcp',
+        '--auth-type',
+        'bearer',
+        '--secret-env',
+        'T',
+        '--header',
+        'X-Tenant: acme-tenant',
+        '--header',
+        'X-Region:eu',
+        '--json',
+      ],
+      { env: { ...env, T: 'mcp-token-value-0123' } },
+    );
+    expect(created.code).toBe(0);
+    const body = JSON.parse(created.stdout);
+    expect(body).toMatchObject({ type: 'mcp-server', fixedHeaderNames: ['X-Region', 'X-Tenant'] });
+    expect(created.stdout).not.toMatch(/mcp-token-value-0123|acme-tenant/);
+    const id = body.connectionId as string;
+    expect((await repos.getConnection(gw.db.db, ws, id))?.config).toEqual({
+      'header:X-Tenant': 'acme-tenant',
+      'header:X-Region': 'eu',
+    });
+
+    const replaced = await runWith(
+      ['connections', 'update', id, '--workspace', ws, '--header', 'X-Team: ops', '--json'],
+      { env },
+    );
+    expect(JSON.parse(replaced.stdout).fixedHeaderNames).toEqual(['X-Team']);
+    const cleared = await runWith(
+      ['connections', 'update', id, '--workspace', ws, '--clear-headers', '--json'],
+      {
+        env,
+      },
+    );
+    expect(JSON.parse(cleared.stdout).fixedHeaderNames).toEqual([]);
+    expect((await repos.getConnection(gw.db.db, ws, id))?.config).toEqual({});
+  });
+
+  it('refuses a malformed --header before sending, and names a refused one from the server', async () => {
+    const sent = recordingFetch();
+    const args = ['connections', 'create', '--workspace', ws, '--name', 't', '--type', 'mcp-server'];
+    const malformed = await runWith([...args, '--auth-type', 'none', '--header', 'no-colon'], {
+      env,
+      fetch: sent.fetch,
+    });
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toContain('expected "Name: value"');
+    expect(sent.requests).toEqual([]);
+    const secretish = await runWith(
+      [
+        ...args,
+        '--base-url',
+        'https://mcp.example.com/mcp',
+        '--auth-type',
+        'none',
+        '--header',
+        'X-Api-Token: abc',
+      ],
+      { env },
+    );
+    expect(secretish.code).toBe(1);
+    expect(secretish.stderr).toContain('X-Api-Token looks like a credential');
+  });
+
+  it('check and list show the protocol, server and tool count', async () => {
+    const id = await create('tools', 'mcp-server', { type: 'none' }, 'https://mcp.example.com/mcp');
+    gw.running.deps.workspaceDeps.mcpCheck = async () => ({
+      protocolVersion: '2025-06-18',
+      serverName: 'remote',
+      serverVersion: '1.2',
+      tools: ['a', 'b', 'c'],
+    });
+    try {
+      const check = await runWith(['connections', 'check', id, '--workspace', ws], { env });
+      expect(check.code).toBe(0);
+      expect(check.stdout).toMatch(/^protocol: +2025-06-18$/m);
+      expect(check.stdout).toMatch(/^server: +remote$/m);
+      expect(check.stdout).toMatch(/^tools: +3$/m);
+    } finally {
+      delete gw.running.deps.workspaceDeps.mcpCheck;
+    }
+    const list = await runWith(['connections', 'list', '--workspace', ws], { env });
+    expect(list.code).toBe(0);
+    expect(list.stdout.split('\n')[0]).toMatch(/^ID +NAME +TYPE +STATUS +HEALTH +MCP$/);
+    expect(list.stdout).toContain(
+      `${id}  tools  mcp-server  active  healthy  2025-06-18 remote 1.2 (3 tools)`,
+    );
   });
 });

@@ -303,6 +303,11 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     )
     .option('--secret-env <VAR>', 'read the secret from this environment variable')
     .option('--secret-stdin', 'read the secret from standard input')
+    .option(
+      '--header <header>',
+      '"Name: value", a fixed header of an mcp-server sent on every request (repeatable); not a secret: stored and shown in plain text',
+      collectHeader,
+    )
     .action(
       async (
         opts: {
@@ -315,6 +320,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
           headerName?: string;
           secretEnv?: string;
           secretStdin?: boolean;
+          header?: Record<string, string>;
         },
         cmd: Command,
       ) => {
@@ -329,6 +335,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
           ...(opts.baseUrl !== undefined ? { baseUrl: opts.baseUrl } : {}),
           ...(opts.model !== undefined ? { model: opts.model } : {}),
           auth,
+          ...(opts.header !== undefined ? { headers: opts.header } : {}),
         });
         out(cmd, created, () => `Created connection ${created.connectionId}\n${renderSummary(created)}`);
       },
@@ -346,6 +353,12 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     .option('--header-name <name>', 'header that carries the key for --auth-type api-key')
     .option('--secret-env <VAR>', 'read the new secret from this environment variable')
     .option('--secret-stdin', 'read the new secret from standard input')
+    .option(
+      '--header <header>',
+      '"Name: value": replace the fixed headers of an mcp-server with these (repeatable; not secrets)',
+      collectHeader,
+    )
+    .option('--clear-headers', "remove an mcp-server's fixed headers")
     .action(
       async (
         connectionId: string,
@@ -358,6 +371,8 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
           headerName?: string;
           secretEnv?: string;
           secretStdin?: boolean;
+          header?: Record<string, string>;
+          clearHeaders?: boolean;
         },
         cmd: Command,
       ) => {
@@ -366,8 +381,13 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
         if (opts.headerName !== undefined && opts.authType === undefined) {
           throw new CliError('invalid_request', '--header-name goes with --auth-type api-key');
         }
+        if (opts.header !== undefined && opts.clearHeaders) {
+          throw new CliError('invalid_request', 'give --header or --clear-headers, not both');
+        }
         const patch: ConnectionPatchInput = {};
         if (opts.name !== undefined) patch.name = opts.name;
+        if (opts.header !== undefined) patch.headers = opts.header;
+        if (opts.clearHeaders) patch.headers = {};
         if (opts.baseUrl !== undefined) patch.baseUrl = opts.baseUrl;
         if (opts.model !== undefined) patch.model = opts.model;
         if (opts.authType !== undefined) {
@@ -380,7 +400,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
         if (Object.keys(patch).length === 0) {
           throw new CliError(
             'invalid_request',
-            'nothing to change: give --name, --base-url, --model, --auth-type or a new secret',
+            'nothing to change: give --name, --base-url, --model, --auth-type, --header or a new secret',
           );
         }
         const updated = await client(cmd).updateConnection(opts.workspace, connectionId, patch);
@@ -450,12 +470,45 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
       );
     });
   connections
+    .command('list')
+    .description('list connections with their last health (never their secrets)')
+    .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
+    .option('--limit <n>', 'connections per page', parsePositiveInt)
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .action(async (opts: { workspace: string; limit?: number; cursor?: string }, cmd: Command) => {
+      const query: { limit?: number; cursor?: string } = {};
+      if (opts.limit !== undefined) query.limit = opts.limit;
+      if (opts.cursor !== undefined) query.cursor = opts.cursor;
+      const page = await client(cmd).listConnections(opts.workspace, query);
+      out(cmd, page, () => {
+        const table = renderTable(
+          [
+            { header: 'ID', value: (r) => r.connectionId },
+            { header: 'NAME', value: (r) => r.name },
+            { header: 'TYPE', value: (r) => r.type },
+            { header: 'STATUS', value: (r) => r.status },
+            { header: 'HEALTH', value: (r) => healthText(r.health as ListedHealth) },
+            { header: 'MCP', value: (r) => mcpText((r.health as ListedHealth)?.mcp) },
+          ],
+          page.items,
+        );
+        return page.nextCursor ? `${table}next page: --cursor ${page.nextCursor}\n` : table;
+      });
+    });
+  connections
     .command('check <connectionId>')
-    .description('health-check a connection now (one bounded request to it)')
+    .description('health-check a connection now (one bounded request; an mcp-server lists its tools)')
     .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
     .action(async (connectionId: string, opts: { workspace: string }, cmd: Command) => {
       const check = await client(cmd).checkConnection(opts.workspace, connectionId);
-      out(cmd, check, () => renderSummary(check));
+      out(cmd, check, () => {
+        const { mcp, ...rest } = check;
+        return renderSummary(
+          mcp
+            ? { ...rest, protocol: mcp.protocolVersion, server: mcp.serverName, tools: mcp.toolCount }
+            : rest,
+        );
+      });
       if (!check.ok) throw new CliExit(1);
     });
 
@@ -605,6 +658,36 @@ function parseUrl(value: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new InvalidArgumentError('expected an http(s) URL');
   return value.replace(/\/+$/, '');
+}
+
+/** `Name: value` (repeatable) into a header map; the server checks names and values. */
+function collectHeader(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const colon = value.indexOf(':');
+  const name = colon < 0 ? '' : value.slice(0, colon).trim();
+  if (!name) throw new InvalidArgumentError('expected "Name: value"');
+  // A null-prototype map: a header name can never reach an object's prototype.
+  const headers: Record<string, string> = Object.assign(Object.create(null), previous);
+  if (Object.hasOwn(headers, name)) throw new InvalidArgumentError(`${name} is given twice`);
+  headers[name] = value.slice(colon + 1).trim();
+  return headers;
+}
+
+interface ListedHealth {
+  ok: boolean;
+  checkedAt: string;
+  status?: number;
+  mcp?: { protocolVersion: string; serverName: string; serverVersion?: string; toolCount: number };
+}
+
+function healthText(health: ListedHealth | null): string {
+  if (!health) return 'not checked';
+  return `${health.ok ? 'healthy' : 'unhealthy'}${health.status !== undefined ? ` (HTTP ${health.status})` : ''}`;
+}
+
+function mcpText(mcp: ListedHealth['mcp']): string | null {
+  if (!mcp) return null;
+  const server = mcp.serverVersion ? `${mcp.serverName} ${mcp.serverVersion}` : mcp.serverName;
+  return `${mcp.protocolVersion} ${server} (${mcp.toolCount} tools)`;
 }
 
 function collectCapability(value: string, previous: Capability[] | undefined): Capability[] {
