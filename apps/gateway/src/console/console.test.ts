@@ -463,6 +463,52 @@ describe('admin console', () => {
     }
   });
 
+  it('creates an mcp-server with fixed headers and shows what its check found', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    await b.page('/console/w/ws-a/connections');
+    const refused = await b.fetch('POST', '/console/w/ws-a/connections', {
+      _csrf: b.csrf,
+      name: 'remote-tools',
+      type: 'mcp-server',
+      baseUrl: 'https://mcp.example.test/mcp',
+      authType: 'none',
+      headers: 'X-Session-Token: abc',
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('X-Session-Token looks like a credential');
+    const created = await b.fetch('POST', '/console/w/ws-a/connections', {
+      _csrf: b.csrf,
+      name: 'remote-tools',
+      type: 'mcp-server',
+      baseUrl: 'https://mcp.example.test/mcp',
+      authType: 'none',
+      headers: 'X-Tenant: acme-console\r\n\r\nX-Region: eu',
+    });
+    expect(created.status).toBe(303);
+    const list = (await (await h.request('GET', '/api/workspaces/ws-a/connections?limit=200')).json()) as {
+      items: { connectionId: string; name: string }[];
+    };
+    const id = list.items.find((c) => c.name === 'remote-tools')?.connectionId ?? '';
+    h.deps.workspaceDeps.mcpCheck = async () => ({
+      protocolVersion: '2025-06-18',
+      serverName: 'remote',
+      serverVersion: '1.2',
+      tools: ['a', 'b', 'c'],
+    });
+    try {
+      const checked = await b.fetch('POST', `/console/w/ws-a/connections/${id}/check`, { _csrf: b.csrf });
+      const html = await checked.text();
+      expect(html).toContain('remote-tools: healthy');
+      expect(html).toContain('MCP 2025-06-18, remote, 3 tools');
+      expect(html).toContain('headers: X-Region, X-Tenant');
+      expect(html).toContain('MCP 2025-06-18 · remote 1.2 · 3 tools');
+      expect(html).not.toContain('acme-console');
+    } finally {
+      delete h.deps.workspaceDeps.mcpCheck;
+    }
+  });
+
   it('releases flow versions and rolls back, with flow-authored text escaped', async () => {
     const hostile = '<script>alert(1)</script>';
     const edn = (EXAMPLE_FLOWS['daily-report'] as string).replace(

@@ -4,6 +4,21 @@ import { type Connection, type ConnectionCheck, formBody, refusal } from '../api
 import { type C, formText, frameOf, noticeOf, PAGE_SIZE, type PageKit, qs, render } from '../kit.js';
 import { Badge, Csrf, Empty, Notice, Pager, Table, when } from '../views.js';
 
+/**
+ * An mcp-server's fixed headers from the form: one `Name: value` per line. A line without a colon is kept under its
+ * whole text as a name, so the API's rules answer it (not a header name) instead of it vanishing.
+ */
+function headerLines(text: string): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null);
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.trim()) continue;
+    const colon = line.indexOf(':');
+    const name = (colon < 0 ? line : line.slice(0, colon)).trim();
+    headers[name] = colon < 0 ? '' : line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
 /** Connections: health, create, rotate, check, disable. */
 export function installConnectionsPages(kit: PageKit): void {
   const { app: console_, api, wsParam, failed } = kit;
@@ -28,6 +43,7 @@ export function installConnectionsPages(kit: PageKit): void {
     const health = (x: Connection) => {
       if (x.status === 'disabled') return <Badge value="disabled" />;
       if (!x.health) return <span class="muted">not checked</span>;
+      const mcp = x.health.mcp;
       return (
         <>
           <Badge value={x.health.ok ? 'healthy' : 'unhealthy'} />{' '}
@@ -35,6 +51,12 @@ export function installConnectionsPages(kit: PageKit): void {
             {x.health.status ? `HTTP ${x.health.status} · ` : ''}
             {when(x.health.checkedAt)}
           </span>
+          {mcp ? (
+            <div class="muted">
+              MCP {mcp.protocolVersion} · {mcp.serverName}
+              {mcp.serverVersion ? ` ${mcp.serverVersion}` : ''} · {mcp.toolCount} tools
+            </div>
+          ) : null}
         </>
       );
     };
@@ -51,6 +73,9 @@ export function installConnectionsPages(kit: PageKit): void {
             {extra.check.httpStatus !== null ? ` (HTTP ${extra.check.httpStatus})` : ''}
             {extra.check.latencyMs !== null ? ` in ${extra.check.latencyMs} ms` : ''}
             {extra.check.message ? ` — ${extra.check.message}` : ''}
+            {extra.check.mcp
+              ? ` — MCP ${extra.check.mcp.protocolVersion}, ${extra.check.mcp.serverName}, ${extra.check.mcp.toolCount} tools`
+              : ''}
           </Notice>
         ) : null}
         {page.items.length === 0 ? (
@@ -73,6 +98,9 @@ export function installConnectionsPages(kit: PageKit): void {
                 <td>
                   {x.auth.type}
                   {x.auth.headerName ? ` (${x.auth.headerName})` : ''}
+                  {x.fixedHeaderNames?.length ? (
+                    <div class="muted">headers: {x.fixedHeaderNames.join(', ')}</div>
+                  ) : null}
                 </td>
                 <td>{health(x)}</td>
                 <td>
@@ -153,7 +181,7 @@ export function installConnectionsPages(kit: PageKit): void {
               <option value="none">none</option>
               <option value="bearer">bearer</option>
               <option value="api-key">api-key</option>
-              <option value="basic">basic (user:password)</option>
+              <option value="basic">basic (user:password; not for mcp-server)</option>
             </select>
           </label>
           <label>
@@ -163,6 +191,11 @@ export function installConnectionsPages(kit: PageKit): void {
           <label>
             Secret (stored encrypted, never shown again)
             <input name="secret" type="password" autocomplete="off" />
+          </label>
+          <label>
+            Fixed headers (mcp-server only; one "Name: value" per line; not secret: stored and shown in plain
+            text)
+            <textarea name="headers" rows={2} maxlength={21000} placeholder="X-Tenant: acme"></textarea>
           </label>
           <button type="submit">Create connection</button>
         </form>
@@ -182,6 +215,7 @@ export function installConnectionsPages(kit: PageKit): void {
         : { type: authType, secret, ...(authType === 'api-key' && headerName ? { headerName } : {}) };
     const baseUrl = formText(form, 'baseUrl');
     const model = formText(form, 'model');
+    const headers = headerLines(formText(form, 'headers'));
     const res = await connections(c).$post({
       param: wsParam(c),
       json: formBody({
@@ -190,6 +224,7 @@ export function installConnectionsPages(kit: PageKit): void {
         ...(baseUrl ? { baseUrl } : {}),
         ...(model ? { model } : {}),
         auth,
+        ...(Object.keys(headers).length ? { headers } : {}),
       }),
     });
     if (!res.ok) return refused(c, res);
