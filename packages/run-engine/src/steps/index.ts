@@ -1,3 +1,4 @@
+import { RunError } from '../errors.js';
 import type { StepRunner } from '../ports.js';
 import type { ConnectionResolver, KvStore, StepPorts } from './common.js';
 import { runHttpStep } from './http.js';
@@ -41,6 +42,8 @@ export function createStepRunner(options: StepRunnerOptions): StepRunner {
         return { kind: 'result', value: await runKvStep(request.config, ctx, ports) };
       case 'sleep':
         return runSleepStep(request.config, ctx);
+      case 'mcp':
+        throw new RunError('step_config_invalid', ':mcp steps are not available in this deployment');
     }
   };
 }
