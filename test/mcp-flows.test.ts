@@ -241,7 +241,7 @@ describe.each(CLIENT_FLAVOURS)('%s client: discovering and inspecting flow tools
         path: ':flow 2 1',
         line: 11,
         column: 21,
-        hint: 'did you mean :http? step types: :http :function :llm :sleep :kv',
+        hint: 'did you mean :http? step types: :http :function :llm :sleep :kv :mcp',
       },
     ]);
     const stored = await call(s, 'validate_flow_definition', { flow_slug: 'enrich-company', source: 'live' });

@@ -1,8 +1,10 @@
+import type { ConnectionType } from '@flowgate/core';
 import type { DiagnosticCode } from './diagnostics.js';
 import type { EdnList, EdnMap, EdnNode } from './edn/types.js';
 import { FUNCTION_SET, SPECIAL_FORM_SET, TRANSFORM_SET } from './language.js';
 import { closest, describeNode, keySegment, type Reporter } from './reporter.js';
 import {
+  type FieldCheck,
   isStepType,
   STEP_REFERENCE,
   STEP_TYPES,
@@ -26,7 +28,8 @@ import {
  * - Step type and id are keyword literals and the config is a map literal, so steps are known before a run.
  */
 export interface BodyContext {
-  slots: ReadonlySet<string>;
+  /** The `:requires` slots with their declared connection types. */
+  slots: ReadonlyMap<string, ConnectionType>;
   functionIds: ReadonlySet<string>;
 }
 
@@ -35,6 +38,8 @@ export interface FoundStep {
   type: StepType;
   connection?: string;
   functionRef?: string;
+  /** Remote MCP tools the step may call, by slot: an :mcp step's tool, or an :llm step's `:tools` allowlists. */
+  mcpTools?: { slot: string; names: string[] }[];
 }
 
 type Path = readonly string[];
@@ -88,6 +93,14 @@ function symbolsIn(node: EdnNode): string[] {
 
 function isExpression(node: EdnNode): boolean {
   return node.kind === 'list' || node.kind === 'symbol';
+}
+
+/** The name of a literal :allow element (a string, or a map's `:name` string). */
+function toolNameOf(item: EdnNode): string | undefined {
+  if (item.kind === 'string') return item.value || undefined;
+  if (item.kind !== 'map') return undefined;
+  const name = item.entries.find((e) => e.key.kind === 'keyword' && e.key.name === 'name')?.value;
+  return name?.kind === 'string' && name.value ? name.value : undefined;
 }
 
 function firstAt(node: EdnNode | undefined): string {
@@ -600,6 +613,14 @@ class Checker {
     const found: FoundStep | undefined = type && id ? { id, type } : undefined;
     if (type) this.config(STEP_REFERENCE[type], config, configPath, env, found);
     else this.expr(config, configPath, env);
+    if (found && type === 'mcp') {
+      const value = (name: string) =>
+        config.entries.find((e) => e.key.kind === 'keyword' && e.key.name === name)?.value;
+      const slot = value('connection');
+      const tool = value('tool');
+      if (slot?.kind === 'keyword' && tool?.kind === 'string')
+        found.mcpTools = [{ slot: slot.name, names: [tool.value] }];
+    }
     if (found) this.steps.push(found);
   }
 
@@ -713,6 +734,194 @@ class Checker {
     return present;
   }
 
+  /** A nested config map: its keys and values, and its required keys. */
+  private nestedMap(
+    fields: readonly StepField[],
+    map: EdnMap,
+    path: Path,
+    env: Env,
+    where: string,
+    found: FoundStep | undefined,
+  ): Map<string, EdnNode> {
+    const present = this.fieldsOf(fields, map, path, env, where, found);
+    for (const f of fields) {
+      if (f.required && !present.has(f.name)) {
+        this.r.error(
+          'invalid_step_config',
+          map,
+          [...path, `:${f.name}`],
+          `${where} needs :${f.name}`,
+          `${f.description} See get_step_reference.`,
+        );
+      }
+    }
+    return present;
+  }
+
+  /**
+   * A vector whose items have their own check (an :llm step's `:tools` and their `:allow` lists). It must be written
+   * in place: which remote tools a step may call is decided before the run, never by data.
+   */
+  private vectorOf(
+    field: StepField,
+    check: Extract<FieldCheck, { kind: 'vector' }>,
+    value: EdnNode,
+    path: Path,
+    env: Env,
+    found: FoundStep | undefined,
+  ): void {
+    if (value.kind !== 'vector') {
+      if (isExpression(value)) {
+        this.r.error(
+          'invalid_step_config',
+          value,
+          path,
+          `:${field.name} must be a vector written in place, not an expression`,
+          'the value must be known before the run: write [ … ]',
+        );
+        this.expr(value, path, env);
+      } else
+        this.r.error(
+          'invalid_step_config',
+          value,
+          path,
+          `:${field.name} must be a vector, found ${describeNode(value)}`,
+          'write [ … ]',
+        );
+      return;
+    }
+    const items = check.items as FieldCheck;
+    if (value.items.length < (check.minItems ?? 0)) {
+      this.r.error(
+        'invalid_step_config',
+        value,
+        path,
+        `:${field.name} is empty`,
+        field.name === 'allow'
+          ? 'name at least one remote tool, e.g. ["search"]; without tools leave the entry out'
+          : `add at least ${check.minItems} element${check.minItems === 1 ? '' : 's'}, or leave :${field.name} out`,
+      );
+    }
+    if (check.maxItems !== undefined && value.items.length > check.maxItems) {
+      this.r.error(
+        'invalid_step_config',
+        value,
+        path,
+        `:${field.name} has ${value.items.length} elements; at most ${check.maxItems} are allowed`,
+        'split the work across steps',
+      );
+    }
+    const names = new Map<string, EdnNode>();
+    value.items.forEach((item, i) => {
+      const itemPath = [...path, String(i)];
+      if (items.kind === 'tool') {
+        const name = this.toolItem(items, item, itemPath, env);
+        if (name === undefined) return;
+        const first = names.get(name);
+        if (first) {
+          this.r.error(
+            'invalid_step_config',
+            item,
+            itemPath,
+            `tool "${name}" is allowed twice${firstAt(first)}`,
+            'name each tool once',
+          );
+        } else names.set(name, item);
+        return;
+      }
+      if (items.kind === 'map' && items.fields) {
+        if (item.kind !== 'map') {
+          this.r.error(
+            'invalid_step_config',
+            item,
+            itemPath,
+            `each element of :${field.name} must be a map literal, found ${describeNode(item)}`,
+            field.type,
+          );
+          if (isExpression(item)) this.expr(item, itemPath, env);
+          return;
+        }
+        this.toolsEntry(items.fields, item, itemPath, env, found, field);
+        return;
+      }
+      this.field({ ...field, check: items }, item, itemPath, env, found);
+    });
+  }
+
+  /** One `:tools` entry of an :llm step; records its slot and allowlist on the step. */
+  private toolsEntry(
+    fields: readonly StepField[],
+    map: EdnMap,
+    path: Path,
+    env: Env,
+    found: FoundStep | undefined,
+    field: StepField,
+  ): void {
+    const entry: FoundStep | undefined = found ? { id: found.id, type: found.type } : undefined;
+    const allowed: string[] = [];
+    const present = this.nestedMap(fields, map, path, env, `a :${field.name} entry`, entry);
+    const slot = present.get('mcp');
+    const allow = present.get('allow');
+    if (allow?.kind === 'vector') {
+      for (const item of allow.items) {
+        const name = toolNameOf(item);
+        if (name !== undefined) allowed.push(name);
+      }
+    }
+    if (found && slot?.kind === 'keyword') {
+      found.mcpTools ??= [];
+      found.mcpTools.push({ slot: slot.name, names: allowed });
+    }
+  }
+
+  /** An :allow element: a tool name string, or `{:name "…" :trusted-metadata true}`. Returns the name. */
+  private toolItem(
+    check: Extract<FieldCheck, { kind: 'tool' }>,
+    item: EdnNode,
+    path: Path,
+    env: Env,
+  ): string | undefined {
+    if (item.kind === 'string') {
+      if (item.value.length === 0 || [...item.value].length > check.maxLength) {
+        this.r.error(
+          'invalid_step_config',
+          item,
+          path,
+          item.value.length === 0
+            ? 'a tool name must not be empty'
+            : `a tool name is longer than ${check.maxLength} characters`,
+          'write the remote tool name as the server lists it',
+        );
+        return undefined;
+      }
+      return item.value;
+    }
+    if (item.kind === 'map') {
+      const present = this.nestedMap(check.fields, item, path, env, 'an :allow entry', undefined);
+      const name = present.get('name');
+      if (name?.kind === 'string' && name.value.length === 0) {
+        this.r.error(
+          'invalid_step_config',
+          name,
+          [...path, ':name'],
+          'a tool name must not be empty',
+          'write the remote tool name as the server lists it',
+        );
+        return undefined;
+      }
+      return name?.kind === 'string' ? name.value : undefined;
+    }
+    this.r.error(
+      'invalid_step_config',
+      item,
+      path,
+      `a tool in :allow must be a string name or {:name "…" :trusted-metadata true}, found ${describeNode(item)}`,
+      'write the tool name in double quotes, e.g. "search"',
+    );
+    if (isExpression(item)) this.expr(item, path, env);
+    return undefined;
+  }
+
   private field(field: StepField, value: EdnNode, path: Path, env: Env, found: FoundStep | undefined): void {
     const check = field.check;
     const bad = (message: string, hint: string) =>
@@ -728,10 +937,15 @@ class Checker {
           literalOnly('a keyword naming a :requires slot');
           return;
         }
-        if (found) found.connection = value.name;
-        const slots = this.context?.slots ?? new Set<string>();
-        if (!slots.has(value.name)) {
-          const near = closest(value.name, slots);
+        if (found && field.name === 'connection') found.connection = value.name;
+        const slots = this.context?.slots ?? new Map<string, ConnectionType>();
+        const declared = slots.get(value.name);
+        if (declared === undefined) {
+          const candidates = [...slots].filter(([, t]) => !check.types || check.types.includes(t));
+          const near = closest(
+            value.name,
+            candidates.map(([name]) => name),
+          );
           this.r.error(
             'unbound_connection_slot',
             value,
@@ -739,7 +953,12 @@ class Checker {
             `connection slot :${value.name} is not declared in :requires`,
             near
               ? `did you mean :${near}?`
-              : `add {:slot :${value.name} :type :${field.type.includes('llm') ? 'llm-provider' : 'http-api'}} to :requires`,
+              : `add {:slot :${value.name} :type :${check.types?.[0] ?? 'http-api'}} to :requires`,
+          );
+        } else if (check.types && !check.types.includes(declared)) {
+          bad(
+            `:${field.name} names slot :${value.name} of type :${declared}; it must be a slot of type ${kw(check.types)}`,
+            `bind a slot declared with :type ${kw(check.types)}, e.g. {:slot :${check.types[0]} :type :${check.types[0]}}`,
           );
         }
         return;
@@ -783,7 +1002,8 @@ class Checker {
         return;
       case 'string':
         if (isExpression(value)) {
-          this.expr(value, path, env);
+          if (check.literal) literalOnly('a string');
+          else this.expr(value, path, env);
           return;
         }
         if (value.kind !== 'string') {
@@ -823,6 +1043,15 @@ class Checker {
         }
         return;
       }
+      case 'boolean':
+        if (isExpression(value)) {
+          if (check.literal) literalOnly('true or false');
+          else this.expr(value, path, env);
+          return;
+        }
+        if (value.kind !== 'boolean')
+          bad(`:${field.name} must be true or false, found ${describeNode(value)}`, 'write true or false');
+        return;
       case 'map':
         if (isExpression(value)) {
           this.expr(value, path, env);
@@ -832,14 +1061,22 @@ class Checker {
           bad(`:${field.name} must be a map, found ${describeNode(value)}`, 'write {:key value …}');
           return;
         }
-        if (check.fields) this.fieldsOf(check.fields, value, path, env, `:${field.name}`, undefined);
+        if (check.fields) this.nestedMap(check.fields, value, path, env, `:${field.name}`, found);
         else this.expr(value, path, env);
         return;
       case 'vector':
+        if (check.items) {
+          this.vectorOf(field, check, value, path, env, found);
+          return;
+        }
         if (!isExpression(value) && value.kind !== 'vector') {
           bad(`:${field.name} must be a vector, found ${describeNode(value)}`, 'write [ … ]');
           return;
         }
+        this.expr(value, path, env);
+        return;
+      case 'tool':
+        // Checked where it sits, inside the :allow vector (see vectorOf).
         this.expr(value, path, env);
         return;
       case 'any':

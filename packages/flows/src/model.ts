@@ -166,6 +166,8 @@ export const flowModelSchema = z.object({
       type: z.enum(STEP_TYPES),
       connection: identifier.optional(),
       functionRef: identifier.optional(),
+      /** Remote MCP tools the step may call, by slot (readiness checks them against the bound server). */
+      mcpTools: z.array(z.object({ slot: identifier, names: z.array(z.string()) })).optional(),
     }),
   ),
 });
@@ -401,7 +403,7 @@ export function buildModel(root: EdnNode, r: Reporter): FlowModel | undefined {
   }
 
   const context: BodyContext = {
-    slots: new Set(model.requires.map((s) => s.slot)),
+    slots: new Map(model.requires.map((s) => [s.slot, s.type])),
     functionIds: new Set(model.functions.map((f) => f.id)),
   };
   for (const { code, path } of functionCodes)

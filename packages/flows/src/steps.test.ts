@@ -3,8 +3,8 @@ import { STEP_LIMITS, STEP_REFERENCE, STEP_TYPES, type StepField, stepReference 
 import { validateFlow } from './validate.js';
 
 describe('step reference', () => {
-  it('documents exactly the five documented step types', () => {
-    expect([...STEP_TYPES]).toEqual(['http', 'function', 'llm', 'sleep', 'kv']);
+  it('documents exactly the six documented step types', () => {
+    expect([...STEP_TYPES]).toEqual(['http', 'function', 'llm', 'sleep', 'kv', 'mcp']);
     expect(Object.keys(STEP_REFERENCE)).toEqual([...STEP_TYPES]);
     for (const type of STEP_TYPES) expect(STEP_REFERENCE[type].type).toBe(type);
   });

@@ -218,7 +218,7 @@ const GOLDEN: { code: string; input: string; expected: Diagnostic[] }[] = [
         path: ':flow 1',
         line: 2,
         column: 19,
-        hint: 'did you mean :http? step types: :http :function :llm :sleep :kv',
+        hint: 'did you mean :http? step types: :http :function :llm :sleep :kv :mcp',
       },
     ],
   },

@@ -42,6 +42,11 @@ export const RUN_ERROR_CODES = [
   'http_response_invalid',
   'llm_request_failed',
   'llm_response_invalid',
+  // remote MCP servers (:mcp steps and the tools of :llm steps)
+  'mcp_request_failed',
+  'mcp_timeout',
+  'mcp_tool_error',
+  'mcp_tool_unavailable',
   'kv_failed',
   'internal_error',
 ] as const;

@@ -34,7 +34,13 @@ export {
   VIEWER_MIME_TYPE,
   VIEWER_VALUE,
 } from './results.js';
-export type { ConnectionResolver, KvStore, ResolvedConnection } from './steps/common.js';
+export type {
+  ConnectionPurpose,
+  ConnectionResolver,
+  KvStore,
+  ResolvedConnection,
+} from './steps/common.js';
+export { type GuardedFetchOptions, guardedFetch } from './steps/fetch.js';
 export { createStepRunner, type StepRunnerOptions } from './steps/index.js';
 export type {
   McpConnectOptions,

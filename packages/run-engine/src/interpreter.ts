@@ -100,6 +100,9 @@ class PortFailure {
 
 const stepMemo = new WeakMap<EdnNode, boolean>();
 
+/** A sub-step's name inside its step: `llm[0]`, `tool[0][1]`, `tools`. */
+const SUB_STEP_NAME = /^[a-z][a-z0-9-]{0,31}(\[\d{1,6}\])*$/;
+
 /** Whether a form contains a `(flow/step …)` call; step-free forms are evaluated synchronously. */
 function containsStep(node: EdnNode): boolean {
   if (node.kind !== 'list' && node.kind !== 'vector' && node.kind !== 'set' && node.kind !== 'map')
@@ -489,7 +492,47 @@ class BodyRun extends Evaluator {
         for (const s of secrets) if (s) this.secrets.add(s);
       },
       retrying: (detail) => this.emit('step_retrying', stepId, type, detail),
+      subStep: (name, subType, run, detail) => this.subStep(stepId, name, subType, run, detail),
     };
+  }
+
+  private async subStep(
+    parent: string,
+    name: string,
+    type: StepType,
+    run: () => Promise<Value>,
+    detail: { [key: string]: JsonValue } = {},
+  ): Promise<Value> {
+    if (!SUB_STEP_NAME.test(name))
+      throw new RunError('internal_error', 'invalid sub-step name', { stepId: parent });
+    const stepId = `${parent}/${name}`;
+    if (this.seen.has(stepId)) {
+      throw new RunError('duplicate_step_execution', `sub-step ${stepId} was reached twice in one run`, {
+        stepId,
+      });
+    }
+    this.seen.add(stepId);
+    const entry = this.options.journal?.get(stepId);
+    if (entry) {
+      if (entry.type !== type || entry.status !== 'completed') {
+        throw new RunError(
+          'replay_mismatch',
+          `the journal has sub-step ${stepId} as :${entry.type} (${entry.status}), the step runs it as :${type}`,
+          { stepId },
+        );
+      }
+      return decodeValue(entry.result, this.meter);
+    }
+    const started = this.now();
+    await this.emit('step_started', stepId, type, detail);
+    try {
+      return await this.complete(stepId, type, await run(), started);
+    } catch (error) {
+      if (error instanceof Suspend || error instanceof PortFailure) throw error;
+      const failure = this.stepFailure(error, stepId);
+      await this.emit('step_failed', stepId, type, { durationMs: this.now() - started }, failure);
+      throw failure;
+    }
   }
 
   private async record(stepId: string, entry: JournalEntry): Promise<void> {

@@ -28,6 +28,21 @@ export interface StepContext {
   addKnownSecrets(secrets: readonly string[]): void;
   /** Reports a retry (`step_retrying`); the detail is redacted before it leaves. */
   retrying(detail: { attempt: number; delayMs: number; reason: string }): Promise<void>;
+  /**
+   * Runs one journaled part of this step (a model call or a remote tool call of an :llm step with tools) under the id
+   * `<stepId>/<name>`, e.g. `ask/llm[0]` or `ask/tool[0][1]`. Like a step: `step_started`, `step_completed` or
+   * `step_failed` events under that id, the result stored (scrubbed of known secrets) through `record` before it is
+   * returned, and on replay the stored result is returned without running `run`. A sub-step does not count as a step;
+   * its HTTP calls and tokens count through `usage` as usual. A failure is reported under the sub-step id and thrown
+   * on (with that `stepId`), so the executor decides whether it fails the step. `name` is letters, digits and `-`,
+   * optionally followed by `[i]` indexes; each id runs at most once per run.
+   */
+  subStep(
+    name: string,
+    type: StepType,
+    run: () => Promise<Value>,
+    detail?: { [key: string]: JsonValue },
+  ): Promise<Value>;
 }
 
 /** Per-run usage counters; each method throws the matching limit error once the limit is reached. */

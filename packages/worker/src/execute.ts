@@ -12,6 +12,7 @@ import {
   createStepRunner,
   type JournalEntry,
   type JsonValue,
+  type McpConnector,
   RunError,
   type RunLimits,
   type RunOutcome,
@@ -33,6 +34,8 @@ export interface ExecuteDeps {
   maxAttempts: number;
   /** NOTIFY channel told the run's id by the statement that ends an attempt (callers waiting elsewhere). */
   endedChannel?: string;
+  /** Opens sessions with remote MCP servers; without it :mcp steps and :llm :tools fail with connection_unavailable. */
+  mcp?: McpConnector;
 }
 
 /** Why a worker stopped an attempt on its own: the attempt's writes end, the run itself does not. */
@@ -281,6 +284,7 @@ export async function executeAttempt(
           kv: workspaceKv(db, run.workspaceId),
           allowPrivateNetwork: deps.allowPrivateNetwork,
           outboundHeaders: traceHeaders,
+          ...(deps.mcp ? { mcp: deps.mcp } : {}),
         }),
       ),
       journal,

@@ -12,7 +12,7 @@ import type {
   RunErrorCode,
 } from '@flowgate/run-engine';
 import { RunError } from '@flowgate/run-engine';
-import { authHeaders, type SecretBox } from '@flowgate/secrets';
+import { authHeaders, fixedHeaders, type SecretBox } from '@flowgate/secrets';
 
 type RunRow = repos.RunRow;
 
@@ -42,6 +42,8 @@ export async function runConnections(db: Database, box: SecretBox, run: RunRow):
   // A slot whose connection an admin disabled fails with its own code, so the cause is plain from the run.
   const disabled = new Set<string>();
   const knownSecrets: string[] = [];
+  /** Slots bound to `mcp-server` connections: handed out for MCP calls only, and MCP calls reach nothing else. */
+  const mcpSlots = new Set<string>();
   for (const [slot, connectionId] of Object.entries(bindings)) {
     const row = await repos.getConnection(db, run.workspaceId, connectionId);
     if (!row) {
@@ -65,9 +67,14 @@ export async function runConnections(db: Database, box: SecretBox, run: RunRow):
       problems.set(slot, `the connection bound to :${slot} has no base URL`);
       continue;
     }
+    if (row.type === 'mcp-server') mcpSlots.add(slot);
     resolved.set(slot, {
       baseUrl: row.baseUrl,
-      headers: authHeaders(row, secret),
+      // An MCP server's fixed headers (e.g. a tenant) go with its credentials, to its endpoint only.
+      headers:
+        row.type === 'mcp-server'
+          ? { ...fixedHeaders(row.config), ...authHeaders(row, secret) }
+          : authHeaders(row, secret),
       knownSecrets: secret ? [secret] : [],
       ...(row.config.model ? { defaultModel: row.config.model } : {}),
     });
@@ -75,8 +82,16 @@ export async function runConnections(db: Database, box: SecretBox, run: RunRow):
   return {
     knownSecrets,
     resolver: {
-      async resolve(slot) {
+      async resolve(slot, purpose) {
         const connection = resolved.get(slot);
+        if (connection && (purpose === 'mcp') !== mcpSlots.has(slot)) {
+          throw new RunError(
+            'connection_unavailable',
+            purpose === 'mcp'
+              ? `the connection bound to :${slot} is not an MCP server`
+              : `the connection bound to :${slot} is an MCP server; call it with an :mcp step`,
+          );
+        }
         if (connection) return connection;
         const code: RunErrorCode = disabled.has(slot) ? 'connection_disabled' : 'connection_unavailable';
         throw new RunError(code, problems.get(slot) ?? `no connection is bound to :${slot} for this run`);

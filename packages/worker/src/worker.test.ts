@@ -468,4 +468,70 @@ describe('draft runs', () => {
       await w.stop();
     }
   });
+
+  it('hands an :mcp step the mcp-server connection with its credentials and fixed headers, and redacts its secret', async () => {
+    const deps = testWorkspaceDeps(h.db);
+    const wsId = 'ws-mcp-run';
+    const token = 'mcp-canary-token-5d2f8a1c';
+    await seedWorkspace(h.db, wsId, 'mcp runs');
+    await seedFlow(
+      h.db,
+      wsId,
+      `{:slug :ask-docs
+ :requires [{:slot :docs :type :mcp-server}]
+ :invocations {:default {:inputs []}}
+ :flow (flow/step :mcp :search {:connection :docs :tool "search" :arguments {:q "refunds"}})}`,
+      { release: 'v1' },
+    );
+    const conn = await seedConnection(deps, wsId, 1, {
+      type: 'mcp-server',
+      baseUrl: `${base}/mcp`,
+      secret: token,
+      authType: 'bearer',
+      config: { 'header:X-Tenant': 'acme' },
+    });
+    await repos.setFlowBindings(h.db, wsId, 'ask-docs', 'live', { docs: conn });
+    const seen: { url: string; headers: Record<string, string>; calls: unknown[] }[] = [];
+    const w = createWorker({
+      db: h,
+      secretBox: deps.secretBox,
+      concurrency: 1,
+      allowPrivateNetwork: true,
+      id: 'w-mcp',
+      mcp: async (options) => {
+        const record = { url: options.url.href, headers: options.headers, calls: [] as unknown[] };
+        seen.push(record);
+        return {
+          server: { protocolVersion: '2025-06-18', name: 'fake' },
+          listTools: async () => [],
+          callTool: async (name, args) => {
+            record.calls.push([name, args]);
+            return { content: [{ type: 'text', text: `hit for ${token}` }], isError: false };
+          },
+          close: async () => {},
+        };
+      },
+    });
+    await w.start();
+    try {
+      const ws = workspaceFor(() => w, wsId);
+      const { run } = await ws.runs.start(startInput('ask-docs', {}));
+      const done = await waitFor(ws, run.id, finished);
+      expect(done.status, JSON.stringify(done.error)).toBe('completed');
+      expect(seen).toEqual([
+        {
+          url: `${base}/mcp`,
+          headers: { 'X-Tenant': 'acme', authorization: `Bearer ${token}` },
+          calls: [['search', { q: 'refunds' }]],
+        },
+      ]);
+      expect((await ws.runs.result(run.id))?.value).toEqual({
+        content: [{ type: 'text', text: 'hit for [redacted]' }],
+        structured: null,
+        'is-error': false,
+      });
+    } finally {
+      await w.stop();
+    }
+  });
 });

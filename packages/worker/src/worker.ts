@@ -7,10 +7,10 @@
 import { hostname } from 'node:os';
 import { randomBytes, toHex } from '@flowgate/core';
 import { type DbHandle, repos } from '@flowgate/db';
-import type { RunLimits } from '@flowgate/run-engine';
+import type { McpConnector, RunLimits } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
 import { observeQueueDepth } from '@flowgate/telemetry';
-import { AttemptAbandoned, type AttemptResult, executeAttempt } from './execute.js';
+import { AttemptAbandoned, type AttemptResult, type ExecuteDeps, executeAttempt } from './execute.js';
 import { tracedAttempt } from './telemetry.js';
 
 /** NOTIFY channel: a run became claimable (queued, or a concurrency slot was freed). */
@@ -38,6 +38,8 @@ export interface WorkerOptions {
   allowPrivateNetwork?: boolean;
   limits?: Partial<RunLimits>;
   maxAttempts?: number;
+  /** Opens sessions with remote MCP servers for :mcp steps and :llm :tools (@flowgate/mcp-remote's connector). */
+  mcp?: McpConnector;
   log?: WorkerLog;
   /** Identifies the worker in leases (and logs); unique per process by default. */
   id?: string;
@@ -91,13 +93,14 @@ export function createWorker(options: WorkerOptions): Worker {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const log = options.log ?? silent;
-  const deps = {
+  const deps: ExecuteDeps = {
     db,
     secretBox: options.secretBox,
     allowPrivateNetwork: options.allowPrivateNetwork ?? false,
     limits: options.limits ?? {},
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     endedChannel: ENDED_CHANNEL,
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   };
   const inFlight = new Map<string, InFlight>();
   /** Slots promised to runs being inserted already leased to this worker. */

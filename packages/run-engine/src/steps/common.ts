@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { isRunError, RunError } from '../errors.js';
 import type { StepContext } from '../ports.js';
 import type { JsonValue } from '../values.js';
+import type { McpConnector } from './mcp-port.js';
 import type { TransportOptions } from './transport.js';
 
 /** A bound connection as a step needs it; the caller resolves the flow's slot binding and decrypts the secret. */
@@ -17,9 +18,15 @@ export interface ResolvedConnection {
   defaultModel?: string;
 }
 
+export type ConnectionPurpose = 'http' | 'llm' | 'mcp';
+
 /** Resolves a flow's `:requires` slot to its bound connection in the run's workspace. */
 export interface ConnectionResolver {
-  resolve(slot: string, purpose: 'http' | 'llm'): Promise<ResolvedConnection>;
+  /**
+   * `mcp`: an `mcp-server` connection, with `baseUrl` its Streamable HTTP endpoint and `headers` its auth headers plus
+   * its fixed headers.
+   */
+  resolve(slot: string, purpose: ConnectionPurpose): Promise<ResolvedConnection>;
 }
 
 /**
@@ -39,6 +46,8 @@ export interface StepPorts {
   llm: { maxAttempts: number; backoffMs: number };
   /** Added to outbound :http requests under any header the flow or connection sets. */
   outboundHeaders?: () => Record<string, string>;
+  /** Opens sessions with remote MCP servers; without it :mcp steps and :llm :tools fail. */
+  mcp?: McpConnector;
 }
 
 /** Validates a step config at the edge; the first problem becomes a `step_config_invalid` error. */
@@ -53,7 +62,7 @@ export function parseConfig<S extends z.ZodType>(schema: S, config: unknown, wha
 export async function connectionFor(
   ports: StepPorts,
   slot: string,
-  purpose: 'http' | 'llm',
+  purpose: ConnectionPurpose,
   ctx: StepContext,
 ): Promise<ResolvedConnection> {
   let connection: ResolvedConnection;

@@ -3,6 +3,8 @@ import type { ConnectionResolver, KvStore, StepPorts } from './common.js';
 import { runHttpStep } from './http.js';
 import { runKvStep } from './kv.js';
 import { runLlmStep } from './llm.js';
+import { runMcpStep } from './mcp.js';
+import type { McpConnector } from './mcp-port.js';
 import { isBlockedAddress, type Resolver, systemResolver } from './net.js';
 import { runSleepStep } from './sleep.js';
 
@@ -17,9 +19,14 @@ export interface StepRunnerOptions {
   llm?: { maxAttempts?: number; backoffMs?: number };
   /** Headers added to every outbound :http request unless the flow sets them (trace context propagation). */
   outboundHeaders?: () => Record<string, string>;
+  /**
+   * Opens sessions with remote MCP servers (@flowgate/mcp-remote's connector in the worker). Without it :mcp steps
+   * and :llm steps with :tools fail with `connection_unavailable`.
+   */
+  mcp?: McpConnector;
 }
 
-/** The executors of :http, :llm, :kv and :sleep behind the `StepRunner` port. */
+/** The executors of :http, :llm, :kv, :sleep and :mcp behind the `StepRunner` port. */
 export function createStepRunner(options: StepRunnerOptions): StepRunner {
   const ports: StepPorts = {
     connections: options.connections,
@@ -30,6 +37,7 @@ export function createStepRunner(options: StepRunnerOptions): StepRunner {
     },
     llm: { maxAttempts: options.llm?.maxAttempts ?? 2, backoffMs: options.llm?.backoffMs ?? 1000 },
     ...(options.outboundHeaders ? { outboundHeaders: options.outboundHeaders } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   };
   return async (request, ctx) => {
     switch (request.type) {
@@ -41,6 +49,8 @@ export function createStepRunner(options: StepRunnerOptions): StepRunner {
         return { kind: 'result', value: await runKvStep(request.config, ctx, ports) };
       case 'sleep':
         return runSleepStep(request.config, ctx);
+      case 'mcp':
+        return { kind: 'result', value: await runMcpStep(request.config, ctx, ports) };
     }
   };
 }

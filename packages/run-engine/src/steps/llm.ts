@@ -5,7 +5,23 @@ import { RunError } from '../errors.js';
 import type { StepContext } from '../ports.js';
 import { fromJson, type Value, VMap } from '../values.js';
 import { connectionFor, parseConfig, type StepPorts } from './common.js';
+import { runToolLoop } from './llm-tools.js';
 import { type IncomingResponse, NetworkError, send } from './transport.js';
+
+const toolName = z.string().min(1).max(STEP_LIMITS.mcp.toolNameLengthMax);
+
+/** One `:tools` entry; a tool's own `:trusted-metadata` wins over the entry's. */
+export const toolsEntrySchema = z.strictObject({
+  mcp: z.string(),
+  allow: z
+    .array(
+      z.union([toolName, z.strictObject({ name: toolName, 'trusted-metadata': z.boolean().optional() })]),
+    )
+    .min(1)
+    .max(STEP_LIMITS.mcp.allowMax),
+  'trusted-metadata': z.boolean().default(false),
+});
+export type ToolsEntry = z.infer<typeof toolsEntrySchema>;
 
 export const llmConfigSchema = z.strictObject({
   connection: z.string(),
@@ -19,10 +35,35 @@ export const llmConfigSchema = z.strictObject({
   'response-format': z.enum(['text', 'json']).default('text'),
   temperature: z.number().min(0).max(2).optional(),
   'max-tokens': z.number().int().min(1).max(STEP_LIMITS.llm.maxTokensMax).optional(),
+  tools: z.array(toolsEntrySchema).min(1).max(STEP_LIMITS.llm.toolServersMax).optional(),
+  'max-tool-rounds': z
+    .number()
+    .int()
+    .min(1)
+    .max(STEP_LIMITS.llm.maxToolRoundsMax)
+    .default(STEP_LIMITS.llm.maxToolRoundsDefault),
 });
 
 const completionSchema = z.object({
-  choices: z.array(z.object({ message: z.object({ content: z.string().nullable().optional() }) })).min(1),
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullable().optional(),
+          tool_calls: z
+            .array(
+              z.object({
+                id: z.string().max(200),
+                function: z.object({ name: z.string().max(200), arguments: z.string() }),
+              }),
+            )
+            .max(64)
+            .nullable()
+            .optional(),
+        }),
+      }),
+    )
+    .min(1),
   usage: z
     .object({
       prompt_tokens: z.number().int().min(0).optional(),
@@ -52,43 +93,27 @@ function parseReplyJson(text: string): unknown {
   return JSON.parse(fenced ? (fenced[1] as string) : text);
 }
 
-/** Runs an :llm step against an OpenAI-compatible `/chat/completions` endpoint. */
-export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: StepPorts): Promise<Value> {
-  const config = parseConfig(llmConfigSchema, rawConfig, ':llm');
-  if ((config.prompt === undefined) === (config.messages === undefined)) {
-    throw new RunError('step_config_invalid', 'an :llm step needs exactly one of :prompt or :messages');
-  }
-  const connection = await connectionFor(ports, config.connection, 'llm', ctx);
-  const model = config.model ?? connection.defaultModel;
-  if (!model)
-    throw new RunError(
-      'step_config_invalid',
-      'an :llm step needs :model when its connection has no default model',
-    );
-  const left = ctx.usage.llmTokensLeft();
-  if (left <= 0) throw new RunError('llm_token_limit_exceeded', 'the run has no LLM tokens left');
+/** One chat completion as the loop needs it. */
+export interface Completion {
+  content: string;
+  toolCalls: { id: string; name: string; arguments: string }[];
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+}
 
-  const messages = [
-    ...(config.system !== undefined ? [{ role: 'system', content: config.system }] : []),
-    ...(config.messages ?? [{ role: 'user', content: config.prompt as string }]),
-  ];
-  const maxTokens = Math.min(config['max-tokens'] ?? STEP_LIMITS.llm.maxTokensMax, left);
-  const payload: Record<string, unknown> = { model, messages };
-  if (config['max-tokens'] !== undefined || maxTokens < STEP_LIMITS.llm.maxTokensMax)
-    payload.max_tokens = maxTokens;
-  if (config.temperature !== undefined) payload.temperature = config.temperature;
-  if (config['response-format'] === 'json') payload.response_format = { type: 'json_object' };
+export interface LlmEndpoint {
+  url: URL;
+  headers: Record<string, string>;
+  credentialHeaders: Set<string>;
+}
 
-  let url: URL;
-  try {
-    url = new URL(`${connection.baseUrl.replace(/\/+$/, '')}/chat/completions`);
-  } catch {
-    throw new RunError('step_config_invalid', 'the LLM connection base URL is not a valid URL');
-  }
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-  for (const [name, value] of Object.entries(connection.headers)) headers[name.toLowerCase()] = value;
+/** POSTs one completion request (retrying network errors, 429 and 5xx) and counts its tokens. */
+export async function requestCompletion(
+  endpoint: LlmEndpoint,
+  payload: Record<string, unknown>,
+  ctx: StepContext,
+  ports: StepPorts,
+): Promise<Completion> {
   const body = Buffer.from(JSON.stringify(payload), 'utf8');
-
   let response: IncomingResponse | undefined;
   for (let attempt = 1; ; attempt++) {
     let failure: NetworkError | undefined;
@@ -96,14 +121,11 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
     try {
       response = await send(
         {
-          url,
+          url: endpoint.url,
           method: 'POST',
-          headers,
+          headers: endpoint.headers,
           body,
-          credentialHeaders: new Set([
-            'authorization',
-            ...Object.keys(connection.headers).map((h) => h.toLowerCase()),
-          ]),
+          credentialHeaders: endpoint.credentialHeaders,
           maxResponseBytes: STEP_LIMITS.http.responseBytesMax,
           signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(STEP_LIMITS.llm.timeoutMs)]),
           beforeSend: () => ctx.usage.countHttpCall(),
@@ -150,29 +172,106 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
   } catch {
     throw new RunError('llm_response_invalid', 'the LLM provider’s answer is not a chat completion');
   }
-  const text = completion.choices[0]?.message.content ?? '';
-  ctx.meter.string(text.length);
+  const message = completion.choices[0]?.message;
+  const content = message?.content ?? '';
+  ctx.meter.string(content.length);
   const promptTokens = completion.usage?.prompt_tokens ?? 0;
   const completionTokens = completion.usage?.completion_tokens ?? 0;
   const totalTokens = completion.usage?.total_tokens ?? promptTokens + completionTokens;
   ctx.usage.addLlmTokens(totalTokens);
+  return {
+    content,
+    toolCalls: (message?.tool_calls ?? []).map((c) => ({
+      id: c.id,
+      name: c.function.name,
+      arguments: c.function.arguments,
+    })),
+    usage: { promptTokens, completionTokens, totalTokens },
+  };
+}
 
-  let json: Value = null;
-  if (config['response-format'] === 'json') {
-    try {
-      json = fromJson(parseReplyJson(text), ctx.meter);
-    } catch (error) {
-      if (error instanceof RunError && error.code !== 'type_error') throw error;
-      throw new RunError('llm_response_invalid', 'the model’s reply is not valid JSON');
-    }
+export function parseJsonReply(text: string, ctx: StepContext): Value {
+  try {
+    return fromJson(parseReplyJson(text), ctx.meter);
+  } catch (error) {
+    if (error instanceof RunError && error.code !== 'type_error') throw error;
+    throw new RunError('llm_response_invalid', 'the model’s reply is not valid JSON');
   }
+}
+
+export function usageValue(usage: Completion['usage']): VMap {
+  return VMap.of({
+    'prompt-tokens': usage.promptTokens,
+    'completion-tokens': usage.completionTokens,
+    'total-tokens': usage.totalTokens,
+  });
+}
+
+/** Runs an :llm step against an OpenAI-compatible `/chat/completions` endpoint. */
+export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: StepPorts): Promise<Value> {
+  const config = parseConfig(llmConfigSchema, rawConfig, ':llm');
+  if ((config.prompt === undefined) === (config.messages === undefined)) {
+    throw new RunError('step_config_invalid', 'an :llm step needs exactly one of :prompt or :messages');
+  }
+  const connection = await connectionFor(ports, config.connection, 'llm', ctx);
+  const model = config.model ?? connection.defaultModel;
+  if (!model)
+    throw new RunError(
+      'step_config_invalid',
+      'an :llm step needs :model when its connection has no default model',
+    );
+  const left = ctx.usage.llmTokensLeft();
+  if (left <= 0) throw new RunError('llm_token_limit_exceeded', 'the run has no LLM tokens left');
+
+  const messages = [
+    ...(config.system !== undefined ? [{ role: 'system', content: config.system }] : []),
+    ...(config.messages ?? [{ role: 'user', content: config.prompt as string }]),
+  ];
+  let url: URL;
+  try {
+    url = new URL(`${connection.baseUrl.replace(/\/+$/, '')}/chat/completions`);
+  } catch {
+    throw new RunError('step_config_invalid', 'the LLM connection base URL is not a valid URL');
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  for (const [name, value] of Object.entries(connection.headers)) headers[name.toLowerCase()] = value;
+  const endpoint: LlmEndpoint = {
+    url,
+    headers,
+    credentialHeaders: new Set([
+      'authorization',
+      ...Object.keys(connection.headers).map((h) => h.toLowerCase()),
+    ]),
+  };
+  const payloadFor = (tokensLeft: number): Record<string, unknown> => {
+    const maxTokens = Math.min(config['max-tokens'] ?? STEP_LIMITS.llm.maxTokensMax, tokensLeft);
+    const payload: Record<string, unknown> = { model, messages };
+    if (config['max-tokens'] !== undefined || maxTokens < STEP_LIMITS.llm.maxTokensMax)
+      payload.max_tokens = maxTokens;
+    if (config.temperature !== undefined) payload.temperature = config.temperature;
+    if (config['response-format'] === 'json') payload.response_format = { type: 'json_object' };
+    return payload;
+  };
+  if (config.tools) {
+    return runToolLoop(
+      {
+        tools: config.tools,
+        maxRounds: config['max-tool-rounds'],
+        json: config['response-format'] === 'json',
+      },
+      endpoint,
+      messages,
+      payloadFor,
+      ctx,
+      ports,
+    );
+  }
+
+  const completion = await requestCompletion(endpoint, payloadFor(left), ctx, ports);
+  const text = completion.content;
   return VMap.of({
     text,
-    json,
-    usage: VMap.of({
-      'prompt-tokens': promptTokens,
-      'completion-tokens': completionTokens,
-      'total-tokens': totalTokens,
-    }),
+    json: config['response-format'] === 'json' ? parseJsonReply(text, ctx) : null,
+    usage: usageValue(completion.usage),
   });
 }

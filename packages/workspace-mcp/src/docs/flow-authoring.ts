@@ -99,9 +99,10 @@ steps, recursion depth, collection sizes and wall time.
 |---|---|---|
 | \`:http\` | \`:connection\` slot or \`:url\`; \`:method\`, \`:path\`, \`:query\`, \`:headers\`, \`:json\`, \`:body\`, \`:response-as\`, \`:timeout-ms\`, \`:retry\` | \`{:status :headers :body}\` |
 | \`:function\` | \`:code (fn [x] …)\` or \`:ref\` to \`:functions\`; \`:input\` | the value |
-| \`:llm\` | \`:connection\`, \`:model\`, \`:prompt\` or \`:messages\`, \`:system\`, \`:response-format :json\` | \`{:text :json :usage}\` |
+| \`:llm\` | \`:connection\`, \`:model\`, \`:prompt\` or \`:messages\`, \`:system\`, \`:response-format :json\`; \`:tools [{:mcp :slot :allow ["name"]}]\`, \`:max-tool-rounds\` | \`{:text :json :usage}\` (+ \`:tool-calls\`) |
 | \`:sleep\` | \`:duration-ms\` (durable; the run waits) | \`nil\` |
 | \`:kv\` | \`:operation :get\\|:put\\|:delete\`, \`:key\`, \`:value\`, \`:ttl-s\` (workspace-scoped) | \`{:value}\` |
+| \`:mcp\` | \`:connection\` (an \`:mcp-server\` slot), \`:tool\`, \`:arguments\`, \`:timeout-ms\`, \`:on-error :fail\\|:return\` | \`{:content :structured :is-error}\` |
 
 ## Common diagnostics
 

@@ -684,7 +684,7 @@ describe('validate_flow_definition', () => {
           path: ':flow 1',
           line: 1,
           column: 28,
-          hint: 'did you mean :http? step types: :http :function :llm :sleep :kv',
+          hint: 'did you mean :http? step types: :http :function :llm :sleep :kv :mcp',
         },
       ],
       summary: { errors: 1, warnings: 0 },

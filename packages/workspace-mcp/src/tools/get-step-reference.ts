@@ -41,7 +41,7 @@ export const getStepReferenceTool = defineTool({
   toolsets: ['read', 'authoring'],
   capabilities: ['steps.read'],
   input: z.strictObject({
-    step_type: z.enum(STEP_TYPES).describe(`Step type without the colon: ${STEP_TYPES.join(', ')}.`),
+    step_type: z.enum(STEP_TYPES).describe('Step type without the colon.'),
   }),
   output: z.strictObject({
     type: z.enum(STEP_TYPES),
