@@ -1,6 +1,7 @@
 import { createAuthenticator } from '@flowgate/auth';
 import { hkdfSha256 } from '@flowgate/core';
 import { type DbHandle, repos } from '@flowgate/db';
+import { checkMcpServer } from '@flowgate/mcp-remote';
 import { createSecretBox } from '@flowgate/secrets';
 import { createRunBroker } from '@flowgate/worker';
 import type { McpCheck } from '@flowgate/workspace';
@@ -34,7 +35,7 @@ export interface ComposeOptions {
   perRequest?: { pollMs: number } | undefined;
   /**
    * The health check of `mcp-server` connections (a session that lists the tools, under the outbound address
-   * policy). Without it those checks report that this deployment cannot check MCP servers.
+   * policy); the official SDK's client through the run engine's guarded fetch by default.
    */
   mcpCheck?: McpCheck | undefined;
 }
@@ -86,7 +87,7 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
         allowPrivateNetwork: config.allowPrivateNetwork,
         timeoutMs: config.connectionCheckTimeoutMs,
       },
-      ...(options.mcpCheck ? { mcpCheck: options.mcpCheck } : {}),
+      mcpCheck: options.mcpCheck ?? checkMcpServer,
       runs: runWorkers.hooks,
       // This replica forgets cached keys, accounts and policies at once; others within their cache bounds.
       changes: {

@@ -15,6 +15,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   // A run's outbound HTTP goes through node:http with Buffer bodies. Runs execute in a Node worker (issue 23 keeps
   // them there), but the app still reaches these modules through the run engine's exports.
   'packages/run-engine/src/steps/transport.ts': ['Buffer'],
+  // The MCP client's fetch over that same transport (:mcp steps and mcp-server health checks).
+  'packages/run-engine/src/steps/fetch.ts': ['Buffer'],
   'packages/run-engine/src/steps/http.ts': ['Buffer'],
   'packages/run-engine/src/steps/llm.ts': ['Buffer'],
 };

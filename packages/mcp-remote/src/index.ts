@@ -301,3 +301,5 @@ const ToolResult = z
     if (structuredContent !== undefined) result.structuredContent = structuredContent;
     return result;
   });
+
+export { checkMcpServer, type McpServerCheck } from './check.js';

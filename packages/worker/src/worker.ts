@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { randomBytes, toHex } from '@flowgate/core';
 import { type DbHandle, repos } from '@flowgate/db';
+import { connectRemoteMcp } from '@flowgate/mcp-remote';
 import type { McpConnector, RunLimits } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
 import { observeQueueDepth } from '@flowgate/telemetry';
@@ -38,7 +39,7 @@ export interface WorkerOptions {
   allowPrivateNetwork?: boolean;
   limits?: Partial<RunLimits>;
   maxAttempts?: number;
-  /** Opens sessions with remote MCP servers for :mcp steps and :llm :tools (@flowgate/mcp-remote's connector). */
+  /** Opens sessions with remote MCP servers for :mcp steps and :llm :tools; the official SDK's client by default. */
   mcp?: McpConnector;
   log?: WorkerLog;
   /** Identifies the worker in leases (and logs); unique per process by default. */
@@ -100,7 +101,7 @@ export function createWorker(options: WorkerOptions): Worker {
     limits: options.limits ?? {},
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     endedChannel: ENDED_CHANNEL,
-    ...(options.mcp ? { mcp: options.mcp } : {}),
+    mcp: options.mcp ?? connectRemoteMcp,
   };
   const inFlight = new Map<string, InFlight>();
   /** Slots promised to runs being inserted already leased to this worker. */
