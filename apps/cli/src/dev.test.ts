@@ -47,14 +47,22 @@ describe('flowgate dev', () => {
     expect(items.some((c) => c.type === 'llm-provider')).toBe(true);
     for (const conn of items) {
       const check = await client.checkConnection(DEMO_WORKSPACE_ID, conn.connectionId);
-      // 200 and no message: the LLM answers its model list, not merely "reachable".
+      // 200 and no message: the LLM answers its model list, not merely "reachable"; the MCP server its tool list.
       expect([conn.name, check.status, check.httpStatus, check.message]).toEqual([
         conn.name,
         'healthy',
-        conn.type === 'secret' ? null : 200,
+        conn.type === 'secret' || conn.type === 'mcp-server' ? null : 200,
         conn.type === 'secret' ? 'secret is stored' : null,
       ]);
+      if (conn.type === 'mcp-server') {
+        expect(check.mcp).toEqual({
+          protocolVersion: '2026-07-28',
+          serverName: 'flowgate-demo-docs',
+          toolCount: 2,
+        });
+      }
     }
+    expect(items.map((c) => c.type)).toContain('mcp-server');
   });
 
   it('says which key can run flows, and FLOWGATE_TOKEN as printed runs one', async () => {

@@ -332,6 +332,7 @@ describe('demo seeding of sample flows', () => {
       Object.fromEntries(items.map((c) => [c.name, [c.baseUrl, c.model]]));
     expect(targets(connections.items)).toEqual({
       'demo-crm': ['http://127.0.0.1:5001/crm', null],
+      'demo-docs': ['http://127.0.0.1:5001/docs/mcp', null],
       'demo-fulfilment': ['http://127.0.0.1:5001/fulfilment', null],
       'demo-helpdesk': ['http://127.0.0.1:5001/helpdesk', null],
       'demo-llm': ['http://127.0.0.1:5001/llm/v1', 'demo-model'],
@@ -352,6 +353,7 @@ describe('demo seeding of sample flows', () => {
     const moved = (await client.listConnections('ws-demo')).items;
     expect(moved).toHaveLength(connections.items.length);
     expect(targets(moved)['demo-crm']).toEqual(['http://127.0.0.1:5002/crm', null]);
+    expect(targets(moved)['demo-docs']).toEqual(['http://127.0.0.1:5002/docs/mcp', null]);
     expect(moved.map((c) => c.connectionId).sort()).toEqual(
       connections.items.map((c) => c.connectionId).sort(),
     );
@@ -359,6 +361,7 @@ describe('demo seeding of sample flows', () => {
     const tools = await repos.searchFlowTools(db.db, 'ws-demo', { limit: 50 });
     expect(tools.items.map((t) => t.toolName).sort()).toEqual(
       [
+        'answer_from_docs',
         'daily_sales_report',
         'enrich_company',
         'forward_order',

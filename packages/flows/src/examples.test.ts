@@ -8,6 +8,7 @@ import { invocationInputSchema } from './schema.js';
 import { validateFlow } from './validate.js';
 
 const EXPECTED = [
+  'answer-from-docs',
   'daily-report',
   'enrich-company',
   'summarize-text',
@@ -17,7 +18,7 @@ const EXPECTED = [
 ];
 
 describe('example flows', () => {
-  it('are the six realistic flows, embedded exactly as the .edn files say', () => {
+  it('are the seven realistic flows, embedded exactly as the .edn files say', () => {
     expect(Object.keys(EXAMPLE_FLOWS)).toEqual(EXPECTED);
     // The module embeds the files (the package reads no files at runtime); regenerate it with gen:examples.
     expect(EXAMPLE_FLOWS, 'run pnpm --filter @flowgate/flows gen:examples').toEqual(readExampleFiles());
@@ -54,7 +55,7 @@ describe('example flows', () => {
     const models = EXPECTED.flatMap((name) => validateFlow(EXAMPLE_FLOWS[name] as string).model ?? []);
     expect(models).toHaveLength(EXPECTED.length);
     const stepTypes = new Set(models.flatMap((m) => m.steps.map((s) => s.type)));
-    expect([...stepTypes].sort()).toEqual(['function', 'http', 'kv', 'llm', 'sleep']);
+    expect([...stepTypes].sort()).toEqual(['function', 'http', 'kv', 'llm', 'mcp', 'sleep']);
     expect(EXAMPLE_FLOWS['daily-report']).toContain(':flowgate.viewer/kind :html');
     expect(models.some((m) => m.interfaces.webhook.length > 0)).toBe(true);
     expect(models.every((m) => m.interfaces.mcp.length > 0)).toBe(true);
