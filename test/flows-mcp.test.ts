@@ -7,6 +7,7 @@ import {
 import { generateEncryptionKey } from '@flowgate/secrets';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient } from './support/clients.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { type ChatRequest, type OpenAiStandIn, startOpenAiStandIn } from './support/openai-standin.js';
 import { getRun, installFlow, startRun, waitForRun } from './support/runs.js';
@@ -213,6 +214,26 @@ describe.each(GENERATIONS)('a remote MCP server at %s', (g) => {
     // Each remote call and model round is a journaled sub-step of the :llm step.
     const stepIds = run.steps.map((s) => s.stepId);
     expect(stepIds).toEqual(expect.arrayContaining(['ask', 'ask/llm[0]', 'ask/tool[0][0]', 'ask/llm[1]']));
+
+    // An agent inspects the remote call like any step, its result redacted and bounded as usual.
+    const key = await gw.mintKey(WS, ['runs.read']);
+    const session = await connectClient(g === '2025' ? 'sdk-v1' : 'sdk-v2', gw.mcpUrl(WS), {
+      token: key.apiKey,
+    });
+    try {
+      const inspected = await session.callTool('inspect_run_step', {
+        run_id: run.runId,
+        step_id: 'ask/tool[0][0]',
+        include_step_results: true,
+      });
+      expect(inspected.isError).toBeFalsy();
+      const view = inspected.structuredContent as { step: { stepId: string; type: string; status: string } };
+      expect(view.step).toMatchObject({ stepId: 'ask/tool[0][0]', type: 'mcp', status: 'completed' });
+      expect(JSON.stringify(inspected)).toContain('results for roadmap');
+      expect(JSON.stringify(inspected)).not.toContain(MCP_SECRET);
+    } finally {
+      await session.close();
+    }
   });
 
   it('with :trusted-metadata on the entry, the remote description and schema reach the model as sent', async () => {
