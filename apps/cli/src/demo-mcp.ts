@@ -23,7 +23,11 @@ const PAGES: Readonly<Record<string, { title: string; text: string }>> = {
 };
 
 function find(query: string): string[] {
-  const terms = query.toLowerCase().split(/\W+/).filter(Boolean);
+  // Words of four letters or more: "how do I …" should not match every page.
+  const terms = query
+    .toLowerCase()
+    .split(/\W+/)
+    .filter((t) => t.length >= 4);
   const hits = Object.entries(PAGES)
     .filter(([id, page]) => terms.some((t) => id.includes(t) || page.text.toLowerCase().includes(t)))
     .map(([id]) => id);
