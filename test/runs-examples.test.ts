@@ -1,5 +1,6 @@
 import { isFinalRunStatus } from '@flowgate/core';
 import { EXAMPLE_FLOWS } from '@flowgate/flows';
+import { startTestMcpServer, type TestMcpServer } from '@flowgate/mcp-remote/testing';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
@@ -40,7 +41,32 @@ const TRIAGE_JSON = { category: 'billing', priority: 'urgent', summary: 'The cus
 const SUMMARY = 'Flowgate runs flows durably.';
 
 function llmAnswer(req: ReceivedRequest) {
-  const body = req.body as { response_format?: { type: string } };
+  const body = req.body as {
+    response_format?: { type: string };
+    tools?: Array<{ function: { name: string } }>;
+    messages: Array<{ role: string }>;
+  };
+  // answer-from-docs offers the docs server's read_page: call it once, then answer.
+  if (body.tools && !body.messages.some((m) => m.role === 'tool')) {
+    const call = {
+      id: 'c1',
+      type: 'function',
+      function: { name: 'read_page', arguments: '{"topic":"runs"}' },
+    };
+    return {
+      status: 200,
+      json: {
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: null, tool_calls: [call] },
+            finish_reason: 'tool_calls',
+          },
+        ],
+        usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
+      },
+    };
+  }
   const content = body.response_format?.type === 'json_object' ? JSON.stringify(TRIAGE_JSON) : SUMMARY;
   return {
     status: 200,
@@ -89,11 +115,30 @@ function answer(req: ReceivedRequest) {
 
 let gw: TestGateway;
 let api: Loopback;
+/** The documentation MCP server answer-from-docs binds (the 2025 generation of the SDK). */
+let docs: TestMcpServer;
+const DOCS_SECRET = 'docs-secret-0d9e8f7a6b';
 
 const requestsTo = (prefix: string) => api.received.filter((r) => r.path.startsWith(prefix));
 
 beforeAll(async () => {
   api = await startLoopback(answer);
+  const tool = (name: string, text: (args: Record<string, unknown>) => string) => ({
+    name,
+    description: name,
+    inputSchema: { type: 'object', properties: { query: { type: 'string' }, topic: { type: 'string' } } },
+    handler: (args: Record<string, unknown>) => ({
+      content: [{ type: 'text', text: text(args) }],
+      structuredContent: { pages: [{ id: 'runs', title: 'Runs' }] },
+    }),
+  });
+  docs = await startTestMcpServer({
+    generation: '2025',
+    tools: [
+      tool('search_docs', (a) => `found runs for ${String(a.query)}`),
+      tool('read_page', (a) => `page ${String(a.topic)}: runs resume from their journal`),
+    ],
+  });
   gw = await startTestGateway({ FLOWGATE_WORKER: 'true', FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true' });
   await gw.createWorkspace(WS);
   const bearer = (name: keyof typeof SECRETS, type = 'http-api', extra: Record<string, unknown> = {}) =>
@@ -115,7 +160,14 @@ beforeAll(async () => {
   const helpdesk = await bearer('helpdesk');
   const mailer = await bearer('mailer');
   const fulfilment = await bearer('fulfilment');
+  const docsConn = await gw.createConnection(WS, {
+    name: 'docs',
+    type: 'mcp-server',
+    baseUrl: docs.url,
+    auth: { type: 'bearer', secret: DOCS_SECRET },
+  });
   const bindings: Record<string, Record<string, string>> = {
+    'answer-from-docs': { docs: docsConn.connectionId, llm: llm.connectionId },
     'daily-report': { sales: sales.connectionId },
     'enrich-company': { crm: crm.connectionId },
     'summarize-text': { llm: llm.connectionId },
@@ -132,9 +184,33 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await api?.close();
+  await docs?.close();
 });
 
 describe('example flows run end to end through the queue and the in-process worker', () => {
+  it('answer-from-docs: searches the MCP server, then the model reads a page through the allowlisted tool', async () => {
+    const runId = await startRun(gw, WS, 'answer-from-docs', { question: 'Do runs survive restarts?' });
+    const run = await waitForRun(gw, WS, runId);
+    expect(run.status).toBe('completed');
+    expect(run.result?.value).toEqual({
+      answer: SUMMARY,
+      pages: [{ id: 'runs', title: 'Runs' }],
+      'pages-read': 1,
+    });
+    const calls = docs.requests.filter((r) => r.method === 'tools/call');
+    expect(calls.map((c) => [c.toolName, c.arguments])).toEqual([
+      ['search_docs', { query: 'Do runs survive restarts?' }],
+      ['read_page', { topic: 'runs' }],
+    ]);
+    expect(new Set(docs.requests.map((r) => r.headers.authorization))).toEqual(
+      new Set([`Bearer ${DOCS_SECRET}`]),
+    );
+    const toolMessage = (
+      requestsTo('/llm/').at(-1)?.body as { messages: Array<{ role: string; content: string }> }
+    ).messages.find((m) => m.role === 'tool');
+    expect(toolMessage?.content).toContain('page runs: runs resume from their journal');
+  });
+
   it('daily-report: fetches the figures and renders them as HTML (a viewer envelope served as text/html)', async () => {
     const runId = await startRun(gw, WS, 'daily-report', { date: '2026-11-23' });
     const run = await waitForRun(gw, WS, runId);
