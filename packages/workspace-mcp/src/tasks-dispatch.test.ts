@@ -1,6 +1,8 @@
 import type { Capability } from '@flowgate/auth';
 import { seedFlow, seedWorkspace } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { makeScope } from './methods/scope.js';
+import { readTaskV2 } from './methods/tasks.js';
 import { NO_NARROWING } from './narrowing.js';
 import { TASK_POLL_INTERVAL_MS, TASK_TTL_MS } from './tasks.js';
 import { callTool, rpc, useTestDb } from './testing.js';
@@ -310,6 +312,28 @@ describe('2026-07-28 Tasks extension', () => {
     expect(again.body.result.resultType).toBe('complete');
     const got = await rpc(modernCtx('tasks/get', taskId), 'tasks/get', { taskId, _meta: meta(true) });
     expect(got.body.result.status).toBe('cancelled');
+  });
+
+  it('reads a task for a push exactly as tasks/get answers it, and nothing for another principal', async () => {
+    const taskId = await v2Task();
+    const got = await rpc(modernCtx('tasks/get', taskId), 'tasks/get', { taskId, _meta: meta(true) });
+    const { resultType: _type, _meta: _m, ...expected } = got.body.result;
+    const envelope = {
+      version: V2,
+      clientInfo: null,
+      clientCapabilities: meta(true)['io.modelcontextprotocol/clientCapabilities'],
+    } as const;
+    expect(await readTaskV2(taskId, makeScope(modernCtx('tasks/get', taskId), V2, null, envelope))).toEqual(
+      expected,
+    );
+    const stranger = env.ctx({
+      workspaceId: ws,
+      principal: { kind: 'service_account', id: 'sa_stranger', name: 's', keyId: 'key_s' },
+    });
+    expect(await readTaskV2(taskId, makeScope(stranger, V2, null, envelope))).toBeNull();
+    expect(
+      await readTaskV2('forged', makeScope(modernCtx('tasks/get', taskId), V2, null, envelope)),
+    ).toBeNull();
   });
 
   it('has no tasks/update under 2025-11-25', async () => {

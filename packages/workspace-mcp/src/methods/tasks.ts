@@ -90,6 +90,21 @@ export async function detailedTaskV2(
   };
 }
 
+/**
+ * The 2026-07-28 `DetailedTask` a task id names for this scope's workspace and principal, or null when it is not
+ * found (expired, foreign, forged, unknown) — for a `notifications/tasks` push, which must match `tasks/get`.
+ */
+export async function readTaskV2(taskId: string, scope: Scope): Promise<Record<string, unknown> | null> {
+  let task: LoadedTask;
+  try {
+    task = await loadTask({ taskId }, scope);
+  } catch (error) {
+    if (error instanceof JsonRpcFailure) return null;
+    throw error;
+  }
+  return detailedTaskV2(task.taskId, task.run, task.tool, scope);
+}
+
 async function getTask(params: Params, scope: Scope): Promise<unknown> {
   const task = await loadTask(params, scope);
   if (scope.tasks?.generation !== 'v2') return taskV1(task.taskId, task.run);
