@@ -326,8 +326,14 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
       expect(status).toBe('cancelled');
       expect(await runStatus(WS, runId)).toBe('cancelled');
       await gw.waitForAudit(WS, (items) => items.some((i) => i.kind === 'tasks/cancel' && i.runId === runId));
-      // A second cancel of a finished task is refused, not silently accepted.
-      expect(await rejectionCode(session.task(taskId).cancel())).toBe(-32602);
+      if (generation === 'v1') {
+        // 2025-11-25: a cancel of a task already final is refused, not silently accepted.
+        expect(await rejectionCode(session.task(taskId).cancel())).toBe(-32602);
+      } else {
+        // 2026-07-28: cancellation is a signal, acknowledged for any known task; the task stays as it ended.
+        await session.task(taskId).cancel();
+        expect((await session.task(taskId).snapshot()).status).toBe('cancelled');
+      }
     } finally {
       await close();
     }
@@ -356,27 +362,65 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
     }
   });
 
-  it('settles a failing run as a failed task, with the run error', async () => {
+  it('settles a failing run as the extension says: failed (2025-11-25), completed with the call result (2026-07-28)', async () => {
     const { session, close } = await connect(generation, url(), key.apiKey);
+    const plain = await plainClient(generation, url(), key.apiKey);
     try {
-      const execution = await session.callTool(
-        'call_flow_tool',
-        { flow_slug: 'breaks', tool_name: 'break_it', input: { n: 3 } },
-        { task: { preference: 'prefer' } },
-      );
+      const args = {
+        flow_slug: 'breaks',
+        tool_name: 'break_it',
+        input: { n: 3 },
+        idempotency_key: `breaks-${generation}`,
+      };
+      const execution = await session.callTool('call_flow_tool', args, { task: { preference: 'prefer' } });
       const taskId = taskOf(execution);
       const { outcome } = await execution.settle();
-      expect(outcome.status).toBe('failed');
       const view = await session.task(taskId).snapshot();
-      expect(view.status).toBe('failed');
       expect(view.statusMessage).toBeTruthy();
-      if (generation === 'v2') {
-        // The extension carries the outcome in tasks/get: an error for a failed task, with the run in its data.
-        const raw = view.raw as { error?: { code: number; data?: { status?: string } } };
-        expect(raw.error?.code).toBe(-32603);
-        expect(raw.error?.data?.status).toBe('failed');
+      if (generation === 'v1') {
+        expect(outcome.status).toBe('failed');
+        expect(view.status).toBe('failed');
+        return;
+      }
+      // `failed` is kept for a JSON-RPC error of the call; a run that failed is a result the call answers, so the
+      // task completes with exactly that result (the run, with its error), as the same call without tasks gives it.
+      expect(outcome.status).toBe('completed');
+      expect(view.status).toBe('completed');
+      if (outcome.status !== 'completed') return;
+      const result = outcome.result as unknown as {
+        isError?: boolean;
+        structuredContent: { run: { status: string; error: { code: string } | null } };
+      };
+      expect(result.structuredContent.run.status).toBe('failed');
+      expect(result.structuredContent.run.error?.code).toBeTruthy();
+      expect((view.raw as { error?: unknown }).error).toBeUndefined();
+      const direct = await plain.callTool({ name: 'call_flow_tool', arguments: args });
+      expect((direct.structuredContent as { run: unknown }).run).toEqual(result.structuredContent.run);
+      expect(result.isError ?? false).toBe(direct.isError ?? false);
+    } finally {
+      await plain.close();
+      await close();
+    }
+  });
+
+  it('answers tasks/get for a task the moment its creation answer arrives, on another replica too', async () => {
+    const { session, close } = await connect(generation, url(), key.apiKey);
+    const elsewhere = await connect(generation, replica.mcpUrl(WS), key.apiKey);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const execution = await session.callTool('call_flow_tool', callArgs(60_000), {
+          task: { preference: 'prefer' },
+        });
+        const taskId = taskOf(execution);
+        await execution.detach();
+        // One read, no retry: the run is committed before the creation answer is sent.
+        const view = await elsewhere.session.task(taskId).snapshot();
+        expect(view.taskId).toBe(taskId);
+        expect(view.status).toBe('working');
+        await session.cancelTask(taskId);
       }
     } finally {
+      await elsewhere.close();
       await close();
     }
   });
@@ -459,6 +503,101 @@ describe.each(['v1', 'v2'] as const)('MCP Tasks (%s) with ext-tasks', (generatio
   });
 });
 
+/** A raw 2026-07-28 request with the headers that revision requires (Mcp-Name = the task id for task methods). */
+function modernPost(method: string, params: Record<string, unknown>, declares: boolean, url = gw.mcpUrl(WS)) {
+  const name =
+    typeof params.taskId === 'string' ? params.taskId : typeof params.name === 'string' ? params.name : null;
+  return mcpPost(url, {
+    token: key.apiKey,
+    protocolVersion: V2,
+    headers: { 'mcp-method': method, ...(name === null ? {} : { 'mcp-name': name }) },
+    body: rpc(method, {
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': V2,
+        'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+        'io.modelcontextprotocol/clientCapabilities': declares
+          ? { extensions: { 'io.modelcontextprotocol/tasks': {} } }
+          : {},
+      },
+    }),
+  });
+}
+
+describe('Tasks extension methods (2026-07-28) with ext-tasks', () => {
+  it('acknowledges tasks/update for a known task (no run asks for input, so the responses are ignored)', async () => {
+    const { session, close } = await connect('v2', gw.mcpUrl(WS), key.apiKey);
+    try {
+      const execution = await session.callTool('call_flow_tool', callArgs(60_000), {
+        task: { preference: 'prefer' },
+      });
+      const taskId = taskOf(execution);
+      await execution.detach();
+      // ext-tasks checks the answer against the extension's UpdateTaskResult schema.
+      await session
+        .task(taskId)
+        .updateJson({ 'never-asked': { action: 'accept', content: { name: 'ada' } } });
+      expect((await session.task(taskId).snapshot()).status).toBe('working');
+      expect(
+        await rejectionCode(session.task(asTaskId(`${taskId}x`)).updateJson({ k: { action: 'decline' } })),
+      ).toBe(-32602);
+      await session.cancelTask(taskId);
+    } finally {
+      await close();
+    }
+  });
+
+  it('refuses tasks/get, tasks/update and tasks/cancel to a request without the extension: -32021, HTTP 400', async () => {
+    const { session, close } = await connect('v2', gw.mcpUrl(WS), key.apiKey);
+    try {
+      const execution = await session.callTool('call_flow_tool', callArgs(60_000), {
+        task: { preference: 'prefer' },
+      });
+      const taskId = taskOf(execution);
+      await execution.detach();
+      for (const [method, params] of [
+        ['tasks/get', { taskId }],
+        ['tasks/update', { taskId, inputResponses: {} }],
+        ['tasks/cancel', { taskId }],
+      ] as const) {
+        const answer = await modernPost(method, params, false);
+        expect(answer.status).toBe(400);
+        expect(asRpc(answer).error).toMatchObject({
+          code: -32021,
+          data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+        });
+      }
+      // The refused cancel cancelled nothing; the same request declaring the extension is served.
+      expect((await session.task(taskId).snapshot()).status).toBe('working');
+      const declared = await modernPost('tasks/cancel', { taskId }, true);
+      expect(declared.status).toBe(200);
+      expect(asRpc(declared).result?.resultType).toBe('complete');
+    } finally {
+      await close();
+    }
+  });
+
+  it('ignores a 2025-style params.task from a client that does not declare the extension', async () => {
+    const answer = asRpc(
+      await modernPost('tools/call', { name: 'call_flow_tool', arguments: callArgs(100), task: {} }, false),
+    );
+    expect(answer.result?.resultType).toBe('complete');
+    expect(answer.result).not.toHaveProperty('taskId');
+    expect(answer.result).not.toHaveProperty('task');
+  });
+
+  it('has no tasks/update under 2025-11-25', async () => {
+    const answer = asRpc(
+      await mcpPost(gw.mcpUrl(WS), {
+        token: key.apiKey,
+        protocolVersion: '2025-11-25',
+        body: rpc('tasks/update', { taskId: 'x', inputResponses: {} }),
+      }),
+    );
+    expect(answer.error?.code).toBe(-32601);
+  });
+});
+
 describe('tasks/list (2025-11-25)', () => {
   it("pages through the principal's own tasks in this workspace", async () => {
     const mine = await gw.mintKey(WS, ['workspace.full'], 'lister');
@@ -494,22 +633,15 @@ describe('tasks/list (2025-11-25)', () => {
     }
   });
 
-  it('is not a method of the 2026-07-28 Tasks extension', async () => {
-    const answer = await mcpPost(gw.mcpUrl(WS), {
-      token: key.apiKey,
-      protocolVersion: V2,
-      headers: { 'mcp-method': 'tasks/list' },
-      body: rpc('tasks/list', {
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': V2,
-          'io.modelcontextprotocol/clientCapabilities': {
-            extensions: { 'io.modelcontextprotocol/tasks': {} },
-          },
-        },
-      }),
-    });
-    expect(answer.status).toBe(404);
-    expect(asRpc(answer).error?.code).toBe(-32601);
+  it('is not a method of the 2026-07-28 Tasks extension (nor is tasks/result)', async () => {
+    for (const [method, params] of [
+      ['tasks/list', {}],
+      ['tasks/result', { taskId: 'x' }],
+    ] as const) {
+      const answer = await modernPost(method, params, true);
+      expect(answer.status).toBe(404);
+      expect(asRpc(answer).error?.code).toBe(-32601);
+    }
   });
 });
 

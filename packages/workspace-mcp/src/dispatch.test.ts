@@ -287,6 +287,7 @@ describe('JSON-RPC envelope', () => {
         'tasks/get',
         'tasks/list',
         'tasks/result',
+        'tasks/update',
         'tools/call',
         'tools/list',
       ].sort(),

@@ -43,6 +43,7 @@ import {
   JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_REQUEST,
   JSONRPC_METHOD_NOT_FOUND,
+  type JsonRpcError,
   JsonRpcFailure,
   type JsonRpcId,
   type LegacyProtocolVersion,
@@ -59,6 +60,7 @@ import {
   modernResult,
   modernResultJson,
 } from './revision.js';
+import { tasksMethodRefusal } from './tasks-extension.js';
 import { methodInfo, traceMethod } from './telemetry.js';
 
 export { MAX_BATCH_SIZE } from './envelope.js';
@@ -164,6 +166,8 @@ interface Revision {
   /** Whether this revision has Tasks (2025-11-25 experimental, 2026-07-28 extension). */
   speaksTasks: boolean;
   notFoundStatus: 200 | 404;
+  /** A served method this request may not call (a client capability it did not declare): HTTP 400. */
+  refusal(method: string): JsonRpcError | null;
   scope(): Scope;
   answer(id: JsonRpcId, method: string, result: unknown, inBatch: boolean): Outcome;
 }
@@ -175,6 +179,7 @@ function legacyRevision(ctx: McpRequestContext, version: LegacyProtocolVersion):
     knows: () => true,
     speaksTasks: version === '2025-11-25',
     notFoundStatus: 200,
+    refusal: () => null,
     scope: () => makeScope(ctx, version),
     answer(id, _method, result, inBatch) {
       if (!(result instanceof RawJson)) return { status: 200, json: serializeResult(id, result) };
@@ -198,6 +203,8 @@ function modernRevision(ctx: McpRequestContext, envelope: ModernEnvelope | null)
     knows: (method) => MODERN_METHODS.has(method),
     speaksTasks: true,
     notFoundStatus: 404,
+    // The Tasks extension's methods need the extension declared on this very request (tasks-extension.ts).
+    refusal: (method) => tasksMethodRefusal(method, envelope?.clientCapabilities),
     scope: () => makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope),
     answer: (id, method, result) => ({
       status: 200,
@@ -240,6 +247,8 @@ async function serve(
       code: JSONRPC_METHOD_NOT_FOUND,
       message: `Method not found: ${clip(method, 100)}`,
     });
+  const refusal = revision.refusal(method);
+  if (refusal) return fail(400, id, refusal);
   try {
     const result = await traceMethod(
       methodInfo(method, params, surfaceOf(ctx), revision.version, id, !inBatch),

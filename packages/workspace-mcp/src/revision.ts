@@ -28,7 +28,7 @@ export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Headers disagree with the body, or a required header is missing (HTTP 400). */
 export const HEADER_MISMATCH = -32020;
-/** The request needs a client capability the envelope did not declare (HTTP 400). Nothing of ours needs one. */
+/** The request needs a client capability the envelope did not declare (HTTP 400): the Tasks extension's methods. */
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 /** The envelope names a revision this server does not serve (HTTP 400); `data` lists what it does serve. */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
@@ -317,6 +317,7 @@ export const MODERN_METHODS: ReadonlySet<string> = new Set([
   'prompts/get',
   // The Tasks extension's methods (tasks/list and tasks/result are not part of it: results come with tasks/get).
   'tasks/get',
+  'tasks/update',
   'tasks/cancel',
 ]);
 

@@ -1,6 +1,8 @@
 import type { Capability } from '@flowgate/auth';
 import { seedFlow, seedWorkspace } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { makeScope } from './methods/scope.js';
+import { readTaskV2 } from './methods/tasks.js';
 import { NO_NARROWING } from './narrowing.js';
 import { TASK_POLL_INTERVAL_MS, TASK_TTL_MS } from './tasks.js';
 import { callTool, rpc, useTestDb } from './testing.js';
@@ -241,6 +243,103 @@ describe('2026-07-28 Tasks extension', () => {
     });
     expect(plain.body.result.resultType).toBe('complete');
     expect(plain.body.result.structuredContent.run.status).toBe('queued');
+  });
+
+  async function v2Task(): Promise<string> {
+    const created = await rpc(modernCtx('tools/call', 'call_flow_tool'), 'tools/call', {
+      name: 'call_flow_tool',
+      arguments: greet,
+      _meta: meta(true),
+    });
+    return created.body.result.taskId as string;
+  }
+
+  it('refuses every extension method to a request that does not declare it: -32021, HTTP 400', async () => {
+    const taskId = await v2Task();
+    for (const [method, params] of [
+      ['tasks/get', { taskId }],
+      ['tasks/update', { taskId, inputResponses: {} }],
+      ['tasks/cancel', { taskId }],
+    ] as const) {
+      const { status, body } = await rpc(modernCtx(method, taskId), method, {
+        ...params,
+        _meta: meta(false),
+      });
+      expect(status).toBe(400);
+      expect(body.error).toMatchObject({
+        code: -32021,
+        data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+      });
+    }
+    // The refusal changed nothing: the task is still working.
+    const got = await rpc(modernCtx('tasks/get', taskId), 'tasks/get', { taskId, _meta: meta(true) });
+    expect(got.body.result.status).toBe('working');
+  });
+
+  it('acknowledges tasks/update for a known task, ignoring responses to keys never asked', async () => {
+    const taskId = await v2Task();
+    const ack = await rpc(modernCtx('tasks/update', taskId), 'tasks/update', {
+      taskId,
+      inputResponses: { 'never-asked': { action: 'accept', content: { x: 1 } } },
+      _meta: meta(true),
+    });
+    expect(ack.status).toBe(200);
+    expect(Object.keys(ack.body.result).sort()).toEqual(['_meta', 'resultType']);
+    expect(ack.body.result.resultType).toBe('complete');
+    const got = await rpc(modernCtx('tasks/get', taskId), 'tasks/get', { taskId, _meta: meta(true) });
+    expect(got.body.result.status).toBe('working');
+    const unknown = await rpc(modernCtx('tasks/update', 'nope'), 'tasks/update', {
+      taskId: 'nope',
+      inputResponses: {},
+      _meta: meta(true),
+    });
+    expect(unknown.body.error).toMatchObject({ code: -32602, message: 'Task not found' });
+    const noResponses = await rpc(modernCtx('tasks/update', taskId), 'tasks/update', {
+      taskId,
+      _meta: meta(true),
+    });
+    expect(noResponses.body.error?.code).toBe(-32602);
+  });
+
+  it('acknowledges tasks/cancel of a task already final, which stays as it ended', async () => {
+    const taskId = await v2Task();
+    const cancel = () =>
+      rpc(modernCtx('tasks/cancel', taskId), 'tasks/cancel', { taskId, _meta: meta(true) });
+    expect((await cancel()).body.result.resultType).toBe('complete');
+    const again = await cancel();
+    expect(again.status).toBe(200);
+    expect(again.body.error).toBeUndefined();
+    expect(again.body.result.resultType).toBe('complete');
+    const got = await rpc(modernCtx('tasks/get', taskId), 'tasks/get', { taskId, _meta: meta(true) });
+    expect(got.body.result.status).toBe('cancelled');
+  });
+
+  it('reads a task for a push exactly as tasks/get answers it, and nothing for another principal', async () => {
+    const taskId = await v2Task();
+    const got = await rpc(modernCtx('tasks/get', taskId), 'tasks/get', { taskId, _meta: meta(true) });
+    const { resultType: _type, _meta: _m, ...expected } = got.body.result;
+    const envelope = {
+      version: V2,
+      clientInfo: null,
+      clientCapabilities: meta(true)['io.modelcontextprotocol/clientCapabilities'],
+    } as const;
+    expect(await readTaskV2(taskId, makeScope(modernCtx('tasks/get', taskId), V2, null, envelope))).toEqual(
+      expected,
+    );
+    const stranger = env.ctx({
+      workspaceId: ws,
+      principal: { kind: 'service_account', id: 'sa_stranger', name: 's', keyId: 'key_s' },
+    });
+    expect(await readTaskV2(taskId, makeScope(stranger, V2, null, envelope))).toBeNull();
+    expect(
+      await readTaskV2('forged', makeScope(modernCtx('tasks/get', taskId), V2, null, envelope)),
+    ).toBeNull();
+  });
+
+  it('has no tasks/update under 2025-11-25', async () => {
+    const { ctx, task } = await createTask();
+    const { body } = await rpc(ctx, 'tasks/update', { taskId: task.taskId, inputResponses: {} });
+    expect(body.error?.code).toBe(-32601);
   });
 
   async function handleWrongName(taskId: string) {

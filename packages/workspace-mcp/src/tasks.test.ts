@@ -10,6 +10,7 @@ import {
   TASK_TTL_MS,
   taskCodec,
   taskStatusOf,
+  taskStatusV2,
   taskV1,
   taskV2,
 } from './tasks.js';
@@ -24,6 +25,11 @@ const MAPPED: Record<RunStatus, string> = {
   'timed-out': 'failed',
   cancelled: 'cancelled',
 };
+/**
+ * 2026-07-28 keeps `failed` for a JSON-RPC error of the call; a failed or timed-out run is a result the call answers,
+ * so its task is `completed` (ext-tasks 2026-07-28, "Task Execution Errors").
+ */
+const MAPPED_V2: Record<RunStatus, string> = { ...MAPPED, failed: 'completed', 'timed-out': 'completed' };
 const STATUSES = Object.keys(MAPPED) as RunStatus[];
 
 const iso = fc
@@ -58,14 +64,15 @@ const BOB: McpPrincipal = { kind: 'service_account', id: 'sa_bob', name: 'bob', 
 const KEY = 'k'.repeat(32);
 
 describe('task status', () => {
-  it('is always the mapped status of its run, in both generations', () => {
+  it('is always the mapped status of its run, per generation', () => {
     fc.assert(
       fc.property(runArb, (run) => {
         const v1 = taskV1('t', run);
         const v2 = taskV2('t', run);
         expect(taskStatusOf(run.status)).toBe(MAPPED[run.status]);
         expect(v1.status).toBe(MAPPED[run.status]);
-        expect(v2.status).toBe(MAPPED[run.status]);
+        expect(taskStatusV2(run.status)).toBe(MAPPED_V2[run.status]);
+        expect(v2.status).toBe(MAPPED_V2[run.status]);
         // Only a task that can still change suggests polling.
         const working = MAPPED[run.status] === 'working';
         expect('pollInterval' in v1).toBe(working);

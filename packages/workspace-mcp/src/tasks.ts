@@ -65,6 +65,16 @@ export function taskStatusOf(status: RunStatus): TaskStatus {
   }
 }
 
+/**
+ * The 2026-07-28 status: the extension keeps `failed` for a JSON-RPC error of the request, and a run that failed or
+ * timed out is no such error — the call answers a result that reports the run (ext-tasks 2026-07-28, "Task Execution
+ * Errors": `tasks/get` returns exactly what the underlying request would have returned). So it is `completed`.
+ */
+export function taskStatusV2(status: RunStatus): TaskStatus {
+  const mapped = taskStatusOf(status);
+  return mapped === 'failed' ? 'completed' : mapped;
+}
+
 export function isTerminal(status: TaskStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
@@ -125,7 +135,7 @@ export function taskV1(taskId: string, run: RunRecord): Record<string, unknown> 
 
 /** The 2026-07-28 task fields (creation result and the base of `tasks/get`). */
 export function taskV2(taskId: string, run: RunRecord): Record<string, unknown> {
-  const status = taskStatusOf(run.status);
+  const status = taskStatusV2(run.status);
   const message = statusMessage(run);
   return {
     taskId,

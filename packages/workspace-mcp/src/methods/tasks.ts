@@ -1,6 +1,7 @@
 /**
- * tasks/get, tasks/result, tasks/list and tasks/cancel: a task is a view of a run (tasks.ts), answered from the
- * run as it is now by the tool that started it. Expired, foreign, forged and unknown ids all answer "not found".
+ * tasks/get, tasks/update (2026-07-28), tasks/result and tasks/list (2025-11-25) and tasks/cancel: a task is a view
+ * of a run (tasks.ts), answered from the run as it is now by the tool that started it. Expired, foreign, forged and
+ * unknown ids all answer "not found".
  */
 import { isAppError } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
@@ -8,8 +9,8 @@ import { auditPreview } from '../audit-preview.js';
 import {
   clip,
   invalidParams,
-  JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_REQUEST,
+  JSONRPC_METHOD_NOT_FOUND,
   JsonRpcFailure,
 } from '../protocol.js';
 import type { CallToolResult } from '../result.js';
@@ -70,26 +71,60 @@ async function settledResult(
   return finishOutcome(task.tool, await support.settle(task.run, scope), scope).result;
 }
 
+/**
+ * The 2026-07-28 `DetailedTask` of a run as it is now: the task fields and, once final, the tool's own result for the
+ * run (`completed`; a failed or timed-out run included, see taskStatusV2). What `tasks/get` answers, and what a
+ * `notifications/tasks` push must carry ("identical to what tasks/get would have returned at that moment").
+ */
+export async function detailedTaskV2(
+  taskId: string,
+  run: RunRecord,
+  tool: AnyToolDefinition,
+  scope: Scope,
+): Promise<Record<string, unknown>> {
+  const base = taskV2(taskId, run);
+  if (base.status !== 'completed') return base;
+  return {
+    ...base,
+    result: { resultType: 'complete', ...(await settledResult({ taskId, run, tool }, scope)) },
+  };
+}
+
+/**
+ * The 2026-07-28 `DetailedTask` a task id names for this scope's workspace and principal, or null when it is not
+ * found (expired, foreign, forged, unknown) — for a `notifications/tasks` push, which must match `tasks/get`.
+ */
+export async function readTaskV2(taskId: string, scope: Scope): Promise<Record<string, unknown> | null> {
+  let task: LoadedTask;
+  try {
+    task = await loadTask({ taskId }, scope);
+  } catch (error) {
+    if (error instanceof JsonRpcFailure) return null;
+    throw error;
+  }
+  return detailedTaskV2(task.taskId, task.run, task.tool, scope);
+}
+
 async function getTask(params: Params, scope: Scope): Promise<unknown> {
   const task = await loadTask(params, scope);
   if (scope.tasks?.generation !== 'v2') return taskV1(task.taskId, task.run);
   // 2026-07-28: the outcome comes with the task once it is final (there is no tasks/result).
-  const base = taskV2(task.taskId, task.run);
-  const status = taskStatusOf(task.run.status);
-  if (status === 'completed')
-    return { ...base, result: { resultType: 'complete', ...(await settledResult(task, scope)) } };
-  if (status === 'failed') {
-    const error = task.run.error ?? { code: task.run.status, message: `run ${task.run.status}` };
-    return {
-      ...base,
-      error: {
-        code: JSONRPC_INTERNAL_ERROR,
-        message: `Run ${task.run.id} ${task.run.status}: ${error.message}`,
-        data: { runId: task.run.id, status: task.run.status, error },
-      },
-    };
-  }
-  return base;
+  return detailedTaskV2(task.taskId, task.run, task.tool, scope);
+}
+
+/**
+ * 2026-07-28 tasks/update: answers to a task's `inputRequests`. No run ever asks for input, so no key is ever
+ * outstanding and every response is ignored, as the extension says a server should; the answer is the empty
+ * acknowledgement. An unknown task is -32602 (the extension's SHOULD).
+ */
+async function updateTask(params: Params, scope: Scope): Promise<unknown> {
+  if (scope.tasks?.generation !== 'v2')
+    throw new JsonRpcFailure(JSONRPC_METHOD_NOT_FOUND, 'Method not found: tasks/update');
+  const responses = params.inputResponses;
+  if (typeof responses !== 'object' || responses === null || Array.isArray(responses))
+    throw invalidParams('params.inputResponses must be an object');
+  await loadTask(params, scope);
+  return {};
 }
 
 /** 2025-11-25 tasks/result: waits (bounded) for the end, then the tool's own result for the run. */
@@ -158,17 +193,23 @@ async function cancelTask(params: Params, scope: Scope, call: AuditedCall): Prom
   });
   call.runId = task.run.id;
   const status = taskStatusOf(task.run.status);
-  if (isTerminal(status))
+  const v2 = scope.tasks?.generation === 'v2';
+  if (isTerminal(status)) {
+    // 2026-07-28: cancellation is a signal, acknowledged for any known task; a task already final stays as it is.
+    if (v2) return {};
     throw call.fail(
       'task_terminal',
       invalidParams(`Cannot cancel a task that is already ${status}`, { taskId: task.taskId, status }),
     );
+  }
   const run = (await scope.workspace.runs.cancel(task.run.id)) ?? task.run;
-  return scope.tasks?.generation === 'v2' ? {} : taskV1(task.taskId, run);
+  // 2026-07-28 answers the empty acknowledgement: the run may still end otherwise (a worker stops at its next lease).
+  return v2 ? {} : taskV1(task.taskId, run);
 }
 
 export const TASK_METHODS: ReadonlyArray<readonly [string, MethodHandler]> = [
   ['tasks/get', getTask],
+  ['tasks/update', updateTask],
   ['tasks/result', taskResult],
   ['tasks/list', listTasks],
   [
