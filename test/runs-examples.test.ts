@@ -205,9 +205,10 @@ describe('example flows run end to end through the queue and the in-process work
     expect(new Set(docs.requests.map((r) => r.headers.authorization))).toEqual(
       new Set([`Bearer ${DOCS_SECRET}`]),
     );
-    const toolMessage = (
-      requestsTo('/llm/').at(-1)?.body as { messages: Array<{ role: string; content: string }> }
-    ).messages.find((m) => m.role === 'tool');
+    const lastChat = requestsTo('/llm/').at(-1)?.body as
+      | { messages: Array<{ role: string; content: string }> }
+      | undefined;
+    const toolMessage = lastChat?.messages.find((m) => m.role === 'tool');
     expect(toolMessage?.content).toContain('page runs: runs resume from their journal');
   });
 
