@@ -34,9 +34,13 @@ export {
 export type { Toolset } from './schemas.js';
 export { TOOLSETS } from './schemas.js';
 export {
+  buildEndpointServerCards,
   buildServerCard,
+  type EndpointServerCard,
+  FLOW_SERVER_CARD_NAME,
   SERVER_CARD_DEFAULT_BASE_URL,
   SERVER_CARD_DESCRIPTION,
+  SERVER_CARD_MEDIA_TYPE,
   SERVER_CARD_NAME,
   SERVER_CARD_SCHEMA,
   serializeServerCard,
