@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_FLAVOURS, connectClient } from './support/clients.js';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
+import { asRpc, initializeParams, mcpPost, rpc } from './support/mcp.js';
 
 /**
  * A scanner that knows only the gateway's origin, over real HTTP: the AI Catalog at the well-known path, each entry's
@@ -28,6 +29,7 @@ interface Card {
     headers: Array<{ name: string; isRequired: boolean; isSecret: boolean }>;
     supportedProtocolVersions: string[];
   }>;
+  icons: unknown[];
   tools?: unknown;
 }
 
@@ -91,4 +93,22 @@ describe('discovery from the origin alone', () => {
       }
     });
   }
+
+  it('the card and the serverInfo a 2025-11-25 client gets agree on title, version and icons', async () => {
+    const catalog = await readCatalog();
+    const entry = catalog.entries[0];
+    if (!entry) throw new Error('no catalog entry');
+    const card = (await readCard(entry.url, entry.type)) as Card & { title: string; version: string };
+    const init = asRpc(
+      await mcpPost(gw.mcpUrl(WS), {
+        token: key.apiKey,
+        body: rpc('initialize', initializeParams('2025-11-25')),
+      }),
+    );
+    const serverInfo = init.result?.serverInfo as { title: string; version: string; icons: unknown[] };
+    expect(serverInfo.title).toBe(card.title);
+    expect(serverInfo.version).toBe(card.version);
+    expect(serverInfo.icons).toEqual(card.icons);
+    expect(card.icons).toHaveLength(1);
+  });
 });

@@ -9,6 +9,7 @@ export type { ClientInfo, McpAuditEntry, McpRequestContext } from './context.js'
 export { principalFromAccess, SERVER_TITLE } from './context.js';
 export { handleMcpMessage } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
+export { type Icon, SERVER_ICON_SVG, serverIcons } from './icons.js';
 export { narrowingHeadersFrom, parseNarrowingHeaders } from './narrowing.js';
 export { evaluateTool, OPEN_WORKSPACE_POLICY } from './policy.js';
 export { AVAILABLE_PROMPTS, PROMPTS } from './prompts.js';

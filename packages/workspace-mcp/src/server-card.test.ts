@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from './catalog.js';
+import { SERVER_ICON_SVG, serverIcons } from './icons.js';
 import {
   buildEndpointServerCards,
   buildServerCard,
@@ -17,6 +18,7 @@ describe('server card', () => {
       'title',
       'version',
       'description',
+      'icons',
       'remotes',
       'supportedProtocolVersions',
       'authentication',
@@ -121,7 +123,15 @@ describe('SEP-2127 endpoint cards', () => {
 
   it('carry identity and transport only: no tools, resources, prompts or capabilities', () => {
     for (const card of [cards.workspace, cards.flow]) {
-      expect(Object.keys(card)).toEqual(['$schema', 'name', 'title', 'version', 'description', 'remotes']);
+      expect(Object.keys(card)).toEqual([
+        '$schema',
+        'name',
+        'title',
+        'version',
+        'description',
+        'icons',
+        'remotes',
+      ]);
       expect(card.description.length).toBeLessThanOrEqual(100);
       expect(card.version).toBe('1.2.3');
     }
@@ -135,5 +145,18 @@ describe('SEP-2127 endpoint cards', () => {
       'https://flowgate.test/api/workspaces/{workspace_id}/flows/{flow_slug}/mcp',
     );
     expect(cards.flow.remotes[0]?.headers).toEqual(scanners.remotes[0]?.headers);
+  });
+});
+
+describe('server icon', () => {
+  it('is the plain SVG as a base64 data URI: no script, no external reference', () => {
+    const [icon] = serverIcons();
+    expect(serverIcons()).toHaveLength(1);
+    expect(icon?.mimeType).toBe('image/svg+xml');
+    const svg = atob(icon?.src.replace('data:image/svg+xml;base64,', '') ?? '');
+    expect(svg).toBe(SERVER_ICON_SVG);
+    expect(svg).not.toMatch(/<script|on[a-z]+=|href|url\(/i);
+    expect(icon?.src.length).toBeLessThan(600);
+    expect(buildServerCard({ version: '1' }).icons).toEqual(serverIcons());
   });
 });

@@ -5,6 +5,7 @@
  */
 import { CATALOG } from './catalog.js';
 import { SERVER_TITLE } from './context.js';
+import { type Icon, serverIcons } from './icons.js';
 import { AVAILABLE_PROMPTS, promptDescriptor } from './prompts.js';
 import { SERVED_PROTOCOL_VERSIONS } from './protocol.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
@@ -50,6 +51,7 @@ export interface EndpointServerCard {
   title: string;
   version: string;
   description: string;
+  icons: Icon[];
   remotes: ServerCardRemote[];
 }
 
@@ -60,6 +62,7 @@ export interface ServerCard {
   title: string;
   version: string;
   description: string;
+  icons: Icon[];
   remotes: ServerCardRemote[];
   supportedProtocolVersions: string[];
   authentication: { required: true; schemes: ['bearer'] };
@@ -148,6 +151,7 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
     title: SERVER_TITLE,
     version: options.version,
     description: SERVER_CARD_DESCRIPTION,
+    icons: serverIcons(),
     remotes: [workspaceRemote(base)],
     supportedProtocolVersions: [...versions],
     authentication: { required: true, schemes: ['bearer'] },
@@ -217,6 +221,7 @@ export function buildEndpointServerCards(options: { publicBaseUrl?: string; vers
       title: SERVER_TITLE,
       version: options.version,
       description: SERVER_CARD_DESCRIPTION,
+      icons: serverIcons(),
       remotes: [workspaceRemote(base)],
     },
     flow: {
@@ -225,6 +230,7 @@ export function buildEndpointServerCards(options: { publicBaseUrl?: string; vers
       title: SERVER_TITLE,
       version: options.version,
       description: FLOW_SERVER_CARD_DESCRIPTION,
+      icons: serverIcons(),
       remotes: [flowRemote],
     },
   };

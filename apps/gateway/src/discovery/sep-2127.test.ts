@@ -42,7 +42,15 @@ describe('SEP-2127 endpoint cards', () => {
     expect(res.headers.get('content-type')).toBe('application/mcp-server-card+json');
     const card = await res.json();
     expect(validateCard(card), JSON.stringify(validateCard.errors)).toBe(true);
-    expect(Object.keys(card)).toEqual(['$schema', 'name', 'title', 'version', 'description', 'remotes']);
+    expect(Object.keys(card)).toEqual([
+      '$schema',
+      'name',
+      'title',
+      'version',
+      'description',
+      'icons',
+      'remotes',
+    ]);
     expect(card).toMatchObject({
       $schema: SERVER_CARD_SCHEMA,
       name: 'io.flowgate/workspace-mcp',
@@ -66,7 +74,15 @@ describe('SEP-2127 endpoint cards', () => {
     expect(res.headers.get('content-type')).toBe('application/mcp-server-card+json');
     const card = await res.json();
     expect(validateCard(card), JSON.stringify(validateCard.errors)).toBe(true);
-    expect(Object.keys(card)).toEqual(['$schema', 'name', 'title', 'version', 'description', 'remotes']);
+    expect(Object.keys(card)).toEqual([
+      '$schema',
+      'name',
+      'title',
+      'version',
+      'description',
+      'icons',
+      'remotes',
+    ]);
     expect(card.name).toBe('io.flowgate/flow-mcp');
     expect(card.remotes[0].url).toBe(`${BASE}/api/workspaces/{workspace_id}/flows/{flow_slug}/mcp`);
     expect(Object.keys(card.remotes[0].variables)).toEqual(['workspace_id', 'flow_slug']);
