@@ -58,10 +58,24 @@ describe('initialize', () => {
               tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
             }
           : { tools: {}, resources: {}, prompts: {} },
+      // title from 2025-06-18, icons from 2025-11-25.
       serverInfo:
         version === '2025-03-26'
           ? { name: 'flowgate-workspace-mcp', version: '0.1.0' }
-          : { name: 'flowgate-workspace-mcp', title: 'Flowgate workspace MCP', version: '0.1.0' },
+          : version === '2025-06-18'
+            ? { name: 'flowgate-workspace-mcp', title: 'Flowgate workspace MCP', version: '0.1.0' }
+            : {
+                name: 'flowgate-workspace-mcp',
+                title: 'Flowgate workspace MCP',
+                version: '0.1.0',
+                icons: [
+                  {
+                    src: expect.stringMatching(/^data:image\/svg\+xml;base64,/),
+                    mimeType: 'image/svg+xml',
+                    sizes: ['any'],
+                  },
+                ],
+              },
       instructions: expect.stringContaining('flowgate://mcp-docs/overview'),
     });
     expect(body.result.instructions).toContain('ws-acme');

@@ -9,6 +9,7 @@ export type { ClientInfo, McpAuditEntry, McpRequestContext } from './context.js'
 export { principalFromAccess, SERVER_TITLE } from './context.js';
 export { handleMcpMessage } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
+export { type Icon, SERVER_ICON_SVG, serverIcons } from './icons.js';
 export { narrowingHeadersFrom, parseNarrowingHeaders } from './narrowing.js';
 export { evaluateTool, OPEN_WORKSPACE_POLICY } from './policy.js';
 export { AVAILABLE_PROMPTS, PROMPTS } from './prompts.js';
@@ -34,9 +35,13 @@ export {
 export type { Toolset } from './schemas.js';
 export { TOOLSETS } from './schemas.js';
 export {
+  buildEndpointServerCards,
   buildServerCard,
+  type EndpointServerCard,
+  FLOW_SERVER_CARD_NAME,
   SERVER_CARD_DEFAULT_BASE_URL,
   SERVER_CARD_DESCRIPTION,
+  SERVER_CARD_MEDIA_TYPE,
   SERVER_CARD_NAME,
   SERVER_CARD_SCHEMA,
   serializeServerCard,

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_NAMES } from './catalog.js';
 import type { McpRequestContext } from './context.js';
 import { handleMcpMessage } from './dispatch.js';
+import { serverIcons } from './icons.js';
 import {
   classifyMessage,
   decodeHeaderValue,
@@ -326,7 +327,8 @@ describe('dispatch under 2026-07-28', () => {
         prompts: {},
         extensions: { 'io.modelcontextprotocol/tasks': {} },
       },
-      serverInfo: SERVER,
+      // The icons once, here; every result's `_meta` carries the identity without them.
+      serverInfo: { ...SERVER, icons: serverIcons() },
       instructions: expect.stringContaining('ws-acme'),
       _meta: { [META_SERVER_INFO]: SERVER },
     });

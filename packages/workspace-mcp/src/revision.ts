@@ -6,8 +6,10 @@
  * names the methods 2026-07-28 serves, and shapes its results (`resultType`, cache hints, server identity).
  * Transport-independent: the gateway hands in the raw headers.
  */
+
 import { z } from 'zod';
 import type { ClientInfo } from './context.js';
+import type { Icon } from './icons.js';
 import {
   clip,
   isJsonObject,
@@ -343,6 +345,8 @@ export interface ServerIdentity {
   name: string;
   title?: string;
   version: string;
+  /** Only where the identity is given once (server/discover, initialize), never in every result's `_meta`. */
+  icons?: Icon[];
 }
 
 /** The fields a 2026-07-28 result carries in front of the method's own: the discriminator and cache hints. */

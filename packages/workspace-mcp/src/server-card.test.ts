@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from './catalog.js';
-import { buildServerCard, SERVER_CARD_DESCRIPTION, serializeServerCard } from './server-card.js';
+import { SERVER_ICON_SVG, serverIcons } from './icons.js';
+import {
+  buildEndpointServerCards,
+  buildServerCard,
+  SERVER_CARD_DESCRIPTION,
+  serializeServerCard,
+} from './server-card.js';
 
 describe('server card', () => {
   const card = buildServerCard({ publicBaseUrl: 'https://flowgate.test/', version: '1.2.3' });
@@ -12,6 +18,7 @@ describe('server card', () => {
       'title',
       'version',
       'description',
+      'icons',
       'remotes',
       'supportedProtocolVersions',
       'authentication',
@@ -107,5 +114,49 @@ describe('server card', () => {
     expect(buildServerCard({ version: '0.1.0' }).remotes[0]?.url).toBe(
       'https://flowgate.example.com/api/workspaces/{workspace_id}/mcp',
     );
+  });
+});
+
+describe('SEP-2127 endpoint cards', () => {
+  const cards = buildEndpointServerCards({ publicBaseUrl: 'https://flowgate.test/', version: '1.2.3' });
+  const scanners = buildServerCard({ publicBaseUrl: 'https://flowgate.test/', version: '1.2.3' });
+
+  it('carry identity and transport only: no tools, resources, prompts or capabilities', () => {
+    for (const card of [cards.workspace, cards.flow]) {
+      expect(Object.keys(card)).toEqual([
+        '$schema',
+        'name',
+        'title',
+        'version',
+        'description',
+        'icons',
+        'remotes',
+      ]);
+      expect(card.description.length).toBeLessThanOrEqual(100);
+      expect(card.version).toBe('1.2.3');
+    }
+    expect(cards.workspace.name).toBe('io.flowgate/workspace-mcp');
+    expect(cards.flow.name).toBe('io.flowgate/flow-mcp');
+  });
+
+  it('the workspace card has the scanners card remote; the flow card the per-flow template', () => {
+    expect(cards.workspace.remotes).toEqual(scanners.remotes);
+    expect(cards.flow.remotes[0]?.url).toBe(
+      'https://flowgate.test/api/workspaces/{workspace_id}/flows/{flow_slug}/mcp',
+    );
+    expect(cards.flow.remotes[0]?.headers).toEqual(scanners.remotes[0]?.headers);
+  });
+});
+
+describe('server icon', () => {
+  it('is the plain SVG as a base64 data URI: no script, no external reference', () => {
+    const [icon] = serverIcons();
+    expect(serverIcons()).toHaveLength(1);
+    expect(icon?.mimeType).toBe('image/svg+xml');
+    const svg = atob(icon?.src.replace('data:image/svg+xml;base64,', '') ?? '');
+    expect(svg).toBe(SERVER_ICON_SVG);
+    expect(svg).not.toMatch(/<script|on[a-z]+=|href|url\(/i);
+    expect(icon?.src.length).toBeLessThan(600);
+    expect(buildServerCard({ version: '1' }).icons).toEqual(serverIcons());
   });
 });

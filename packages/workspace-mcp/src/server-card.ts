@@ -5,6 +5,7 @@
  */
 import { CATALOG } from './catalog.js';
 import { SERVER_TITLE } from './context.js';
+import { type Icon, serverIcons } from './icons.js';
 import { AVAILABLE_PROMPTS, promptDescriptor } from './prompts.js';
 import { SERVED_PROTOCOL_VERSIONS } from './protocol.js';
 import { DIRECT_RESOURCES, RESOURCE_TEMPLATES } from './resource-catalog.js';
@@ -19,6 +20,11 @@ export const SERVER_CARD_DESCRIPTION =
   'One MCP server per Flowgate workspace: find, inspect, run and debug flows.';
 /** Placeholder host when the build step is not given the deployment's public URL. */
 export const SERVER_CARD_DEFAULT_BASE_URL = 'https://flowgate.example.com';
+/** SEP-2127's media type for a card (and the AI Catalog entry `type` that points at one). */
+export const SERVER_CARD_MEDIA_TYPE = 'application/mcp-server-card+json';
+export const FLOW_SERVER_CARD_NAME = 'io.flowgate/flow-mcp';
+export const FLOW_SERVER_CARD_DESCRIPTION =
+  "One Flowgate flow's MCP interfaces as direct tools, plus the tools to follow its runs.";
 
 export interface ServerCardHeader {
   name: string;
@@ -27,19 +33,37 @@ export interface ServerCardHeader {
   isSecret: boolean;
 }
 
+export interface ServerCardRemote {
+  type: 'streamable-http';
+  url: string;
+  variables: Record<string, { description: string; isRequired: boolean }>;
+  headers: ServerCardHeader[];
+  supportedProtocolVersions: string[];
+}
+
+/**
+ * A card as SEP-2127 defines it (the Server Card extension's `ServerCard`): identity and how to connect, no tool,
+ * resource or prompt lists. Served at `<endpoint>/server-card`.
+ */
+export interface EndpointServerCard {
+  $schema: string;
+  name: string;
+  title: string;
+  version: string;
+  description: string;
+  icons: Icon[];
+  remotes: ServerCardRemote[];
+}
+
+/** The scanners' card (`/.well-known/mcp/server-card.json`): the SEP-2127 fields plus the catalog they read. */
 export interface ServerCard {
   $schema: string;
   name: string;
   title: string;
   version: string;
   description: string;
-  remotes: {
-    type: 'streamable-http';
-    url: string;
-    variables: Record<string, { description: string; isRequired: boolean }>;
-    headers: ServerCardHeader[];
-    supportedProtocolVersions: string[];
-  }[];
+  icons: Icon[];
+  remotes: ServerCardRemote[];
   supportedProtocolVersions: string[];
   authentication: { required: true; schemes: ['bearer'] };
   capabilities: {
@@ -98,8 +122,28 @@ const HEADERS: readonly ServerCardHeader[] = [
   },
 ];
 
+const WORKSPACE_ID_VARIABLE = {
+  description: 'Workspace id, e.g. ws-acme (^[a-z0-9][a-z0-9-]{1,62}$).',
+  isRequired: true,
+};
+
+function baseUrlOf(publicBaseUrl: string | undefined): string {
+  return (publicBaseUrl ?? SERVER_CARD_DEFAULT_BASE_URL).replace(/\/+$/, '');
+}
+
+/** The workspace endpoint's `remotes` entry, shared by the scanners' card and the SEP-2127 endpoint card. */
+function workspaceRemote(base: string): ServerCardRemote {
+  return {
+    type: 'streamable-http',
+    url: `${base}/api/workspaces/{workspace_id}/mcp`,
+    variables: { workspace_id: { ...WORKSPACE_ID_VARIABLE } },
+    headers: HEADERS.map((h) => ({ ...h })),
+    supportedProtocolVersions: [...SERVED_PROTOCOL_VERSIONS],
+  };
+}
+
 export function buildServerCard(options: { publicBaseUrl?: string; version: string }): ServerCard {
-  const base = (options.publicBaseUrl ?? SERVER_CARD_DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const base = baseUrlOf(options.publicBaseUrl);
   const versions = [...SERVED_PROTOCOL_VERSIONS];
   return {
     $schema: SERVER_CARD_SCHEMA,
@@ -107,20 +151,8 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
     title: SERVER_TITLE,
     version: options.version,
     description: SERVER_CARD_DESCRIPTION,
-    remotes: [
-      {
-        type: 'streamable-http',
-        url: `${base}/api/workspaces/{workspace_id}/mcp`,
-        variables: {
-          workspace_id: {
-            description: 'Workspace id, e.g. ws-acme (^[a-z0-9][a-z0-9-]{1,62}$).',
-            isRequired: true,
-          },
-        },
-        headers: HEADERS.map((h) => ({ ...h })),
-        supportedProtocolVersions: versions,
-      },
-    ],
+    icons: serverIcons(),
+    remotes: [workspaceRemote(base)],
     supportedProtocolVersions: [...versions],
     authentication: { required: true, schemes: ['bearer'] },
     // Tasks are offered only to keys that can run flows; the tools that take them say so in `execution`.
@@ -157,4 +189,49 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
  */
 export function serializeServerCard(card: object): string {
   return `${JSON.stringify(card, null, 2)}\n`;
+}
+
+/**
+ * The two SEP-2127 endpoint cards. Generic on purpose: the same bytes for every workspace and flow (templated
+ * `remotes` URLs), so a card request reveals nothing and needs no lookup.
+ */
+export function buildEndpointServerCards(options: { publicBaseUrl?: string; version: string }): {
+  workspace: EndpointServerCard;
+  flow: EndpointServerCard;
+} {
+  const base = baseUrlOf(options.publicBaseUrl);
+  const flowRemote: ServerCardRemote = {
+    type: 'streamable-http',
+    url: `${base}/api/workspaces/{workspace_id}/flows/{flow_slug}/mcp`,
+    variables: {
+      workspace_id: { ...WORKSPACE_ID_VARIABLE },
+      flow_slug: {
+        description: 'Slug of a flow with :mcp interfaces, e.g. triage-ticket.',
+        isRequired: true,
+      },
+    },
+    // The narrowing headers accept the catalog's names on both endpoints, so the same set is offered.
+    headers: HEADERS.map((h) => ({ ...h })),
+    supportedProtocolVersions: [...SERVED_PROTOCOL_VERSIONS],
+  };
+  return {
+    workspace: {
+      $schema: SERVER_CARD_SCHEMA,
+      name: SERVER_CARD_NAME,
+      title: SERVER_TITLE,
+      version: options.version,
+      description: SERVER_CARD_DESCRIPTION,
+      icons: serverIcons(),
+      remotes: [workspaceRemote(base)],
+    },
+    flow: {
+      $schema: SERVER_CARD_SCHEMA,
+      name: FLOW_SERVER_CARD_NAME,
+      title: SERVER_TITLE,
+      version: options.version,
+      description: FLOW_SERVER_CARD_DESCRIPTION,
+      icons: serverIcons(),
+      remotes: [flowRemote],
+    },
+  };
 }

@@ -64,12 +64,13 @@ describe('serving the card', () => {
     );
   });
 
-  it('serves the same card at the per-workspace location without auth, for any workspace id', async () => {
+  it('serves the SEP-2127 card (no tool lists) at the per-workspace location without auth, for any workspace id', async () => {
     const a = await h.request('GET', '/api/workspaces/ws-anything/mcp/server-card', { token: null });
     expect(a.status).toBe(200);
     expect(a.headers.get('content-type')).toBe('application/mcp-server-card+json');
-    const b = await h.request('GET', '/.well-known/mcp/server-card.json', { token: null });
-    expect(await a.text()).toBe(await b.text());
+    const card = await a.json();
+    expect(card.tools).toBeUndefined();
+    expect(card.name).toBe('io.flowgate/workspace-mcp');
   });
 
   it('revalidates with weak and * If-None-Match and answers CORS preflights without auth, at both locations', async () => {

@@ -1,9 +1,15 @@
 import { sha256, toBase64Url } from '@flowgate/core';
-import { SERVER_CARD_DEFAULT_BASE_URL, serializeServerCard } from '@flowgate/workspace-mcp';
+import {
+  buildEndpointServerCards,
+  SERVER_CARD_DEFAULT_BASE_URL,
+  SERVER_CARD_MEDIA_TYPE,
+  serializeServerCard,
+} from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import { etag, RETAINED_304_HEADERS } from 'hono/etag';
 import type { RouteInstaller } from '../app.js';
+import { AI_CATALOG_MEDIA_TYPE, buildAiCatalog } from './documents.js';
 import { installProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN } from './protected-resource.js';
 // Imported as a module, not read from disk, so every runtime (and the bundle) carries it.
 import generatedCard from './server-card.json' with { type: 'json' };
@@ -13,13 +19,15 @@ import generatedCard from './server-card.json' with { type: 'json' };
 const CARD_TEXT = serializeServerCard(generatedCard);
 
 /**
- * Public discovery documents. The card is the file the build step generated from the catalog
- * (`pnpm generate`); only the example base URL is swapped for this deployment's public URL.
+ * Public discovery documents (docs/mcp-surface.md, "Discovery documents"). The scanners' card is the file the build
+ * step generated from the catalog (`pnpm generate`), only the example base URL swapped for this deployment's public
+ * URL; the SEP-2127 cards and the AI Catalog come from the same builders, rendered once at start-up.
  */
 export const installDiscovery: RouteInstaller = (app, deps) => {
-  const body = CARD_TEXT.split(SERVER_CARD_DEFAULT_BASE_URL).join(deps.config.publicUrl);
-  // Computed once: the etag middleware uses a response's own ETag instead of hashing the body per request.
-  const tag = `"${toBase64Url(sha256(body)).slice(0, 27)}"`;
+  const publicUrl = deps.config.publicUrl;
+  const scannersCard = CARD_TEXT.split(SERVER_CARD_DEFAULT_BASE_URL).join(publicUrl);
+  // The version the endpoint's serverInfo reports, which SEP-2127 says the card should not contradict.
+  const cards = buildEndpointServerCards({ publicBaseUrl: publicUrl, version: deps.version });
   const publicCors = cors({
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'OPTIONS'],
@@ -31,19 +39,43 @@ export const installDiscovery: RouteInstaller = (app, deps) => {
     // A 304 keeps the CORS and request-id headers, so browsers can read it and logs can match it.
     etag({ retainedHeaders: [...RETAINED_304_HEADERS, 'access-control-allow-origin', 'x-request-id'] }),
   ];
-  const serve = (mediaType: string) => (c: Context) =>
-    c.body(body, 200, {
-      etag: tag,
-      'cache-control': 'public, max-age=3600',
-      vary: 'Accept-Encoding',
-      'content-type': mediaType,
-    });
+  /**
+   * One public document: fixed bytes and ETag computed here, once (the etag middleware uses a response's own ETag
+   * instead of hashing the body per request). The handler answers without reading the path's parameters, so an
+   * unknown workspace id or flow slug gets the same 200 as a real one, with no lookup to time.
+   */
+  const publish = (path: string, body: string, mediaType: string) => {
+    const tag = `"${toBase64Url(sha256(body)).slice(0, 27)}"`;
+    app.use(path, ...documents);
+    app.get(path, (c: Context) =>
+      c.body(body, 200, {
+        etag: tag,
+        'cache-control': 'public, max-age=3600',
+        vary: 'Accept-Encoding',
+        'content-type': mediaType,
+      }),
+    );
+  };
 
-  app.use('/.well-known/mcp/server-card.json', ...documents);
-  app.get('/.well-known/mcp/server-card.json', serve('application/json'));
-  // The location the current server-card draft reserves; the same public document for every workspace id.
-  app.use('/api/workspaces/:ws/mcp/server-card', ...documents);
-  app.get('/api/workspaces/:ws/mcp/server-card', serve('application/mcp-server-card+json'));
+  // The older draft's location, which directory scanners read: keeps the tool, resource and prompt lists.
+  publish('/.well-known/mcp/server-card.json', scannersCard, 'application/json');
+  // SEP-2127: the card at `<streamable-http-url>/server-card`, identity and transport only.
+  publish(
+    '/api/workspaces/:ws/mcp/server-card',
+    serializeServerCard(cards.workspace),
+    SERVER_CARD_MEDIA_TYPE,
+  );
+  publish(
+    '/api/workspaces/:ws/flows/:slug/mcp/server-card',
+    serializeServerCard(cards.flow),
+    SERVER_CARD_MEDIA_TYPE,
+  );
+  // SEP-2127 discovery: the domain's AI Catalog naming both cards.
+  publish(
+    '/.well-known/ai-catalog.json',
+    serializeServerCard(buildAiCatalog(publicUrl)),
+    AI_CATALOG_MEDIA_TYPE,
+  );
   // OAuth discovery for browser-based clients too; the routes themselves exist only with an identity provider.
   app.use(PROTECTED_RESOURCE_WELL_KNOWN, publicCors);
   app.use(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, publicCors);

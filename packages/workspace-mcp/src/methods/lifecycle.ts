@@ -9,6 +9,7 @@ import {
   SERVER_NAME,
   SERVER_TITLE,
 } from '../context.js';
+import { serverIcons } from '../icons.js';
 import { evaluateTool, visibilityKey } from '../policy.js';
 import {
   clip,
@@ -60,7 +61,7 @@ export function discover(ctx: McpRequestContext): Record<string, unknown> {
   const base = baseCapabilities(surface);
   return discoverResult({
     capabilities: tasksAvailable(surface, ctx) ? { ...base, extensions: { [TASKS_EXTENSION_ID]: {} } } : base,
-    server: serverIdentity(ctx),
+    server: { ...serverIdentity(ctx), icons: serverIcons() },
     instructions: instructionsFor(ctx),
   });
 }
@@ -90,11 +91,13 @@ export function initialize(params: Params, ctx: McpRequestContext): unknown {
     ctx.onError?.(error);
   }
   const version = ctx.serverVersion ?? DEFAULT_SERVER_VERSION;
-  // Implementation.title arrived with 2025-06-18.
+  // Implementation.title arrived with 2025-06-18, Implementation.icons with 2025-11-25.
   const serverInfo =
     negotiated === '2025-03-26'
       ? { name: SERVER_NAME, version }
-      : { name: SERVER_NAME, title: SERVER_TITLE, version };
+      : negotiated === '2025-06-18'
+        ? { name: SERVER_NAME, title: SERVER_TITLE, version }
+        : { name: SERVER_NAME, title: SERVER_TITLE, version, icons: serverIcons() };
   const surface = surfaceOf(ctx);
   const base = baseCapabilities(surface);
   return {
