@@ -41,6 +41,15 @@ const flow = (url: string) => `{:slug :three
              c (flow/step :function :finish {:code (fn [x] {:total (* 2 (:n x))}) :input a})]
          c)}`;
 
+/** A pure step, a durable sleep (the run parks, then a worker resumes it), another pure step. */
+const NAPPER = `{:slug :napper
+ :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
+ :interfaces {:mcp [{:tool-name "nap_between" :invocation :default}]}
+ :flow (let [input (flow/input)
+             a (flow/step :function :before {:code (fn [x] {:ms (:ms x)}) :input input})
+             _ (flow/step :sleep :nap {:duration-ms (:ms a)})]
+         (flow/step :function :after {:code (fn [x] {:slept (:ms x)}) :input a}))}`;
+
 beforeAll(async () => {
   api = await startLoopback(async () => {
     await new Promise((r) => setTimeout(r, SLOW_MS));
@@ -50,6 +59,7 @@ beforeAll(async () => {
   gw = await startTestGateway({ FLOWGATE_WORKER: 'true', FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true' });
   await gw.createWorkspace(WS);
   await installFlow(gw, WS, 'three', flow(api.url));
+  await installFlow(gw, WS, 'napper', NAPPER);
   key = await gw.mintKey(WS, ['workspace.full'], 'progress');
 }, 120_000);
 
@@ -252,5 +262,58 @@ describe('on the wire', () => {
     const againPlain = await call(42, null, 0, 'wire-json');
     expect(again.headers.get('content-type')).toBe('application/json');
     expect(again.text).toBe(againPlain.text);
+  });
+});
+
+describe('across a durable sleep and a hang-up', () => {
+  const napCall = (meta: Record<string, unknown>, signal?: AbortSignal) =>
+    fetch(gw.mcpUrl(WS), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key.apiKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify(
+        rpc('tools/call', {
+          name: 'call_flow_tool',
+          arguments: { flow_slug: 'napper', tool_name: 'nap_between', input: { ms: 1_000 }, wait_ms: 15_000 },
+          _meta: meta,
+        }),
+      ),
+      ...(signal ? { signal } : {}),
+    });
+
+  it('waits through a sleep that ends inside the window, reporting the steps on both sides of it', async () => {
+    const res = await napCall({ progressToken: 'nap' });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const messages = sseMessages(await res.text());
+    expect(messages.slice(0, -1)).toEqual(
+      ['before completed', 'nap completed', 'after completed'].map((message, i) => ({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: 'nap', progress: i + 1, message },
+      })),
+    );
+    const final = messages.at(-1) as { result: { structuredContent: CallOutput } };
+    expect(final.result.structuredContent.run.status).toBe('completed');
+    expect(final.result.structuredContent.result?.value).toEqual({ slept: 1_000 });
+  });
+
+  it('a client that closes the stream ends its wait at once and leaves nothing held', async () => {
+    const client = new AbortController();
+    const res = await napCall({ progressToken: 'gone' }, client.signal);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    // The stream is open (the answer's headers came) while the run sleeps: hang up.
+    client.abort();
+    await res.body?.cancel().catch(() => undefined);
+    const deps = gw.running.deps;
+    const deadline = Date.now() + 5_000;
+    while (deps.mcpWaits.held().total > 0 || deps.runWorkers.pending().waiters > 0) {
+      if (Date.now() > deadline) throw new Error('the wait was not released');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(deps.mcpWaits.held()).toEqual({ total: 0, keys: 0 });
   });
 });
