@@ -227,7 +227,17 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       const result = sse ? await Promise.race([handled, sse.opened.then(() => null)]) : await handled;
       if (sse?.isOpen()) {
         // handleMcpMessage answers every failure itself; the final response is the stream's last event.
-        void handled.then((final) => sse.end(final.body ?? ''));
+        void handled.then(
+          (final) => sse.end(final.body ?? ''),
+          () =>
+            sse.end(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: null,
+                error: { code: -32603, message: 'Internal error' },
+              }),
+            ),
+        );
         return c.body(sse.body, 200, { ...SSE_HEADERS });
       }
       if (result === null) throw new Error('unreachable: no stream was offered');
