@@ -175,6 +175,14 @@ describe('the worker', () => {
         'step_completed',
         'run_completed',
       ]);
+      // What a progress stream reads: the step's end, ids and status only; nothing from another workspace.
+      const ended = events?.find((e) => e.type === 'step_completed');
+      expect(await ws.runs.stepEnds(run.id, { limit: 10, afterId: null })).toEqual([
+        { eventId: ended?.id, stepId: 'double', status: 'completed' },
+      ]);
+      expect(await ws.runs.stepEnds(run.id, { limit: 10, afterId: ended?.id ?? 0 })).toEqual([]);
+      const other = workspaceFor(() => w, 'ws-elsewhere');
+      expect(await other.runs.stepEnds(run.id, { limit: 10, afterId: null })).toEqual([]);
     } finally {
       await w.stop();
     }

@@ -7,6 +7,7 @@ import type { Workspace } from '@flowgate/workspace';
 import type { CursorCodec } from './cursor.js';
 import type { Narrowing } from './narrowing.js';
 import type { WorkspacePolicy } from './policy.js';
+import type { CallProgress } from './progress.js';
 import type { ProtocolVersion } from './protocol.js';
 import type { Blocker } from './schemas.js';
 import type { McpSurface } from './surface.js';
@@ -62,6 +63,12 @@ export interface McpAuditEntry {
   protocolVersion: ProtocolVersion;
 }
 
+/** One request's answer as an SSE stream (progress.ts): notifications go out first, the final response ends it. */
+export interface McpResponseStream {
+  /** Writes one serialised JSON-RPC notification; false once the client has gone (then nothing more is sent). */
+  send(json: string): boolean;
+}
+
 export interface McpRequestContext {
   workspaceId: string;
   principal: McpPrincipal;
@@ -102,6 +109,12 @@ export interface McpRequestContext {
   waits?: WaitGate;
   /** Aborts when the client goes away: a parked wait then ends at once and releases what it held. */
   signal?: AbortSignal;
+  /**
+   * Opens this request's answer as an SSE stream; the final response then goes out as its last event. Given by the
+   * transport only for a single request (never a batch) whose Accept allows `text/event-stream`; absent, every answer
+   * is JSON. Only a tools/call that waits on a run with a progress token opens it.
+   */
+  openStream?: () => McpResponseStream;
   /** Unexpected errors (answered as -32603 without details) for the gateway's log. */
   onError?: (error: unknown) => void;
 }
@@ -121,6 +134,8 @@ export interface ToolContext {
    * call's audit row never keeps their values. Absent outside a tools/call.
    */
   readonly secretArgs?: { note(names: readonly string[], under: string | null): void };
+  /** A tools/call's progress token and stream opener, when it has both (progress.ts); absent otherwise. */
+  readonly progress?: CallProgress;
 }
 
 /** Whether the caller may see installed public flows. */

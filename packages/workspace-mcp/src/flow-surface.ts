@@ -12,6 +12,7 @@ import { isTrusted, type OpenFlow, type RunRecord, type RunResult, trustFor } fr
 import { z } from 'zod';
 import { TOOL_NAMES } from './catalog.js';
 import { includeInstalled, type ToolContext } from './context.js';
+import { waitForRun } from './progress.js';
 import { publishOutputSchema } from './published-schema.js';
 import { requireRun, resultView, resultViewSchema, runLinks, runView, runViewSchema } from './run-outputs.js';
 import { type McpSurface, surfaceOf } from './surface.js';
@@ -124,12 +125,7 @@ function directTool(
       // Every call waits: the slot is taken before the start, so a refusal starts nothing.
       withWaitSlot(ctx.request, async () => {
         const started = await start(args, ctx, true);
-        const waited = await ctx.workspace.runs.wait(
-          started.run.id,
-          FLOW_TOOL_WAIT_MS,
-          started.run,
-          ctx.request.signal,
-        );
+        const waited = await waitForRun(ctx, started.run.id, FLOW_TOOL_WAIT_MS, started.run);
         const run = waited?.run ?? (await requireRun(ctx.workspace, started.run.id));
         return outcomeFor(run, started.created, waited?.result ?? null);
       }),

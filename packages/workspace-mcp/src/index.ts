@@ -5,13 +5,14 @@
  * parses headers and opens the caller's `Workspace`; everything else happens here.
  */
 export { CATALOG, TOOL_NAMES } from './catalog.js';
-export type { ClientInfo, McpAuditEntry, McpRequestContext } from './context.js';
+export type { ClientInfo, McpAuditEntry, McpRequestContext, McpResponseStream } from './context.js';
 export { principalFromAccess, SERVER_TITLE } from './context.js';
 export { handleMcpMessage } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
 export { type Icon, SERVER_ICON_SVG, serverIcons } from './icons.js';
 export { narrowingHeadersFrom, parseNarrowingHeaders } from './narrowing.js';
 export { evaluateTool, OPEN_WORKSPACE_POLICY } from './policy.js';
+export { MAX_PROGRESS_NOTIFICATIONS, PROGRESS_POLL_MS } from './progress.js';
 export { AVAILABLE_PROMPTS, PROMPTS } from './prompts.js';
 export type { McpHttpResult } from './protocol.js';
 export {

@@ -22,6 +22,7 @@ import type { Context } from 'hono';
 import type { GatewayDeps, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
 import { createClientTokens } from './client-token.js';
+import { createSseAnswer, SSE_HEADERS } from './sse.js';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
@@ -162,7 +163,10 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       let initialized: { clientInfo: ClientInfo | null; negotiatedVersion: string } | null = null;
       const policy = c.get('policy');
       const requestId = c.get('requestId');
-      const result = await handleMcpMessage(body, {
+      // A single request may be answered as an SSE stream (a waiting tools/call with a progress token opens it); a
+      // batch is always answered as one JSON array.
+      const sse = Array.isArray(body) ? null : createSseAnswer({ signal: c.req.raw.signal });
+      const handled = handleMcpMessage(body, {
         workspaceId: access.workspaceId,
         principal,
         capabilities: access.capabilities,
@@ -187,6 +191,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         waits: deps.mcpWaits,
         // A client that hangs up ends its parked wait at once (its timer, listener and slot are released).
         signal: c.req.raw.signal,
+        ...(sse ? { openStream: sse.open } : {}),
         audit: (entry: McpAuditEntry) =>
           deps.audit.record({
             workspaceId: access.workspaceId,
@@ -218,6 +223,24 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
             'mcp handler failed',
           ),
       });
+      // Whichever comes first: the whole answer (JSON, exactly as without streaming) or the stream being opened.
+      const result = sse ? await Promise.race([handled, sse.opened.then(() => null)]) : await handled;
+      if (sse?.isOpen()) {
+        // handleMcpMessage answers every failure itself; the final response is the stream's last event.
+        void handled.then(
+          (final) => sse.end(final.body ?? ''),
+          () =>
+            sse.end(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: null,
+                error: { code: -32603, message: 'Internal error' },
+              }),
+            ),
+        );
+        return c.body(sse.body, 200, { ...SSE_HEADERS });
+      }
+      if (result === null) throw new Error('unreachable: no stream was offered');
       const answered = initialized as { clientInfo: ClientInfo | null; negotiatedVersion: string } | null;
       // Only a name the client gave at initialize is worth carrying; the User-Agent comes with every request anyway.
       const named = answered?.clientInfo;

@@ -1,6 +1,6 @@
 import { LIVE_RUN_STATUSES, type RunStatus } from '@flowgate/core';
 import { currentTraceparent, recordRunStarted } from '@flowgate/telemetry';
-import { and, asc, desc, eq, gt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { runEvents, runSlots, runSteps, runs } from '../schema.js';
 
@@ -217,6 +217,27 @@ export async function listRunEvents(
   if (page.stepId !== undefined) conds.push(eq(runEvents.stepId, page.stepId));
   return db
     .select()
+    .from(runEvents)
+    .where(and(...conds))
+    .orderBy(asc(runEvents.id))
+    .limit(page.limit);
+}
+
+/** Step ends (`step_completed`, `step_failed`) after `afterId`, oldest first: ids and statuses only, never detail. */
+export async function listRunStepEnds(
+  db: Database,
+  workspaceId: string,
+  runId: string,
+  page: { limit: number; afterId: number | null },
+): Promise<Array<{ id: number; stepId: string | null; status: string | null }>> {
+  const conds = [
+    eq(runEvents.workspaceId, workspaceId),
+    eq(runEvents.runId, runId),
+    inArray(runEvents.type, ['step_completed', 'step_failed']),
+  ];
+  if (page.afterId !== null) conds.push(gt(runEvents.id, page.afterId));
+  return db
+    .select({ id: runEvents.id, stepId: runEvents.stepId, status: runEvents.status })
     .from(runEvents)
     .where(and(...conds))
     .orderBy(asc(runEvents.id))

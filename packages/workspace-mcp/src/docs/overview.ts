@@ -25,7 +25,9 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
    paths, and nothing runs. The answer carries the run (\`runId\`, \`status\`) and \`resource_link\`s to
    \`flowgate://runs/{run_id}\` and \`flowgate://runs/{run_id}/result\`. With \`wait_ms\` (up to 20 s) it waits, also
    through a sleep that ends in time, and returns the result inline when the run finished in time (large results as a
-   preview with the result URI). Too many waits at once answer \`too_many_waits\`: poll \`get_run_status\` instead. Pass an
+   preview with the result URI). Send \`_meta.progressToken\` with the call and the answer streams (SSE) a
+   \`notifications/progress\` as each step ends (\`progress\` = steps done, \`message\` = "<step id> <status>"), then
+   the result. Too many waits at once answer \`too_many_waits\`: poll \`get_run_status\` instead. Pass an
    \`idempotency_key\` when you may retry: the same key returns the same run. Runs have side effects: ask first.
 6. \`get_run_status\` — poll until the status is final (\`completed\`, \`failed\`, \`cancelled\`, \`timed-out\`);
    \`waiting\` means a durable sleep. \`include_events\` and \`include_result\` add the events and the result.
@@ -36,7 +38,8 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
    \`include_step_results\`) a preview of its result; the \`debug_failed_run\` prompt walks through it.
 
 Each flow also has its own MCP endpoint, \`/api/workspaces/{workspace_id}/flows/{slug}/mcp\`, whose tools are that
-flow's interfaces (called directly with their input; each call waits up to 10 s for the result) plus
+flow's interfaces (called directly with their input; each call waits up to 10 s for the result, with progress as
+above) plus
 \`get_run_status\` and \`inspect_run_step\`.
 
 Installed public flows appear only with the \`installations.read\` capability; pass their \`installation_id\` to
@@ -67,8 +70,9 @@ small, fixed set of intent-shaped tools — not one tool per flow — plus these
   \`_meta\` with \`io.modelcontextprotocol/protocolVersion\` and \`io.modelcontextprotocol/clientCapabilities\`, plus the
   \`MCP-Protocol-Version\`, \`Mcp-Method\` and (tools/call, prompts/get, resources/read) \`Mcp-Name\` headers;
   \`server/discover\` lists what is served.
-- Capabilities: tools, resources, prompts. Nothing is pushed (no listChanged, no subscriptions): lists change only
-  when your token, narrowing or the workspace policy changes, so list again after changing them.
+- Capabilities: tools, resources, prompts. Nothing is pushed outside a request (no listChanged, no subscriptions):
+  lists change only when your token, narrowing or the workspace policy changes, so list again after changing them.
+  Within a request, a waiting tool call with \`_meta.progressToken\` streams progress notifications before its result.
 
 ## First steps
 

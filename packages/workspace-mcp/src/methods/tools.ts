@@ -12,6 +12,7 @@ import { paginate } from '../cursor.js';
 import { guideDescriptions } from '../guidance.js';
 import { type Narrowing, parseNarrowingParams } from '../narrowing.js';
 import { describeBlockers, evaluateTool, visibilityKey } from '../policy.js';
+import { withCallProgress } from '../progress.js';
 import { adaptContentForVersion, clip, invalidParams, isJsonObject } from '../protocol.js';
 import {
   type CallToolResult,
@@ -255,7 +256,10 @@ async function callTool(params: Params, scope: Scope, call: AuditedCall): Promis
   // A task-augmented call is the task's creation: its own kind, with the run it started.
   if (asTask) call.kind = 'tasks/create';
   const verdict: CallVerdict = evaluation.visible
-    ? await traceToolExecution(tool.name, () => runTool(tool, args, scope, asTask))
+    ? await traceToolExecution(tool.name, () =>
+        // A task answers at once: only a call that waits may stream progress.
+        runTool(tool, args, asTask ? scope : withCallProgress(scope, params), asTask),
+      )
     : {
         result: blockedResult(tool.name, evaluation.blockers),
         outcome: 'blocked',

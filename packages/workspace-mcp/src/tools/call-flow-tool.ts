@@ -5,6 +5,7 @@ import { flowSlugArg, installationIdArg, targetArg, toolNameArg } from '../args.
 import type { ToolContext } from '../context.js';
 import { includeInstalled } from '../context.js';
 import { LIMITS } from '../limits.js';
+import { waitForRun } from '../progress.js';
 import { resultView, resultViewSchema, runLinks, runView, runViewSchema } from '../run-outputs.js';
 import { defineTool, ToolFailure, type ToolOutcome, textArg } from '../tool.js';
 import { runResultUri } from '../uris.js';
@@ -122,12 +123,7 @@ export const callFlowToolTool = defineTool({
     // The slot is taken before the start: a caller over its bound is refused with nothing started.
     return await withWaitSlot(ctx.request, async () => {
       const started = await startRun(args, ctx, true);
-      const waited = await ctx.workspace.runs.wait(
-        started.run.id,
-        args.wait_ms,
-        started.run,
-        ctx.request.signal,
-      );
+      const waited = await waitForRun(ctx, started.run.id, args.wait_ms, started.run);
       return outcomeFor(waited?.run ?? started.run, started.created, waited?.result ?? null);
     });
   }

@@ -109,6 +109,15 @@ export interface RunUseCases {
     options: { limit: number; afterId: number | null; stepId: string | null },
   ): Promise<RunEventRecord[] | null>;
   result(runId: string): Promise<RunResult | null>;
+  /**
+   * Steps that ended (completed or failed) after event `afterId`, in the order their events were written: the event
+   * id, step id and status only, never a step's data — what a caller following the run is told (progress.ts of the
+   * MCP surface). Empty for a run that does not exist here.
+   */
+  stepEnds(
+    runId: string,
+    options: { limit: number; afterId: number | null },
+  ): Promise<Array<{ eventId: number; stepId: string; status: 'completed' | 'failed' }>>;
   /** Null when the run does not exist here; a finished run comes back unchanged. */
   cancel(runId: string): Promise<RunRecord | null>;
   /**
@@ -483,6 +492,17 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
     async result(runId) {
       const row = await own(runId);
       return row ? resultOf(row) : null;
+    },
+
+    async stepEnds(runId, { limit, afterId }) {
+      if (!RUN_ID.test(runId)) return [];
+      // Scoped by workspace in the statement itself: another workspace's run id reads nothing.
+      const rows = await repos.listRunStepEnds(db, workspaceId, runId, { limit, afterId });
+      return rows.flatMap((e) =>
+        e.stepId !== null && (e.status === 'completed' || e.status === 'failed')
+          ? [{ eventId: e.id, stepId: e.stepId, status: e.status }]
+          : [],
+      );
     },
 
     async wait(runId, timeoutMs, after, signal) {
