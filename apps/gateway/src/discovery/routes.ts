@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import { etag, RETAINED_304_HEADERS } from 'hono/etag';
 import type { RouteInstaller } from '../app.js';
-import { AI_CATALOG_MEDIA_TYPE, buildAiCatalog } from './documents.js';
+import { AI_CATALOG_MEDIA_TYPE, buildAiCatalog } from './ai-catalog.js';
 import { installProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN } from './protected-resource.js';
 // Imported as a module, not read from disk, so every runtime (and the bundle) carries it.
 import generatedCard from './server-card.json' with { type: 'json' };
