@@ -325,6 +325,26 @@ describe('the wire of an approval (raw 2026-07-28 requests)', () => {
       }),
     );
     expect(approved.result).toMatchObject({ resultType: 'complete', structuredContent: { version: 1 } });
+
+    // The same accepted retry again is refused: the approved release has happened since.
+    const replayed = asRpc(
+      await call({
+        arguments: args,
+        requestState: state,
+        inputResponses: accept,
+        _meta: meta({ elicitation: {} }),
+      }),
+    );
+    expect(replayed.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: 'approval_stale',
+          message:
+            'A release happened since this was approved (then: live none, latest none; now: live 1, latest 1); nothing was done. Call release_flow again to be asked anew.',
+        },
+      },
+    });
   });
 
   it('serves a 2026 client without form elicitation exactly as before', async () => {

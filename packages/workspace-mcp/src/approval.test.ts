@@ -26,6 +26,7 @@ const binding = (over: Partial<StateBinding> = {}): StateBinding => ({
   tool: 'release_flow',
   args: { flow_slug: 'enrich', release_note: 'v2' },
   textSha256: HASH,
+  standing: 'live 1, latest 1',
   ...over,
 });
 
@@ -86,6 +87,14 @@ describe('approval state sealing', () => {
       expect(openApprovalState(KEY, state, other, T0)).toEqual({ ok: false, reason: 'foreign' });
   });
 
+  it('reports a release made since (a replayed approval) with what stood then', () => {
+    expect(openApprovalState(KEY, state, binding({ standing: 'live 2, latest 2' }), T0)).toEqual({
+      ok: false,
+      reason: 'moved',
+      approvedStanding: 'live 1, latest 1',
+    });
+  });
+
   it('reports a changed definition with the sha256 that was approved', () => {
     expect(openApprovalState(KEY, state, binding({ textSha256: 'b'.repeat(64) }), T0)).toEqual({
       ok: false,
@@ -115,6 +124,7 @@ describe('ApprovalGate', () => {
     tool: 'release_flow',
     args: { flow_slug: 'enrich' },
     textSha256: HASH,
+    standing: 'live 1, latest 1',
     message: 'Release flow enrich: the draft becomes version 2',
     title: 'Release enrich as version 2',
   };
@@ -168,7 +178,7 @@ describe('ApprovalGate', () => {
       },
       requestState: asked.requestState,
     });
-    expect(openApprovalState(KEY, asked.requestState, { ...binding(), args: subject.args }, T0)).toEqual({
+    expect(openApprovalState(KEY, asked.requestState, binding({ args: subject.args }), T0)).toEqual({
       ok: true,
     });
   });
@@ -248,5 +258,14 @@ describe('ApprovalGate', () => {
     const f = failure(stale, { ...subject, textSha256: 'c'.repeat(64) });
     expect(f.code).toBe('approval_stale');
     expect(f.details).toEqual({ approvedSha256: HASH, currentSha256: 'c'.repeat(64) });
+
+    const replayed = gate(true);
+    replayed.receive({ requestState, inputResponses: accept });
+    const moved = failure(replayed, { ...subject, standing: 'live 2, latest 2' });
+    expect({ code: moved.code, message: moved.message }).toEqual({
+      code: 'approval_stale',
+      message:
+        'A release happened since this was approved (then: live 1, latest 1; now: live 2, latest 2); nothing was done. Call release_flow again to be asked anew.',
+    });
   });
 });

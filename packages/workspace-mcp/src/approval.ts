@@ -43,6 +43,11 @@ export interface ApprovalSubject {
   args: unknown;
   /** The definition text that will go live: a different text at retry time is a changed draft. */
   textSha256: string;
+  /**
+   * Where things stood when the user was asked (release_flow: the live and latest versions, `live 3, latest 3`): a
+   * release made since — the approved one included — refuses the state, so a replayed accept does nothing.
+   */
+  standing: string;
   /** Shown to the user: exactly what will happen. */
   message: string;
   /** The checkbox label. */
@@ -97,11 +102,14 @@ export interface StateBinding {
   tool: string;
   args: unknown;
   textSha256: string;
+  standing: string;
 }
 
 export type OpenedState =
   | { ok: true }
-  | { ok: false; reason: 'invalid' | 'expired' | 'foreign' | 'changed'; approvedSha256?: string };
+  | { ok: false; reason: 'invalid' | 'expired' | 'foreign' }
+  | { ok: false; reason: 'changed'; approvedSha256: string }
+  | { ok: false; reason: 'moved'; approvedStanding: string };
 
 const StatePayload = z.strictObject({
   v: z.literal(STATE_VERSION),
@@ -110,6 +118,7 @@ const StatePayload = z.strictObject({
   t: z.string(),
   a: z.string(),
   h: z.string(),
+  s: z.string(),
   x: z.number().int(),
 });
 
@@ -151,6 +160,7 @@ export function sealApprovalState(key: Uint8Array, binding: StateBinding, now: n
         t: binding.tool,
         a: argsDigest(binding.args),
         h: binding.textSha256,
+        s: binding.standing,
         x: now + APPROVAL_TTL_MS,
       }),
     ),
@@ -160,8 +170,8 @@ export function sealApprovalState(key: Uint8Array, binding: StateBinding, now: n
 
 /**
  * Opens a state presented on a retry. Checked in this order: the seal (`invalid`), the expiry (`expired`), the
- * request it was issued for — workspace, principal, tool and arguments (`foreign`) — and last the definition text
- * (`changed`, with the sha256 that was approved).
+ * request it was issued for — workspace, principal, tool and arguments (`foreign`) — then the definition text
+ * (`changed`, with the sha256 that was approved) and last what stood then (`moved`: a release happened since).
  */
 export function openApprovalState(
   key: Uint8Array,
@@ -194,6 +204,7 @@ export function openApprovalState(
   )
     return { ok: false, reason: 'foreign' };
   if (parsed.h !== expected.textSha256) return { ok: false, reason: 'changed', approvedSha256: parsed.h };
+  if (parsed.s !== expected.standing) return { ok: false, reason: 'moved', approvedStanding: parsed.s };
   return { ok: true };
 }
 
@@ -253,6 +264,7 @@ export class ApprovalGate {
       tool: subject.tool,
       args: subject.args,
       textSha256: subject.textSha256,
+      standing: subject.standing,
     };
     // A state is only ever sent with a form, so a retry without one (or without its answer) is asked again.
     const { requestState, inputResponses } = this.retry;
@@ -330,7 +342,13 @@ function stateFailure(subject: ApprovalSubject, opened: Exclude<OpenedState, { o
       return new ToolFailure(
         'approval_stale',
         `The definition changed since it was approved (approved sha256 ${opened.approvedSha256}, now ${subject.textSha256}); nothing was done. ${again}`,
-        { approvedSha256: opened.approvedSha256 ?? null, currentSha256: subject.textSha256 },
+        { approvedSha256: opened.approvedSha256, currentSha256: subject.textSha256 },
+      );
+    case 'moved':
+      return new ToolFailure(
+        'approval_stale',
+        `A release happened since this was approved (then: ${opened.approvedStanding}; now: ${subject.standing}); nothing was done. ${again}`,
+        { approvedStanding: opened.approvedStanding, currentStanding: subject.standing },
       );
     case 'foreign':
       return new ToolFailure(

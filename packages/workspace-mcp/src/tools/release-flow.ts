@@ -165,6 +165,7 @@ async function approvalSubject(
     tool: 'release_flow',
     args,
     textSha256: candidate.literalSha256,
+    standing: `live ${flow.liveVersion ?? 'none'}, latest ${flow.latestVersion ?? 'none'}`,
     message: lines.join('\n'),
     title: `Release ${flow.slug} as version ${version}`,
   };
