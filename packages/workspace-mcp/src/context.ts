@@ -4,6 +4,7 @@
  */
 import type { Capability, WorkspaceAccess } from '@flowgate/auth';
 import type { Workspace } from '@flowgate/workspace';
+import type { ApprovalGate } from './approval.js';
 import type { CursorCodec } from './cursor.js';
 import type { Narrowing } from './narrowing.js';
 import type { WorkspacePolicy } from './policy.js';
@@ -136,6 +137,8 @@ export interface ToolContext {
   readonly secretArgs?: { note(names: readonly string[], under: string | null): void };
   /** A tools/call's progress token and stream opener, when it has both (progress.ts); absent otherwise. */
   readonly progress?: CallProgress;
+  /** Asks the user to approve what the tool is about to do, where the client can be asked; absent outside tools/call. */
+  readonly approval?: ApprovalGate;
 }
 
 /** Whether the caller may see installed public flows. */

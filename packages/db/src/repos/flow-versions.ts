@@ -3,6 +3,7 @@ import type { FlowModel } from '@flowgate/flows';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { Database, Executor } from '../client.js';
 import { flows, flowVersions } from '../schema.js';
+import { literalSha256 } from './flow-digests.js';
 import { lockFlow } from './flow-lock.js';
 import { type FlowLimits, MAX_VERSIONS_PER_FLOW } from './flows.js';
 import { newVersionColumns, replaceToolRows } from './search-projection.js';
@@ -116,6 +117,11 @@ export async function releaseFlow(
      * under the row lock: a draft or flow that changed since the check is refused with `conflict`, nothing released.
      */
     expectedPublic?: boolean | undefined;
+    /**
+     * The sha256 of the definition text the caller had approved (the draft's, or the version's): enforced under the row
+     * lock, so a draft saved after the approval is refused with `conflict` and nothing is released.
+     */
+    expectedLiteralSha256?: string | undefined;
     limits?: FlowLimits | undefined;
   } = {},
 ): Promise<ReleaseResult> {
@@ -142,6 +148,18 @@ export async function releaseFlow(
         );
       }
     };
+    const assertLiteral = (literal: string) => {
+      const expected = options.expectedLiteralSha256;
+      if (expected === undefined) return;
+      const actual = literalSha256(literal);
+      if (actual !== expected) {
+        throw new AppError(
+          'conflict',
+          `flow ${slug}: the definition to release changed since it was approved (approved sha256 ${expected}, ` +
+            `now ${actual}); nothing was released`,
+        );
+      }
+    };
     const versionRow = async (n: number) =>
       (
         await tx
@@ -165,12 +183,14 @@ export async function releaseFlow(
       if (!row) throw new AppError('not_found', `flow ${slug} has no version ${options.version}`);
       version = row.version;
       model = row.model as FlowModel;
+      assertLiteral(row.literal);
       assertVisibility(model);
       releaseNote = row.releaseNote;
     } else {
       if (flow.draftLiteral === null || flow.draftModel === null) {
         throw new AppError('invalid_request', `flow ${slug} has no draft to release`);
       }
+      assertLiteral(flow.draftLiteral);
       const latest = flow.latestVersion === null ? undefined : await versionRow(flow.latestVersion);
       if (latest && latest.literal === flow.draftLiteral) {
         version = latest.version;

@@ -214,6 +214,35 @@ describe('guards inside the release and draft transactions', () => {
     expect([flow?.liveVersion, flow?.latestVersion, flow?.isPublic]).toEqual([1, 1, false]);
   });
 
+  it('enforces an approved definition text under the row lock: a draft saved since releases nothing', async () => {
+    await repos.createWorkspace(h.db, { id: 'ws-approve', name: 'ws-approve' });
+    const first = testFlowDraft({ slug: 'approved' });
+    await repos.saveDraft(h.db, 'ws-approve', first);
+    const approved = repos.literalSha256(first.literal);
+    const edited = testFlowDraft({ slug: 'approved', comment: 'edited after approval' });
+    await repos.saveDraft(h.db, 'ws-approve', edited);
+    await expect(
+      repos.releaseFlow(h.db, 'ws-approve', 'approved', { expectedLiteralSha256: approved }),
+    ).rejects.toMatchObject({
+      code: 'conflict',
+      message: `flow approved: the definition to release changed since it was approved (approved sha256 ${approved}, now ${repos.literalSha256(edited.literal)}); nothing was released`,
+    });
+    expect((await repos.getFlow(h.db, 'ws-approve', 'approved'))?.latestVersion).toBeNull();
+    const current = repos.literalSha256(edited.literal);
+    expect(
+      await repos.releaseFlow(h.db, 'ws-approve', 'approved', { expectedLiteralSha256: current }),
+    ).toMatchObject({ version: 1, created: true });
+    // A rollback is bound to the version's own text.
+    await repos.saveDraft(h.db, 'ws-approve', first);
+    await repos.releaseFlow(h.db, 'ws-approve', 'approved');
+    await expect(
+      repos.releaseFlow(h.db, 'ws-approve', 'approved', { version: 1, expectedLiteralSha256: approved }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+    expect(
+      await repos.releaseFlow(h.db, 'ws-approve', 'approved', { version: 1, expectedLiteralSha256: current }),
+    ).toMatchObject({ version: 1, created: false, previousLiveVersion: 2 });
+  });
+
   it('reports the note a release stored: a new version keeps it, a rollback reports the version its own', async () => {
     await repos.saveDraft(h.db, 'ws-guard', testFlowDraft({ slug: 'notes' }));
     expect(await repos.releaseFlow(h.db, 'ws-guard', 'notes', { releaseNote: 'first' })).toMatchObject({

@@ -35,8 +35,11 @@ ${served}
    edit before asking for a release.
 7. **Release** with \`release_flow\` only after the user approves the flow, the version and the release note. Without
    \`version\` the draft becomes the next immutable version and goes live; with \`version\` an existing version goes live
-   again (a rollback). The answer's \`readiness\` lists problems of what now runs live as warnings (the release is made
-   anyway): report them to the user. Then pull \`get_flow_definition\` with \`source: "live"\` to confirm.
+   again (a rollback). A client that can show forms (2026-07-28 \`elicitation\`) is asked by the server itself: the
+   user sees the flow, the version, the definition's sha256 and the readiness, and only their accept releases that
+   exact text (see tool-safety). The answer's \`readiness\` lists problems of what now runs live as warnings (the
+   release is made anyway): report them to the user. Then pull \`get_flow_definition\` with \`source: "live"\` to
+   confirm.
 
 The same data is readable as resources: \`flowgate://flows/{slug}\`, \`flowgate://flows/{slug}/definition/{source}\`,
 \`flowgate://flows/{slug}/versions/{version}/definition\` and \`flowgate://flows/{slug}/mcp-tools/{tool_name}\` (append

@@ -2,6 +2,7 @@
  * What every method handler receives: the request's parameters and its scope (the tool context plus what the
  * protocol revision decided for this request), and the shape a handler has.
  */
+import { ApprovalGate, approvalStateKey, declaresFormElicitation } from '../approval.js';
 import type { SecretArgPaths } from '../audit-preview.js';
 import { CATALOG_TOOLS } from '../catalog.js';
 import {
@@ -34,6 +35,8 @@ export interface Scope extends ToolContext {
     note(names: readonly string[], under: string | null): void;
     readonly paths: SecretArgPaths[];
   };
+  /** The user's approval of a tools/call (approval.ts): asked for by the tool, recorded in the call's audit row. */
+  readonly approval: ApprovalGate;
 }
 
 /** A method result that is already serialised JSON. */
@@ -69,7 +72,19 @@ export function makeScope(
   let taskIds: CursorCodec | undefined;
   let cursors: CursorCodec | undefined;
   const secretPaths: SecretArgPaths[] = [];
+  let approvalKey: Uint8Array | undefined;
+  const approval = new ApprovalGate({
+    workspaceId: ctx.workspaceId,
+    principal: ctx.principal,
+    // Multi round-trip requests exist from 2026-07-28 on; a 2025-era client is never asked.
+    canElicit: version === MODERN_PROTOCOL_VERSION && declaresFormElicitation(envelope?.clientCapabilities),
+    key: () => {
+      approvalKey ??= approvalStateKey(ctx.cursorKey);
+      return approvalKey;
+    },
+  });
   return {
+    approval,
     tasks,
     secretArgs: { note: (names, under) => secretPaths.push({ under, names }), paths: secretPaths },
     get taskIds() {

@@ -5,6 +5,7 @@
  */
 import { isAppError } from '@flowgate/core';
 import { closest } from '@flowgate/flows';
+import { InputRequired } from '../approval.js';
 import { argumentIssues } from '../args.js';
 import { auditPreview, auditText, maskSecretInputs } from '../audit-preview.js';
 import type { McpAuditEntry } from '../context.js';
@@ -150,6 +151,16 @@ async function runTool(
     if (asTask && tool.task) return await createTask(tool, parsed.data, scope);
     outcome = await tool.handler(parsed.data, scope);
   } catch (error) {
+    // The tool asks the user first (2026-07-28 multi round-trip): nothing was done, the client retries.
+    if (error instanceof InputRequired)
+      return {
+        result: error.toResult(),
+        outcome: 'ok',
+        errorCode: null,
+        blockers: null,
+        runId: null,
+        resourceUris: [],
+      };
     const verdict = expectedFailure(tool, error, scope);
     if (verdict) return verdict;
     throw error;
@@ -228,7 +239,11 @@ function toolCallSubject(params: Params, scope: Scope): CallSubject {
     // Secret-typed flow inputs go first, whatever their names: key-name redaction alone would keep `pw`.
     arguments: () => {
       const masked = maskSecretInputs(args, scope.secretArgs.paths);
-      return auditPreview(masked.args, masked.knownSecrets);
+      const preview = auditPreview(masked.args, masked.knownSecrets);
+      // Who approved a change (or that approval was asked for) is part of what the row records.
+      const approval = scope.approval.auditNote();
+      if (approval === null) return preview;
+      return isJsonObject(preview) ? { ...preview, approval } : { arguments: preview, approval };
     },
   };
 }
@@ -250,6 +265,7 @@ async function callTool(params: Params, scope: Scope, call: AuditedCall): Promis
       ),
     );
   }
+  scope.approval.receive(params);
   const evaluation = evaluateTool(tool, scope.request);
   // A tool without task support is answered as usual (it never advertised `execution.taskSupport`).
   const asTask = wantsTask(params, scope) && tool.task !== undefined;

@@ -1,5 +1,7 @@
 import { AppError } from '@flowgate/core';
+import type { FlowDefinitionRecord, OpenFlow } from '@flowgate/workspace';
 import { z } from 'zod';
+import type { ApprovalSubject } from '../approval.js';
 import { flowSlugArg, versionArg } from '../args.js';
 import { LIMITS } from '../limits.js';
 import { readinessOutput } from '../readiness-output.js';
@@ -83,13 +85,18 @@ export const releaseFlowTool = defineTool({
         'changing :discover visibility is done by an operator with `flowgate flows release`, not through MCP',
     );
   }
+  // A client that can show a form is asked here, by the server itself; others rely on their host (annotations).
+  const approved = ctx.approval?.canElicit
+    ? ctx.approval.confirm(await approvalSubject(open, candidate, args))
+    : null;
   // The checks above word the common refusals for agents; the release repeats them and enforces the visibility
-  // under its row lock, so a draft changed since is refused (no check-then-write gap).
+  // (and an approved text) under its row lock, so a draft changed since is refused (no check-then-write gap).
   const released = await flows.release({
     slug: flow.slug,
     version: args.version ?? null,
     releaseNote: args.release_note ?? null,
     keepVisibility: true,
+    expectedLiteralSha256: approved?.textSha256 ?? null,
   });
   const resourceUri = flowVersionUri(flow.slug, released.version);
   const after = await flows.open({ slug: flow.slug, installationId: null, includeInstalled: false });
@@ -119,3 +126,47 @@ export const releaseFlowTool = defineTool({
     resourceUris: [resourceUri],
   };
 });
+
+/**
+ * What the approval form shows: the flow, the version it becomes (or the version pointed to again), the definition
+ * text's sha256 and the readiness the live target will have, all computed without changing anything.
+ */
+async function approvalSubject(
+  open: OpenFlow,
+  candidate: FlowDefinitionRecord,
+  args: { flow_slug: string; version?: number | undefined; release_note?: string | undefined },
+): Promise<ApprovalSubject> {
+  const flow = open.record;
+  let version: number;
+  let what: string;
+  if (candidate.version !== null) {
+    version = candidate.version;
+    what = `version ${version} (an existing version) goes live again`;
+  } else {
+    // A draft identical to the latest version reuses it; otherwise it becomes the next version.
+    const latest =
+      flow.latestVersion === null ? null : await open.definition({ version: flow.latestVersion });
+    const reused = latest !== null && latest.literalSha256 === candidate.literalSha256;
+    version = reused ? (flow.latestVersion as number) : (flow.latestVersion ?? 0) + 1;
+    what = reused
+      ? `the draft is identical to version ${version}, which goes live`
+      : `the draft becomes version ${version} and goes live`;
+  }
+  const readiness = await open.readinessIfLive(candidate, version);
+  const problems = readiness.checks.filter((c) => c.status === 'fail' || c.status === 'warn').length;
+  const live = flow.liveVersion === null ? 'no version is live yet' : `live now: version ${flow.liveVersion}`;
+  const lines = [
+    `Release flow ${flow.slug}: ${what} for every caller (${live}).`,
+    `Definition sha256: ${candidate.literalSha256}`,
+    `Readiness after release: ${readiness.ready ? 'ready' : 'NOT ready'}, ${problems} problem(s).`,
+  ];
+  if (args.release_note !== undefined) lines.push(`Release note: ${args.release_note}`);
+  return {
+    tool: 'release_flow',
+    args,
+    textSha256: candidate.literalSha256,
+    standing: `live ${flow.liveVersion ?? 'none'}, latest ${flow.latestVersion ?? 'none'}`,
+    message: lines.join('\n'),
+    title: `Release ${flow.slug} as version ${version}`,
+  };
+}

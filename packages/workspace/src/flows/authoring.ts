@@ -102,7 +102,14 @@ export interface ReleaseOutcome {
  */
 export async function release(
   ctx: UseCaseContext,
-  input: { slug: string; version: number | null; releaseNote: string | null; keepVisibility: boolean },
+  input: {
+    slug: string;
+    version: number | null;
+    releaseNote: string | null;
+    keepVisibility: boolean;
+    /** The approved definition text's sha256: a different text under the release's row lock releases nothing. */
+    expectedLiteralSha256?: string | null;
+  },
 ): Promise<ReleaseOutcome> {
   const flow = await repos.getFlow(ctx.db, ctx.workspaceId, input.slug);
   if (!flow) throw new AppError('not_found', `No flow ${input.slug} in this workspace`);
@@ -138,6 +145,7 @@ export async function release(
     version: input.version ?? undefined,
     releaseNote: input.releaseNote ?? undefined,
     expectedPublic,
+    expectedLiteralSha256: input.expectedLiteralSha256 ?? undefined,
   });
   return {
     flowSlug: released.flowSlug,

@@ -32,6 +32,11 @@ export interface OpenFlow {
   /** The bindings a run of an own flow's target uses (a draft's own, else live, per slot), or an installation's. Sorted by slot. */
   slotBindings(target: 'live' | 'draft'): Promise<SlotBindingRecord[]>;
   readiness(target: 'live' | 'draft'): Promise<Readiness>;
+  /**
+   * The live target's readiness as it would be once `definition` went live as `version` (with the live bindings):
+   * what a release shows before it happens.
+   */
+  readinessIfLive(definition: FlowDefinitionRecord, version: number): Promise<Readiness>;
 }
 
 export interface FlowUseCases extends FlowAdminUseCases {
@@ -73,6 +78,8 @@ export interface FlowUseCases extends FlowAdminUseCases {
     version: number | null;
     releaseNote: string | null;
     keepVisibility: boolean;
+    /** The sha256 of the definition text the user approved; another text under the row lock releases nothing. */
+    expectedLiteralSha256?: string | null;
   }): Promise<ReleaseOutcome>;
 }
 
@@ -145,6 +152,11 @@ function openFlow(ctx: UseCaseContext, resolved: ResolvedFlow): OpenFlow {
     slotBindings,
     readiness: (target) =>
       evaluateReadiness(record, target, { definition: definitionFor, bindings: slotBindings }),
+    readinessIfLive: (candidate, version) =>
+      evaluateReadiness({ ...record, liveVersion: version }, 'live', {
+        definition: async () => candidate,
+        bindings: slotBindings,
+      }),
   };
 }
 
