@@ -12,6 +12,8 @@ export interface WorkspaceState {
 export function createWorkspaceCache(db: Database, ttlMs = 5_000, maxEntries = 10_000) {
   const entries = new Map<string, { state: WorkspaceState; until: number }>();
   return {
+    /** How stale a policy this replica serves may be (the MCP lists' cache hints follow it). */
+    ttlMs,
     async get(workspaceId: string): Promise<WorkspaceState> {
       const now = Date.now();
       const hit = entries.get(workspaceId);

@@ -4,6 +4,7 @@
  * of them, in listing order. Only tools whose behaviour exists are listed.
  */
 import { type HiddenTools, hiddenAmong } from './guidance.js';
+import { type Icon, toolsetIcons } from './icons.js';
 import { evaluateTool, type PolicyContext, visibleOf } from './policy.js';
 import type { Toolset } from './schemas.js';
 import { TOOLSETS } from './schemas.js';
@@ -46,6 +47,21 @@ export const CATALOG = Object.freeze([
 ] as const);
 
 export type CatalogTool = (typeof CATALOG)[number];
+
+/**
+ * A tool's icon: its first toolset's (icons.ts). Defined here, once, for everything that shows catalog content
+ * (prompts and resources take the icon of the first tool they use). tools/list itself carries none: 16 icons do
+ * not fit its token budget (docs/mcp-surface.md, "Icons and cache hints").
+ */
+export function toolIcons(tool: AnyToolDefinition): Icon[] {
+  return toolsetIcons(tool.toolsets[0] ?? 'context');
+}
+
+/** The icon of the first catalog tool among `names`; the context icon when none is named (docs, overview). */
+export function iconsForTools(names: readonly string[]): Icon[] {
+  const tool = names.map((n) => BY_NAME.get(n)).find((t) => t !== undefined);
+  return tool ? toolIcons(tool) : toolsetIcons('context');
+}
 export type ToolName = CatalogTool['name'];
 
 /** The catalog as a plain list (what handlers see through their context). */

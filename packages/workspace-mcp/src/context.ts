@@ -93,6 +93,11 @@ export interface McpRequestContext {
   cursorKey?: string | Uint8Array;
   /** Public base URL (no trailing slash) for docs snippets and resource text. */
   publicBaseUrl?: string;
+  /**
+   * How long the gateway may itself serve a key's view unchanged (the shorter of its auth and policy cache
+   * lifetimes), in ms: the 2026-07-28 `ttlMs` of the workspace endpoint's lists (cache-hints.ts). Absent: 0.
+   */
+  listCacheTtlMs?: number;
   serverVersion?: string;
   /** Cap on one tools/call result in bytes (result.ts); `DEFAULT_MAX_RESULT_BYTES` when absent. */
   maxResultBytes?: number;

@@ -5,6 +5,7 @@
  * A message goes envelope.ts (is it well formed?) → revision.ts (which protocol revision serves it?) → `serve`
  * (the one method filter, span and error answer of both revisions) → the method's family in methods/.
  */
+import { listTtlMs } from './cache-hints.js';
 import type { McpRequestContext } from './context.js';
 import {
   batchRefusal,
@@ -197,6 +198,7 @@ function legacyRevision(ctx: McpRequestContext, version: LegacyProtocolVersion):
  */
 function modernRevision(ctx: McpRequestContext, envelope: ModernEnvelope | null): Revision {
   const server = serverIdentity(ctx);
+  const listTtl = listTtlMs(surfaceOf(ctx), ctx);
   const clientInfo = envelope?.clientInfo ?? ctx.clientInfo ?? null;
   return {
     version: MODERN_PROTOCOL_VERSION,
@@ -210,8 +212,8 @@ function modernRevision(ctx: McpRequestContext, envelope: ModernEnvelope | null)
       status: 200,
       json:
         result instanceof RawJson
-          ? serializeRawResult(id, modernResultJson(method, result.json, server))
-          : serializeResult(id, modernResult(method, result as Params, server)),
+          ? serializeRawResult(id, modernResultJson(method, result.json, server, listTtl))
+          : serializeResult(id, modernResult(method, result as Params, server, listTtl)),
     }),
   };
 }

@@ -4,12 +4,12 @@
  * policy), JSON-RPC dispatch, resources, prompts, the agent docs and the server card. The gateway authenticates,
  * parses headers and opens the caller's `Workspace`; everything else happens here.
  */
-export { CATALOG, TOOL_NAMES } from './catalog.js';
+export { CATALOG, iconsForTools, TOOL_NAMES, toolIcons } from './catalog.js';
 export type { ClientInfo, McpAuditEntry, McpRequestContext, McpResponseStream } from './context.js';
 export { principalFromAccess, SERVER_TITLE } from './context.js';
 export { handleMcpMessage } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
-export { type Icon, SERVER_ICON_SVG, serverIcons } from './icons.js';
+export { type Icon, SERVER_ICON_SVG, serverIcons, TOOLSET_ICON_SVGS, toolsetIcons } from './icons.js';
 export { narrowingHeadersFrom, parseNarrowingHeaders } from './narrowing.js';
 export { evaluateTool, OPEN_WORKSPACE_POLICY } from './policy.js';
 export { MAX_PROGRESS_NOTIFICATIONS, PROGRESS_POLL_MS } from './progress.js';

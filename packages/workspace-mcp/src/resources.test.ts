@@ -3,6 +3,7 @@ import { seedFlow, seedWorkspace } from '@flowgate/workspace/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, TOOL_NAMES } from './catalog.js';
 import { DOCS_LAST_MODIFIED, renderAllDocs, renderDoc } from './docs/index.js';
+import { toolsetIcons } from './icons.js';
 import { parseNarrowingHeaders } from './narrowing.js';
 import { AVAILABLE_PROMPTS, isPromptAvailable, PROMPTS } from './prompts.js';
 import { compileUriTemplate, RESOURCE_TEMPLATES } from './resource-catalog.js';
@@ -40,6 +41,7 @@ describe('resources/list', () => {
         priority: 0.9,
         lastModified: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       },
+      icons: toolsetIcons('context'),
     });
     expect(resources[1]).toEqual({
       uri: 'flowgate://mcp-docs/overview',
@@ -48,6 +50,7 @@ describe('resources/list', () => {
       description: expect.any(String),
       mimeType: 'text/markdown',
       annotations: { audience: ['assistant', 'user'], priority: 1, lastModified: DOCS_LAST_MODIFIED },
+      icons: toolsetIcons('context'),
     });
   });
 
@@ -81,6 +84,7 @@ describe('resources/templates/list', () => {
       description: 'One curated MCP doc by id: overview, client-setup, flow-authoring, tool-safety.',
       mimeType: 'text/markdown',
       annotations: { audience: ['assistant', 'user'], priority: 0.6 },
+      icons: toolsetIcons('context'),
     });
     expect(
       body.result.resourceTemplates.map((t: { uriTemplate: string; mimeType: string }) => [

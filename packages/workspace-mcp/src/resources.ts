@@ -5,13 +5,14 @@
  */
 import { FLOW_SLUG_PATTERN, isAppError, TOOL_NAME_PATTERN } from '@flowgate/core';
 import { FLOW_SOURCES, type FlowSelector, type FlowSource } from '@flowgate/workspace';
-import { hiddenCatalogTools, toolsAllowedByPolicy } from './catalog.js';
+import { hiddenCatalogTools, iconsForTools, toolsAllowedByPolicy } from './catalog.js';
 import type { ToolContext } from './context.js';
 import { type DocRenderOptions, renderDoc } from './docs/index.js';
 import { isDocId } from './docs/meta.js';
 import { requireDefinition, requireFlow, resolveFlowTool } from './flow-lookup.js';
 import { definitionOutput, flowEntry, flowToolDescriptor } from './flow-outputs.js';
 import { guideProse, type HiddenTools, NOTHING_HIDDEN } from './guidance.js';
+import { type Icon, iconsDefinedAt } from './icons.js';
 import { LIMITS } from './limits.js';
 import { metadataSafety } from './metadata-safety.js';
 import type { ProtocolVersion } from './protocol.js';
@@ -42,6 +43,8 @@ export interface ResourceDescriptor {
   description: string;
   mimeType: string;
   annotations: ResourceAnnotations;
+  /** 2025-11-25 and later: the icon of the tool whose content it is (catalog.ts). */
+  icons?: Icon[];
 }
 
 export interface ResourceTemplateDescriptor {
@@ -51,6 +54,8 @@ export interface ResourceTemplateDescriptor {
   description: string;
   mimeType: string;
   annotations: ResourceAnnotations;
+  /** 2025-11-25 and later: the icon of the tool whose content it is (catalog.ts). */
+  icons?: Icon[];
 }
 
 export interface ResourceContents {
@@ -124,19 +129,30 @@ function docOptions(ctx: ToolContext): DocRenderOptions {
   };
 }
 
+/** Listing order is catalog order (resource-catalog.ts), filtered: the same for every request with the same key. */
 export function listResources(ctx: ToolContext): ResourceDescriptor[] {
   const now = new Date().toISOString();
   const hidden = hiddenCatalogTools(ctx.request);
-  return DIRECT_RESOURCES.filter((r) => allowed(r, ctx)).map((r) =>
-    describeResource(r, resolveUri(r, ctx.request.workspaceId), ctx.protocolVersion, () => now, hidden),
-  );
+  const icons = iconsDefinedAt(ctx.protocolVersion);
+  return DIRECT_RESOURCES.filter((r) => allowed(r, ctx)).map((r) => {
+    const d = describeResource(
+      r,
+      resolveUri(r, ctx.request.workspaceId),
+      ctx.protocolVersion,
+      () => now,
+      hidden,
+    );
+    return icons ? { ...d, icons: iconsForTools(r.exposesTools) } : d;
+  });
 }
 
 export function listResourceTemplates(ctx: ToolContext): ResourceTemplateDescriptor[] {
   const hidden = hiddenCatalogTools(ctx.request);
-  return RESOURCE_TEMPLATES.filter((t) => allowed(t, ctx)).map((t) =>
-    describeTemplate(t, ctx.protocolVersion, hidden),
-  );
+  const icons = iconsDefinedAt(ctx.protocolVersion);
+  return RESOURCE_TEMPLATES.filter((t) => allowed(t, ctx)).map((t) => {
+    const d = describeTemplate(t, ctx.protocolVersion, hidden);
+    return icons ? { ...d, icons: iconsForTools(t.exposesTools) } : d;
+  });
 }
 
 type TemplateReader = (

@@ -8,6 +8,7 @@
  */
 
 import { z } from 'zod';
+import { cacheHint } from './cache-hints.js';
 import type { ClientInfo } from './context.js';
 import type { Icon } from './icons.js';
 import {
@@ -325,22 +326,6 @@ export const MODERN_METHODS: ReadonlySet<string> = new Set([
 
 // ---- results --------------------------------------------------------------------------------------------
 
-/** Results of these methods must say how long a client may cache them (CacheableResult). */
-const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'server/discover',
-]);
-
-/**
- * Every list depends on the caller's key, narrowing headers and the workspace policy, which can change at any
- * time: nothing may be shared between callers or reused without asking again.
- */
-const CACHE_HINT = { ttlMs: 0, cacheScope: 'private' } as const;
-
 export interface ServerIdentity {
   name: string;
   title?: string;
@@ -349,11 +334,13 @@ export interface ServerIdentity {
   icons?: Icon[];
 }
 
-/** The fields a 2026-07-28 result carries in front of the method's own: the discriminator and cache hints. */
-function envelopeFields(method: string): Record<string, unknown> {
-  return CACHEABLE_METHODS.has(method)
-    ? { resultType: 'complete', ...CACHE_HINT }
-    : { resultType: 'complete' };
+/**
+ * The fields a 2026-07-28 result carries in front of the method's own: the discriminator and cache hints
+ * (cache-hints.ts; `listTtlMs` is how long this endpoint's lists stay valid for the caller, 0 when unknown).
+ */
+function envelopeFields(method: string, listTtlMs: number): Record<string, unknown> {
+  const hint = cacheHint(method, listTtlMs);
+  return hint ? { resultType: 'complete', ...hint } : { resultType: 'complete' };
 }
 
 /** Shapes a method result for 2026-07-28: `resultType`, cache hints where required, server identity in `_meta`. */
@@ -361,17 +348,26 @@ export function modernResult(
   method: string,
   result: Record<string, unknown>,
   server: ServerIdentity,
+  listTtlMs = 0,
 ): Record<string, unknown> {
   const meta = isJsonObject(result._meta) ? result._meta : {};
-  return { ...envelopeFields(method), ...result, _meta: { ...meta, [META_SERVER_INFO]: server } };
+  return { ...envelopeFields(method, listTtlMs), ...result, _meta: { ...meta, [META_SERVER_INFO]: server } };
 }
 
 /**
  * The same for an already serialised result object (the cached tools list), without parsing it. The cached
  * lists never carry `_meta`, so prefixing the fields cannot produce a duplicate key.
  */
-export function modernResultJson(method: string, json: string, server: ServerIdentity): string {
-  const head = JSON.stringify({ ...envelopeFields(method), _meta: { [META_SERVER_INFO]: server } });
+export function modernResultJson(
+  method: string,
+  json: string,
+  server: ServerIdentity,
+  listTtlMs = 0,
+): string {
+  const head = JSON.stringify({
+    ...envelopeFields(method, listTtlMs),
+    _meta: { [META_SERVER_INFO]: server },
+  });
   const body = json.trim().slice(1, -1).trim();
   return body ? `${head.slice(0, -1)},${body}}` : head;
 }

@@ -185,6 +185,8 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         },
         cursorKey,
         publicBaseUrl: deps.config.publicUrl,
+        // A list for this key can be no fresher than the key (auth cache) and policy (workspace cache) it is built from.
+        listCacheTtlMs: Math.min(deps.config.authCacheTtlMs, deps.workspaces.ttlMs),
         serverVersion: deps.version,
         limits,
         maxResultBytes: deps.config.mcpMaxResultBytes,

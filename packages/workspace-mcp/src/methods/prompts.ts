@@ -1,7 +1,8 @@
 /** prompts/list and prompts/get (the prompts themselves: prompts.ts). Hidden prompts answer like unknown ones. */
 import { auditPreview, auditText } from '../audit-preview.js';
-import { hiddenCatalogTools } from '../catalog.js';
+import { hiddenCatalogTools, iconsForTools } from '../catalog.js';
 import { guideMarkdown, guideProse } from '../guidance.js';
+import { iconsDefinedAt } from '../icons.js';
 import { PROMPT_ARGUMENT_MAX_CHARS, promptDescriptor, visiblePrompts } from '../prompts.js';
 import { clip, invalidParams, isJsonObject } from '../protocol.js';
 import { type AuditedCall, audited, type CallSubject } from './audited.js';
@@ -55,14 +56,16 @@ function getPrompt(params: Params, scope: Scope, call: AuditedCall): unknown {
 export const PROMPT_METHODS: ReadonlyArray<readonly [string, MethodHandler]> = [
   [
     'prompts/list',
-    (p: Params, s: Scope) =>
-      listPage(
-        'prompts',
-        visiblePrompts(s.request).map((prompt) => promptDescriptor(prompt, hiddenCatalogTools(s.request))),
-        s,
-        'prompts/list',
-        p.cursor,
-      ),
+    (p: Params, s: Scope) => {
+      const hidden = hiddenCatalogTools(s.request);
+      const icons = iconsDefinedAt(s.protocolVersion);
+      // Catalog order (prompts.ts), filtered: the same list for every request with the same key.
+      const prompts = visiblePrompts(s.request).map((prompt) => {
+        const d = promptDescriptor(prompt, hidden);
+        return icons ? { ...d, icons: iconsForTools(prompt.usesTools) } : d;
+      });
+      return listPage('prompts', prompts, s, 'prompts/list', p.cursor);
+    },
   ],
   ['prompts/get', audited(getSubject, getPrompt)],
 ];
