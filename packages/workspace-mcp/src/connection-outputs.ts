@@ -4,12 +4,34 @@ import { z } from 'zod';
 
 const connectionTypeSchema = z.enum(CONNECTION_TYPES);
 
-/** An mcp-server's last successful check: what it speaks, who it is, how many tools it lists (not their names). */
-const mcpSummarySchema = z.strictObject({
-  protocolVersion: z.string(),
-  serverName: z.string(),
-  toolCount: z.number().int(),
-});
+/**
+ * An mcp-server's last successful check (what it speaks, who it is, how many tools it lists — never their names), as
+ * the check's message: one line costs an agent far less in every tools/list than a nested output schema twice over.
+ */
+export function mcpCheckLine(mcp: {
+  protocolVersion: string;
+  serverName: string;
+  toolCount: number;
+}): string {
+  return `MCP ${mcp.protocolVersion}, server ${mcp.serverName}, ${mcp.toolCount} tool${mcp.toolCount === 1 ? '' : 's'}`;
+}
+
+type WithMcp = { mcp?: { protocolVersion: string; serverName: string; toolCount: number } | undefined };
+
+/** A connection summary as the tools show it: the MCP summary folded into the health message. */
+export function summaryOutput<T extends WithMcp & { health: { message: string | null } | null }>(
+  c: T,
+): Omit<T, 'mcp'> {
+  const { mcp, ...rest } = c;
+  if (!mcp || !rest.health || rest.health.message !== null) return rest;
+  return { ...rest, health: { ...rest.health, message: mcpCheckLine(mcp) } };
+}
+
+/** A check as the tools show it: the MCP summary as its message. */
+export function checkOutput<T extends WithMcp & { message: string | null }>(c: T): Omit<T, 'mcp'> {
+  const { mcp, ...rest } = c;
+  return mcp && rest.message === null ? { ...rest, message: mcpCheckLine(mcp) } : rest;
+}
 
 export const connectionSummarySchema = z.strictObject({
   id: z.string(),
@@ -26,7 +48,6 @@ export const connectionSummarySchema = z.strictObject({
       message: z.string().nullable(),
     })
     .nullable(),
-  mcp: mcpSummarySchema.optional(),
   /** Names of the non-secret config entries; values are never returned. */
   configKeys: z.array(z.string()),
   boundSlots: z.array(z.strictObject({ flowSlug: z.string(), slot: z.string(), target: z.string() })),
@@ -43,5 +64,4 @@ export const connectionCheckSchema = z.strictObject({
   latencyMs: z.number().nullable(),
   message: z.string().nullable(),
   checkedAt: z.string(),
-  mcp: mcpSummarySchema.optional(),
 });

@@ -9,11 +9,8 @@ import type { ToolDescriptor } from './tool.js';
 
 /** Name, title, description and inputSchema of all 16 tools: the part a model reads. */
 export const MODEL_FACING_TOKEN_BUDGET = 3_500;
-/**
- * The whole `{"tools":[…]}` body of tools/list with every tool listed (output schemas and annotations included).
- * Raised from 7,000 for the MCP-server summary in the connection tools' output schemas (issue 24).
- */
-export const TOOLS_LIST_TOKEN_BUDGET = 7_100;
+/** The whole `{"tools":[…]}` body of tools/list with every tool listed (output schemas and annotations included). */
+export const TOOLS_LIST_TOKEN_BUDGET = 7_000;
 
 /** The part of a tool entry a model reads, serialised as tools/list sends it. */
 export function modelFacingJson(d: ToolDescriptor): string {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cursorArg, pageLimitArg } from '../args.js';
-import { connectionCheckSchema } from '../connection-outputs.js';
+import { checkOutput, connectionCheckSchema } from '../connection-outputs.js';
 import { LIMITS } from '../limits.js';
 import { defineTool, openToolCursor, sealToolCursor, textArg } from '../tool.js';
 
@@ -50,7 +50,7 @@ export const checkConnectionsTool = defineTool({
   const count = (status: string) => checks.filter((c) => c.status === status).length;
   return {
     output: {
-      checks,
+      checks: checks.map(checkOutput),
       unknownConnectionIds: result.unknownConnectionIds,
       summary: {
         checked: checks.length,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cursorArg, pageLimitArg } from '../args.js';
-import { connectionSummarySchema } from '../connection-outputs.js';
+import { connectionSummarySchema, summaryOutput } from '../connection-outputs.js';
 import { LIMITS } from '../limits.js';
 import { defineTool, openToolCursor, sealToolCursor } from '../tool.js';
 
@@ -28,7 +28,7 @@ export const listConnectionsTool = defineTool({
   const page = await ctx.workspace.connections.list({ limit: args.limit, after });
   return {
     output: {
-      connections: page.items.slice(0, args.limit),
+      connections: page.items.slice(0, args.limit).map(summaryOutput),
       nextCursor: sealToolCursor(ctx, 'list_connections', page.nextAfter),
     },
   };

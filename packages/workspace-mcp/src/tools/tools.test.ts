@@ -314,7 +314,8 @@ describe('list_connections and check_connections on an mcp-server', () => {
     const { body } = await callTool(env.ctx({ workspaceId: ws }), 'list_connections', {});
     const c = body.result.structuredContent.connections[0];
     expect(c.type).toBe('mcp-server');
-    expect(c.mcp).toEqual({ protocolVersion: '2025-06-18', serverName: 'remote-tools', toolCount: 2 });
+    expect(c.mcp).toBeUndefined();
+    expect(c.health.message).toBe('MCP 2025-06-18, server remote-tools, 2 tools');
     expect(c.configKeys).toEqual(['header:X-Tenant']);
     expect(JSON.stringify(body)).not.toMatch(/search_tickets|acme-tenant|2\.0\.1/);
   });
@@ -344,9 +345,8 @@ describe('list_connections and check_connections on an mcp-server', () => {
         status: 'healthy',
         httpStatus: null,
         latencyMs: expect.any(Number),
-        message: null,
+        message: 'MCP 2025-11-25, server remote, 3 tools',
         checkedAt: TEST_NOW,
-        mcp: { protocolVersion: '2025-11-25', serverName: 'remote', toolCount: 3 },
       },
     ]);
   });
