@@ -4,7 +4,7 @@ import type { DbHandle } from '@flowgate/db';
 import type { SecretBox } from '@flowgate/secrets';
 import type { RunBroker } from '@flowgate/worker';
 import type { WorkspaceDeps } from '@flowgate/workspace';
-import type { WaitGate } from '@flowgate/workspace-mcp';
+import type { ListenHub, WaitGate } from '@flowgate/workspace-mcp';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
@@ -48,6 +48,8 @@ export interface GatewayDeps {
   rateLimiter: RateLimiter;
   /** Bounds the MCP requests parked waiting on runs, per key and for the process. */
   mcpWaits: WaitGate;
+  /** Bounds subscriptions/listen streams, per key and for the process, and ends them all at shutdown. */
+  mcpListens: ListenHub;
   /** Names of the catalog's tools (what a workspace policy may disable). */
   toolNames: readonly string[];
   version: string;

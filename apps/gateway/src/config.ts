@@ -1,6 +1,9 @@
 import { type JwtConfig, jwtConfigSchema } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
 import {
+  DEFAULT_LISTEN_MAX_MS,
+  DEFAULT_MAX_LISTENS,
+  DEFAULT_MAX_LISTENS_PER_KEY,
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_WAITS,
   DEFAULT_MAX_WAITS_PER_KEY,
@@ -67,6 +70,19 @@ const envSchema = z.object({
     .max(100_000)
     .default(DEFAULT_MAX_WAITS_PER_KEY),
   FLOWGATE_MCP_MAX_WAITS: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_WAITS),
+  FLOWGATE_MCP_MAX_LISTENS_PER_KEY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(DEFAULT_MAX_LISTENS_PER_KEY),
+  FLOWGATE_MCP_MAX_LISTENS: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_LISTENS),
+  FLOWGATE_MCP_LISTEN_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600)
+    .default(DEFAULT_LISTEN_MAX_MS / 1000),
   FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_JWT_ISSUER: z.string().min(1).optional(),
@@ -140,6 +156,10 @@ export interface GatewayConfig {
   /** MCP requests parked waiting on runs (wait_ms, per-flow tools, tasks/result): per key, and for the process. */
   mcpMaxWaitsPerKey: number;
   mcpMaxWaits: number;
+  /** subscriptions/listen streams: per key, for the process, and how long one lasts at most. */
+  mcpMaxListensPerKey: number;
+  mcpMaxListens: number;
+  mcpListenMaxMs: number;
   authCacheTtlMs: number;
   logLevel: string;
   jwt: JwtSettings | undefined;
@@ -263,6 +283,9 @@ export function loadConfig(
     mcpMaxResultBytes: e.FLOWGATE_MCP_MAX_RESULT_BYTES,
     mcpMaxWaitsPerKey: e.FLOWGATE_MCP_MAX_WAITS_PER_KEY,
     mcpMaxWaits: e.FLOWGATE_MCP_MAX_WAITS,
+    mcpMaxListensPerKey: e.FLOWGATE_MCP_MAX_LISTENS_PER_KEY,
+    mcpMaxListens: e.FLOWGATE_MCP_MAX_LISTENS,
+    mcpListenMaxMs: e.FLOWGATE_MCP_LISTEN_MAX_SECONDS * 1000,
     authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     jwt,

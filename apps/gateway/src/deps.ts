@@ -5,7 +5,7 @@ import { checkMcpServer } from '@flowgate/mcp-remote';
 import { createSecretBox } from '@flowgate/secrets';
 import { createRunBroker } from '@flowgate/worker';
 import type { McpCheck } from '@flowgate/workspace';
-import { createWaitGate } from '@flowgate/workspace-mcp';
+import { createListenHub, createWaitGate } from '@flowgate/workspace-mcp';
 import type { Logger } from 'pino';
 import type { GatewayDeps } from './app.js';
 import { createKeyUsageTracker } from './audit/key-usage.js';
@@ -99,6 +99,11 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
     runWorkers,
     rateLimiter,
     mcpWaits: createWaitGate({ maxPerKey: config.mcpMaxWaitsPerKey, maxTotal: config.mcpMaxWaits }),
+    mcpListens: createListenHub({
+      maxPerKey: config.mcpMaxListensPerKey,
+      maxTotal: config.mcpMaxListens,
+      maxMs: config.mcpListenMaxMs,
+    }),
     toolNames: TOOL_NAMES,
     version: VERSION,
   };

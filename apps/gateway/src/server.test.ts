@@ -64,6 +64,23 @@ describe('slow request bodies', () => {
     );
   });
 
+  it('bounds subscriptions/listen streams: 4 per key, 256 per process, 300 s each unless told otherwise', () => {
+    const defaults = loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN });
+    expect([defaults.mcpMaxListensPerKey, defaults.mcpMaxListens, defaults.mcpListenMaxMs]).toEqual([
+      4, 256, 300_000,
+    ]);
+    const set = loadConfig({
+      FLOWGATE_ADMIN_TOKEN: TOKEN,
+      FLOWGATE_MCP_MAX_LISTENS_PER_KEY: '2',
+      FLOWGATE_MCP_MAX_LISTENS: '20',
+      FLOWGATE_MCP_LISTEN_MAX_SECONDS: '60',
+    });
+    expect([set.mcpMaxListensPerKey, set.mcpMaxListens, set.mcpListenMaxMs]).toEqual([2, 20, 60_000]);
+    expect(() => loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_MCP_LISTEN_MAX_SECONDS: '0' })).toThrow(
+      /FLOWGATE_MCP_LISTEN_MAX_SECONDS/,
+    );
+  });
+
   it('bounds parked MCP waits: 32 per key and 512 per process unless told otherwise, never 0', () => {
     const defaults = loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN });
     expect([defaults.mcpMaxWaitsPerKey, defaults.mcpMaxWaits]).toEqual([32, 512]);

@@ -201,6 +201,8 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     deps,
     close() {
       closing ??= (async () => {
+        // Open listen streams end with their graceful result first: the server waits for in-flight requests.
+        deps.mcpListens.close();
         await server.stop();
         await deps.close();
         await stopTelemetry();

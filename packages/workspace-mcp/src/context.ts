@@ -6,6 +6,7 @@ import type { Capability, WorkspaceAccess } from '@flowgate/auth';
 import type { Workspace } from '@flowgate/workspace';
 import type { ApprovalGate } from './approval.js';
 import type { CursorCodec } from './cursor.js';
+import type { ListenHub } from './listen.js';
 import type { Narrowing } from './narrowing.js';
 import type { WorkspacePolicy } from './policy.js';
 import type { CallProgress } from './progress.js';
@@ -113,6 +114,8 @@ export interface McpRequestContext {
   }) => void;
   /** Bounds parked waits (waits.ts) per key and per process; one per process, shared by every request. */
   waits?: WaitGate;
+  /** Bounds and ends subscriptions/listen streams (listen.ts); one per process, shared by every request. */
+  listens?: ListenHub;
   /** Aborts when the client goes away: a parked wait then ends at once and releases what it held. */
   signal?: AbortSignal;
   /**

@@ -304,6 +304,7 @@ describe('JSON-RPC envelope', () => {
         'tasks/update',
         'tools/call',
         'tools/list',
+        'subscriptions/listen',
       ].sort(),
     );
   });

@@ -15,6 +15,7 @@ import {
   readMessage,
   unsupportedVersionError,
 } from './envelope.js';
+import { LISTEN_METHOD, listen } from './listen.js';
 import {
   DISCOVER_ERROR,
   discover,
@@ -61,7 +62,7 @@ import {
   modernResult,
   modernResultJson,
 } from './revision.js';
-import { tasksMethodRefusal } from './tasks-extension.js';
+import { listenTaskIdsRefusal, tasksMethodRefusal } from './tasks-extension.js';
 import { methodInfo, traceMethod } from './telemetry.js';
 
 export { MAX_BATCH_SIZE } from './envelope.js';
@@ -74,6 +75,7 @@ const METHODS: ReadonlyMap<string, MethodHandler> = new Map<string, MethodHandle
   ...RESOURCE_METHODS,
   ...PROMPT_METHODS,
   ...TASK_METHODS,
+  [LISTEN_METHOD, listen],
 ]);
 
 export const SUPPORTED_METHODS: readonly string[] = Object.freeze(['initialize', ...METHODS.keys()]);
@@ -168,8 +170,8 @@ interface Revision {
   speaksTasks: boolean;
   notFoundStatus: 200 | 404;
   /** A served method this request may not call (a client capability it did not declare): HTTP 400. */
-  refusal(method: string): JsonRpcError | null;
-  scope(): Scope;
+  refusal(method: string, params: Params): JsonRpcError | null;
+  scope(id: JsonRpcId): Scope;
   answer(id: JsonRpcId, method: string, result: unknown, inBatch: boolean): Outcome;
 }
 
@@ -181,7 +183,7 @@ function legacyRevision(ctx: McpRequestContext, version: LegacyProtocolVersion):
     speaksTasks: version === '2025-11-25',
     notFoundStatus: 200,
     refusal: () => null,
-    scope: () => makeScope(ctx, version),
+    scope: (id) => makeScope(ctx, version, undefined, null, id),
     answer(id, _method, result, inBatch) {
       if (!(result instanceof RawJson)) return { status: 200, json: serializeResult(id, result) };
       const json = serializeRawResult(id, result.json);
@@ -205,9 +207,11 @@ function modernRevision(ctx: McpRequestContext, envelope: ModernEnvelope | null)
     knows: (method) => MODERN_METHODS.has(method),
     speaksTasks: true,
     notFoundStatus: 404,
-    // The Tasks extension's methods need the extension declared on this very request (tasks-extension.ts).
-    refusal: (method) => tasksMethodRefusal(method, envelope?.clientCapabilities),
-    scope: () => makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope),
+    // The Tasks extension's methods, and `taskIds` on a listen, need the extension declared on this very request.
+    refusal: (method, params) =>
+      tasksMethodRefusal(method, envelope?.clientCapabilities) ??
+      (method === LISTEN_METHOD ? listenTaskIdsRefusal(params, envelope?.clientCapabilities) : null),
+    scope: (id) => makeScope(ctx, MODERN_PROTOCOL_VERSION, clientInfo, envelope, id),
     answer: (id, method, result) => ({
       status: 200,
       json:
@@ -230,7 +234,9 @@ function servedHandler(
     (surface.servesResources || !method.startsWith('resources/')) &&
     (surface.servesPrompts || !method.startsWith('prompts/')) &&
     // Tasks exist only where the revision has them and the capability is advertised.
-    (!method.startsWith('tasks/') || (revision.speaksTasks && tasksAvailable(surface, ctx)));
+    (!method.startsWith('tasks/') || (revision.speaksTasks && tasksAvailable(surface, ctx))) &&
+    // subscriptions/listen is 2026-07-28 only (2025 revisions had the GET stream and resources/subscribe).
+    (method !== LISTEN_METHOD || revision.version === MODERN_PROTOCOL_VERSION);
   return served ? METHODS.get(method) : undefined;
 }
 
@@ -249,12 +255,12 @@ async function serve(
       code: JSONRPC_METHOD_NOT_FOUND,
       message: `Method not found: ${clip(method, 100)}`,
     });
-  const refusal = revision.refusal(method);
+  const refusal = revision.refusal(method, params);
   if (refusal) return fail(400, id, refusal);
   try {
     const result = await traceMethod(
       methodInfo(method, params, surfaceOf(ctx), revision.version, id, !inBatch),
-      async () => handler(params, revision.scope()),
+      async () => handler(params, revision.scope(id)),
     );
     return revision.answer(id, method, result, inBatch);
   } catch (error) {

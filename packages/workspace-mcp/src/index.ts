@@ -10,6 +10,14 @@ export { principalFromAccess, SERVER_TITLE } from './context.js';
 export { handleMcpMessage } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
 export { type Icon, SERVER_ICON_SVG, serverIcons, TOOLSET_ICON_SVGS, toolsetIcons } from './icons.js';
+export {
+  createListenHub,
+  DEFAULT_LISTEN_MAX_MS,
+  DEFAULT_MAX_LISTENS,
+  DEFAULT_MAX_LISTENS_PER_KEY,
+  type ListenHub,
+  TOO_MANY_LISTENS,
+} from './listen.js';
 export { narrowingHeadersFrom, parseNarrowingHeaders } from './narrowing.js';
 export { evaluateTool, OPEN_WORKSPACE_POLICY } from './policy.js';
 export { MAX_PROGRESS_NOTIFICATIONS, PROGRESS_POLL_MS } from './progress.js';

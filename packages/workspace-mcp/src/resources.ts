@@ -292,6 +292,12 @@ const TEMPLATES = RESOURCE_TEMPLATES.map((meta) => {
   return { meta, match: compileUriTemplate(meta.uriTemplate, meta.queryParams ?? []), read };
 });
 
+/** Whether `uri` is a templated resource this caller may read (it may still not exist): what a listen may honour. */
+export function templateResourceAllowed(uri: string, ctx: ToolContext): boolean {
+  const template = TEMPLATES.find((t) => t.match(uri) !== null);
+  return template !== undefined && allowed(template.meta, ctx);
+}
+
 /** Contents of a resource, or `null` when it does not exist or the caller may not see it. */
 export async function readResource(uri: string, ctx: ToolContext): Promise<ResourceContents | null> {
   for (const r of DIRECT_RESOURCES) {

@@ -323,7 +323,7 @@ describe('dispatch under 2026-07-28', () => {
       supportedVersions: ['2026-07-28'],
       capabilities: {
         tools: {},
-        resources: {},
+        resources: { subscribe: true },
         prompts: {},
         extensions: { 'io.modelcontextprotocol/tasks': {} },
       },

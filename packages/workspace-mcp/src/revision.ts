@@ -322,6 +322,7 @@ export const MODERN_METHODS: ReadonlySet<string> = new Set([
   'tasks/get',
   'tasks/update',
   'tasks/cancel',
+  'subscriptions/listen',
 ]);
 
 // ---- results --------------------------------------------------------------------------------------------

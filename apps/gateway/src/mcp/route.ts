@@ -191,6 +191,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         limits,
         maxResultBytes: deps.config.mcpMaxResultBytes,
         waits: deps.mcpWaits,
+        listens: deps.mcpListens,
         // A client that hangs up ends its parked wait at once (its timer, listener and slot are released).
         signal: c.req.raw.signal,
         ...(sse ? { openStream: sse.open } : {}),

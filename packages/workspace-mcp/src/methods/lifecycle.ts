@@ -55,10 +55,14 @@ function instructionsFor(ctx: McpRequestContext): string {
   return surface.instructions(ctx.workspaceId, visibilityKey(surface.tools, ctx));
 }
 
-/** The answer to `server/discover` (2026-07-28): capabilities with the Tasks extension where tasks are offered. */
+/**
+ * The answer to `server/discover` (2026-07-28): capabilities with the Tasks extension where tasks are offered, and
+ * `resources.subscribe` where resources are served (subscriptions/listen delivers `notifications/resources/updated`).
+ */
 export function discover(ctx: McpRequestContext): Record<string, unknown> {
   const surface = surfaceOf(ctx);
-  const base = baseCapabilities(surface);
+  const served = baseCapabilities(surface);
+  const base = surface.servesResources ? { ...served, resources: { subscribe: true } } : served;
   return discoverResult({
     capabilities: tasksAvailable(surface, ctx) ? { ...base, extensions: { [TASKS_EXTENSION_ID]: {} } } : base,
     server: { ...serverIdentity(ctx), icons: serverIcons() },

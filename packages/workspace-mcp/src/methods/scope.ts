@@ -13,7 +13,7 @@ import {
   type ToolContext,
 } from '../context.js';
 import { type CursorCodec, createCursorCodec } from '../cursor.js';
-import { MODERN_PROTOCOL_VERSION, type ProtocolVersion } from '../protocol.js';
+import { type JsonRpcId, MODERN_PROTOCOL_VERSION, type ProtocolVersion } from '../protocol.js';
 import type { ModernEnvelope } from '../revision.js';
 import { type McpSurface, WORKSPACE_SURFACE } from '../surface.js';
 import { declaresTasksExtension, type TaskGeneration, taskCodec } from '../tasks.js';
@@ -37,6 +37,8 @@ export interface Scope extends ToolContext {
   };
   /** The user's approval of a tools/call (approval.ts): asked for by the tool, recorded in the call's audit row. */
   readonly approval: ApprovalGate;
+  /** The JSON-RPC id of the request served (a listen stream names its subscription by it). */
+  readonly requestId?: JsonRpcId | null;
 }
 
 /** A method result that is already serialised JSON. */
@@ -60,6 +62,7 @@ export function makeScope(
   version: ProtocolVersion,
   clientInfo: ClientInfo | null = ctx.clientInfo ?? null,
   envelope: ModernEnvelope | null = null,
+  requestId: JsonRpcId | null = null,
 ): Scope {
   // Experimental Tasks arrived with 2025-11-25; 2026-07-28 carries them as an extension.
   const tasks =
@@ -85,6 +88,7 @@ export function makeScope(
   });
   return {
     approval,
+    requestId,
     tasks,
     secretArgs: { note: (names, under) => secretPaths.push({ under, names }), paths: secretPaths },
     get taskIds() {

@@ -1,0 +1,315 @@
+/**
+ * `subscriptions/listen` (2026-07-28, "Subscriptions"; Tasks extension, "Task Status Notifications"): one bounded SSE
+ * stream per request that carries `notifications/resources/updated` for the run resources it subscribed to and
+ * `notifications/tasks` for its tasks. The acknowledgement comes first and names only what is honoured: a URI or task
+ * id that is foreign, forged, unknown or not readable by the caller is left out, never refused, so a guess learns
+ * nothing. Changes are read from the database (a bounded poll per stream), which every runtime and replica shares.
+ *
+ * Bounds: streams per key and per process (a gate of their own, so long-lived streams never starve parked waits),
+ * at most MAX_SUBSCRIPTIONS URIs and task ids, a maximum duration, and a heartbeat comment (sse.ts in the gateway).
+ * The stream ends with the empty `subscriptions/listen` result when the duration is over, when the gateway shuts
+ * down, or when nothing subscribed can change any more (every run ended and its events were read).
+ */
+import type { RunStatus } from '@flowgate/core';
+import type { RunRecord } from '@flowgate/workspace';
+import { z } from 'zod';
+import type { McpRequestContext } from './context.js';
+import { LIMITS } from './limits.js';
+import type { Scope } from './methods/scope.js';
+import { readTaskV2 } from './methods/tasks.js';
+import { invalidParams, JSONRPC_INVALID_REQUEST, JsonRpcFailure, type JsonRpcId } from './protocol.js';
+import { templateResourceAllowed } from './resources.js';
+import { isTerminal, openTaskId, type TaskStatus, taskStatusOf, taskStatusV2 } from './tasks.js';
+import { runEventsUri, runResultUri, runUri } from './uris.js';
+import { createWaitGate, TooManyWaits, type WaitGate, waitKey } from './waits.js';
+
+export const LISTEN_METHOD = 'subscriptions/listen';
+export const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
+export const TOO_MANY_LISTENS = 'too_many_listens';
+export const DEFAULT_MAX_LISTENS_PER_KEY = 4;
+export const DEFAULT_MAX_LISTENS = 256;
+export const DEFAULT_LISTEN_MAX_MS = 5 * 60_000;
+/** How often a stream reads the runs it watches: the status and the events written since the last read. */
+export const DEFAULT_LISTEN_POLL_MS = 500;
+/** Resource URIs and task ids together, per stream: each costs a read per poll. */
+export const MAX_SUBSCRIPTIONS = 50;
+/** Events read per run and poll; a run that wrote more is read on at the next poll. */
+const EVENTS_PER_POLL = 100;
+
+/** The process's listen streams: their bounds, and a signal that ends every open one (shutdown). */
+export interface ListenHub {
+  readonly gate: WaitGate;
+  readonly maxMs: number;
+  readonly pollMs: number;
+  readonly closing: AbortSignal;
+  /** Ends every open stream with its graceful result; later listens are refused. */
+  close(): void;
+}
+
+export function createListenHub(
+  options: { maxPerKey?: number; maxTotal?: number; maxMs?: number; pollMs?: number } = {},
+): ListenHub {
+  const closing = new AbortController();
+  return {
+    gate: createWaitGate({
+      maxPerKey: options.maxPerKey ?? DEFAULT_MAX_LISTENS_PER_KEY,
+      maxTotal: options.maxTotal ?? DEFAULT_MAX_LISTENS,
+    }),
+    maxMs: options.maxMs ?? DEFAULT_LISTEN_MAX_MS,
+    pollMs: options.pollMs ?? DEFAULT_LISTEN_POLL_MS,
+    closing: closing.signal,
+    close: () => closing.abort(),
+  };
+}
+
+/** For callers that bring none (tests, embedders); the gateway passes its configured one. */
+const DEFAULT_HUB = createListenHub();
+
+const IdList = z.array(z.string().min(1).max(LIMITS.resourceUriMaxChars)).max(MAX_SUBSCRIPTIONS);
+
+/** The filter (core schema `SubscriptionFilter` plus the extension's `taskIds`); other keys are not honoured. */
+const ListenParams = z.object({
+  notifications: z.looseObject({
+    toolsListChanged: z.boolean().optional(),
+    promptsListChanged: z.boolean().optional(),
+    resourcesListChanged: z.boolean().optional(),
+    resourceSubscriptions: IdList.optional(),
+    taskIds: IdList.optional(),
+  }),
+});
+
+const RUN_RESOURCE = /^flowgate:\/\/runs\/([A-Za-z0-9_-]+)(\/result|\/events)?$/;
+
+type RunPart = 'run' | 'result' | 'events';
+
+interface Watch {
+  runId: string;
+  status: RunStatus;
+  lastEventId: number | null;
+  parts: Set<RunPart>;
+  /** Task ids naming this run, with the status last pushed for each. */
+  tasks: Map<string, TaskStatus>;
+}
+
+function runEnded(status: RunStatus): boolean {
+  return isTerminal(taskStatusOf(status));
+}
+
+/** The id of the last event a run has now (read in bounded pages), so only later events count as changes. */
+async function lastEventId(scope: Scope, runId: string): Promise<number | null> {
+  let after: number | null = null;
+  for (let page = 0; page < 20; page++) {
+    const events = await scope.workspace.runs.events(runId, { limit: 500, afterId: after, stepId: null });
+    const last = events?.at(-1);
+    if (!last) break;
+    after = last.id;
+    if ((events?.length ?? 0) < 500) break;
+  }
+  return after;
+}
+
+/** Resolves after `ms`, or at once when any signal aborts; leaves no timer or listener behind. */
+function pause(ms: number, signals: readonly AbortSignal[]): Promise<void> {
+  return new Promise((resolve) => {
+    if (signals.some((s) => s.aborted)) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      for (const s of signals) s.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    for (const s of signals) s.addEventListener('abort', done, { once: true });
+  });
+}
+
+function notification(method: string, params: Record<string, unknown>, id: JsonRpcId): string {
+  const meta = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    method,
+    params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_META]: id } },
+  });
+}
+
+function tooMany(error: TooManyWaits): JsonRpcFailure {
+  const message =
+    error.scope === 'key'
+      ? `This key already has ${error.limit} subscriptions/listen streams open; close one first, or poll tasks/get and resources/read`
+      : `The gateway already holds ${error.limit} subscriptions/listen streams; poll tasks/get and resources/read instead`;
+  return new JsonRpcFailure(JSONRPC_INVALID_REQUEST, message, {
+    code: TOO_MANY_LISTENS,
+    bound: error.scope,
+    limit: error.limit,
+  });
+}
+
+/**
+ * Serves one `subscriptions/listen`: validates, takes a slot, opens the stream with the acknowledgement, then pushes
+ * changes until an end; answers the final (empty) result, which the transport writes as the stream's last event.
+ */
+export async function listen(
+  params: Record<string, unknown>,
+  scope: Scope,
+): Promise<Record<string, unknown>> {
+  const request: McpRequestContext = scope.request;
+  const requestId = scope.requestId;
+  if (requestId === undefined || requestId === null) throw new Error('unreachable: a listen is a request');
+  const parsed = ListenParams.safeParse(params);
+  if (!parsed.success)
+    throw invalidParams(
+      `params.notifications must be a subscription filter (resourceSubscriptions and taskIds: at most ${MAX_SUBSCRIPTIONS} strings each)`,
+    );
+  const filter = parsed.data.notifications;
+  const wanted = (filter.resourceSubscriptions?.length ?? 0) + (filter.taskIds?.length ?? 0);
+  if (wanted > MAX_SUBSCRIPTIONS)
+    throw invalidParams(`At most ${MAX_SUBSCRIPTIONS} resource URIs and task ids together per stream`);
+  if (!request.openStream)
+    throw new JsonRpcFailure(
+      JSONRPC_INVALID_REQUEST,
+      'subscriptions/listen is answered as an SSE stream: send it alone (not in a batch) with Accept: text/event-stream',
+    );
+  const hub = request.listens ?? DEFAULT_HUB;
+  if (hub.closing.aborted)
+    throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, 'The gateway is shutting down: listen again shortly');
+  let release: () => void;
+  try {
+    release = hub.gate.acquire(waitKey(request.principal));
+  } catch (error) {
+    if (error instanceof TooManyWaits) throw tooMany(error);
+    throw error;
+  }
+  try {
+    return await serveStream(filter, scope, requestId, hub);
+  } finally {
+    release();
+  }
+}
+
+async function serveStream(
+  filter: z.infer<typeof ListenParams>['notifications'],
+  scope: Scope,
+  requestId: JsonRpcId,
+  hub: ListenHub,
+): Promise<Record<string, unknown>> {
+  const watches = new Map<string, Watch>();
+  const watch = async (runId: string): Promise<Watch | null> => {
+    const known = watches.get(runId);
+    if (known) return known;
+    const run = await scope.workspace.runs.get(runId);
+    if (!run) return null;
+    const created: Watch = {
+      runId,
+      status: run.status,
+      lastEventId: await lastEventId(scope, runId),
+      parts: new Set(),
+      tasks: new Map(),
+    };
+    watches.set(runId, created);
+    return created;
+  };
+
+  // Resources: only run resources, only on a surface that serves resources, only what resources/read would give.
+  const resources: string[] = [];
+  if (scope.surface.servesResources) {
+    for (const uri of new Set(filter.resourceSubscriptions ?? [])) {
+      const match = RUN_RESOURCE.exec(uri);
+      if (!match?.[1] || match[1].length > LIMITS.runIdMaxChars) continue;
+      if (!templateResourceAllowed(uri, scope)) continue;
+      const w = await watch(match[1]);
+      if (!w) continue;
+      w.parts.add(match[2] === '/result' ? 'result' : match[2] === '/events' ? 'events' : 'run');
+      resources.push(uri);
+    }
+  }
+  // Tasks: the dispatcher already refused `taskIds` from a client without the extension (HTTP 400, -32021).
+  const taskIds: string[] = [];
+  const finalTasks: Array<Record<string, unknown>> = [];
+  if (scope.tasks?.generation === 'v2' && scope.tasks.declared) {
+    for (const taskId of new Set(filter.taskIds ?? [])) {
+      const runId = openTaskId(scope.taskIds, taskId);
+      if (!runId) continue;
+      const task = await readTaskV2(taskId, scope);
+      if (!task) continue;
+      taskIds.push(taskId);
+      const status = task.status as TaskStatus;
+      // A task already final is pushed once right after the acknowledgement: it may have ended before the listen.
+      if (isTerminal(status)) {
+        finalTasks.push(task);
+        continue;
+      }
+      const w = await watch(runId);
+      w?.tasks.set(taskId, status);
+    }
+  }
+
+  const honoured: Record<string, unknown> = {};
+  if (resources.length > 0) honoured.resourceSubscriptions = resources;
+  if (taskIds.length > 0) honoured.taskIds = taskIds;
+  const stream = scope.request.openStream?.();
+  if (!stream) throw new Error('unreachable: listen checked openStream');
+  const signals = [hub.closing, ...(scope.request.signal ? [scope.request.signal] : [])];
+  const deadline = Date.now() + hub.maxMs;
+  let open = stream.send(
+    notification('notifications/subscriptions/acknowledged', { notifications: honoured }, requestId),
+  );
+  for (const task of finalTasks) {
+    if (open) open = stream.send(notification('notifications/tasks', task, requestId));
+  }
+
+  const updated = (uri: string) =>
+    stream.send(notification('notifications/resources/updated', { uri }, requestId));
+  /** One read of a watched run: what changed is pushed; 'drop' once nothing more can change, 'gone' if the client left. */
+  const poll = async (w: Watch): Promise<'keep' | 'drop' | 'gone'> => {
+    // Nothing asked of this run any more (its tasks ended or vanished).
+    if (w.parts.size === 0 && w.tasks.size === 0) return 'drop';
+    const run: RunRecord | null = await scope.workspace.runs.get(w.runId);
+    // Gone (expired or deleted): nothing more will change.
+    if (!run) return 'drop';
+    const events =
+      w.parts.size > 0
+        ? ((await scope.workspace.runs.events(w.runId, {
+            limit: EVENTS_PER_POLL,
+            afterId: w.lastEventId,
+            stepId: null,
+          })) ?? [])
+        : [];
+    const statusChanged = run.status !== w.status;
+    w.status = run.status;
+    const last = events.at(-1);
+    if (last) w.lastEventId = last.id;
+    const uris: string[] = [];
+    if (w.parts.has('run') && (statusChanged || last)) uris.push(runUri(w.runId));
+    if (w.parts.has('events') && last) uris.push(runEventsUri(w.runId));
+    if (w.parts.has('result') && statusChanged && run.status === 'completed')
+      uris.push(runResultUri(w.runId));
+    for (const uri of uris) if (!updated(uri)) return 'gone';
+    for (const [taskId, pushed] of w.tasks) {
+      if (taskStatusV2(run.status) === pushed) continue;
+      const task = await readTaskV2(taskId, scope);
+      if (!task) {
+        w.tasks.delete(taskId);
+        continue;
+      }
+      const status = task.status as TaskStatus;
+      if (!stream.send(notification('notifications/tasks', task, requestId))) return 'gone';
+      // A final status is the task's last push (the extension sends no progress or message on this stream).
+      if (isTerminal(status)) w.tasks.delete(taskId);
+      else w.tasks.set(taskId, status);
+    }
+    return runEnded(run.status) && events.length < EVENTS_PER_POLL ? 'drop' : 'keep';
+  };
+
+  while (open && watches.size > 0 && Date.now() < deadline && !signals.some((s) => s.aborted)) {
+    await pause(Math.min(hub.pollMs, Math.max(0, deadline - Date.now())), signals);
+    if (signals.some((s) => s.aborted)) break;
+    for (const w of [...watches.values()]) {
+      const outcome = await poll(w);
+      if (outcome === 'gone') {
+        open = false;
+        break;
+      }
+      if (outcome === 'drop') watches.delete(w.runId);
+    }
+  }
+  return { _meta: { [SUBSCRIPTION_ID_META]: requestId } };
+}

@@ -1,0 +1,374 @@
+import { generateEncryptionKey } from '@flowgate/secrets';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_INFO } from './support/clients.js';
+import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
+import { asRpc, mcpPost, rpc, STREAMABLE_ACCEPT } from './support/mcp.js';
+import { installFlow } from './support/runs.js';
+
+/**
+ * subscriptions/listen (2026-07-28) against the real gateway and its in-process worker: the SDK v2 client's
+ * `listen()` for run resources, a raw SSE read for the Tasks extension's `notifications/tasks`, tenancy (a foreign or
+ * forged id is simply not acknowledged), the per-key cap, the maximum duration, and a second gateway on the same
+ * database (no worker of its own) that sees the run change through the database.
+ */
+
+const WS = 'ws-listen-a';
+const OTHER = 'ws-listen-b';
+const V2 = '2026-07-28';
+const MAX_SECONDS = 6;
+const TASKS_EXT = 'io.modelcontextprotocol/tasks';
+const SUB_META = 'io.modelcontextprotocol/subscriptionId';
+const ENCRYPTION_KEY = generateEncryptionKey();
+
+const NAP = `{:slug :nap
+ :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
+ :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
+ :flow (let [input (flow/input)
+             a (flow/step :function :before {:code (fn [x] {:ms (:ms x)}) :input input})
+             _ (flow/step :sleep :nap {:duration-ms (:ms a)})]
+         (flow/step :function :after {:code (fn [x] {:slept (:ms x)}) :input a}))}`;
+
+let gw: TestGateway;
+let replica: TestGateway;
+let key: ServiceAccountKey;
+let otherKey: ServiceAccountKey;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    FLOWGATE_WORKER: 'true',
+    FLOWGATE_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    FLOWGATE_MCP_MAX_LISTENS_PER_KEY: '2',
+    FLOWGATE_MCP_LISTEN_MAX_SECONDS: String(MAX_SECONDS),
+  });
+  await gw.createWorkspace(WS);
+  await gw.createWorkspace(OTHER);
+  await installFlow(gw, WS, 'nap', NAP);
+  await installFlow(gw, OTHER, 'nap', NAP);
+  key = await gw.mintKey(WS, ['workspace.full'], 'listener');
+  otherKey = await gw.mintKey(OTHER, ['workspace.full'], 'other');
+  // Same database, no worker: everything it pushes comes from what the first gateway's worker wrote.
+  replica = await startTestGateway(
+    { FLOWGATE_WORKER: 'false', FLOWGATE_ENCRYPTION_KEY: ENCRYPTION_KEY },
+    { db: gw.db },
+  );
+}, 120_000);
+
+let replicaClosed = false;
+
+afterAll(async () => {
+  if (!replicaClosed) await replica?.close();
+  await gw?.close();
+});
+
+async function v2Client(url: string, token: string): Promise<Client> {
+  const client = new Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: { pin: V2 } } });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+/** Starts a nap run (returns at once) and gives its id. */
+async function startNap(client: Client, ms: number): Promise<string> {
+  const result = await client.callTool({
+    name: 'call_flow_tool',
+    arguments: { flow_slug: 'nap', tool_name: 'take_nap', input: { ms } },
+  });
+  return (result.structuredContent as { run: { runId: string } }).run.runId;
+}
+
+function envelope(declaresTasks: boolean) {
+  return {
+    'io.modelcontextprotocol/protocolVersion': V2,
+    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+    'io.modelcontextprotocol/clientCapabilities': declaresTasks ? { extensions: { [TASKS_EXT]: {} } } : {},
+  };
+}
+
+function modernHeaders(token: string, method: string, name?: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: STREAMABLE_ACCEPT,
+    'mcp-protocol-version': V2,
+    'mcp-method': method,
+    ...(name ? { 'mcp-name': name } : {}),
+  };
+}
+
+interface Message {
+  id?: string | number;
+  method?: string;
+  params?: Record<string, unknown> & { _meta?: Record<string, unknown> };
+  result?: Record<string, unknown> & { _meta?: Record<string, unknown> };
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+}
+
+/** A raw listen: the HTTP answer, and every JSON-RPC message of its SSE body until the stream ends. */
+async function rawListen(
+  url: string,
+  token: string,
+  notifications: Record<string, unknown>,
+  options: { declaresTasks?: boolean; id?: string } = {},
+): Promise<{ status: number; type: string | null; messages: Message[]; ms: number }> {
+  const started = Date.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: modernHeaders(token, 'subscriptions/listen'),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: options.id ?? 'listen-1',
+      method: 'subscriptions/listen',
+      params: { notifications, _meta: envelope(options.declaresTasks ?? false) },
+    }),
+  });
+  const type = res.headers.get('content-type');
+  const text = await res.text();
+  const messages: Message[] = type?.startsWith('text/event-stream')
+    ? text
+        .split('\n\n')
+        .map((block) =>
+          block
+            .split('\n')
+            .filter((line) => line.startsWith('data: '))
+            .map((line) => line.slice(6))
+            .join('\n'),
+        )
+        .filter((data) => data.length > 0)
+        .map((data) => JSON.parse(data) as Message)
+    : [JSON.parse(text) as Message];
+  return { status: res.status, type, messages, ms: Date.now() - started };
+}
+
+async function cancelRun(ws: string, runId: string): Promise<void> {
+  await gw.admin('POST', `/api/workspaces/${ws}/runs/${runId}/cancel`);
+}
+
+describe('subscriptions/listen (2026-07-28)', () => {
+  it('advertises resources.subscribe in server/discover only; 2025 clients keep their capabilities and have no listen', async () => {
+    const client = await v2Client(gw.mcpUrl(WS), key.apiKey);
+    try {
+      expect(client.getServerCapabilities()?.resources).toEqual({ subscribe: true });
+    } finally {
+      await client.close();
+    }
+    const init = asRpc(
+      await mcpPost(gw.mcpUrl(WS), {
+        token: key.apiKey,
+        body: rpc('initialize', {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: CLIENT_INFO,
+        }),
+      }),
+    );
+    expect((init.result?.capabilities as Record<string, unknown> | undefined)?.resources).toEqual({});
+    const legacy = asRpc(
+      await mcpPost(gw.mcpUrl(WS), {
+        token: key.apiKey,
+        protocolVersion: '2025-11-25',
+        body: rpc('subscriptions/listen', { notifications: {} }),
+      }),
+    );
+    expect(legacy.error?.code).toBe(-32601);
+  });
+
+  it('pushes resources/updated for a subscribed run until it ends, and acknowledges only its own run resources', async () => {
+    const client = await v2Client(gw.mcpUrl(WS), key.apiKey);
+    const other = await v2Client(gw.mcpUrl(OTHER), otherKey.apiKey);
+    try {
+      const foreign = await startNap(other, 60_000);
+      const runId = await startNap(client, 1_000);
+      const updates: string[] = [];
+      client.setNotificationHandler('notifications/resources/updated', (n) => {
+        updates.push(n.params.uri);
+      });
+      const own = [
+        `flowgate://runs/${runId}`,
+        `flowgate://runs/${runId}/result`,
+        `flowgate://runs/${runId}/events`,
+      ];
+      const sub = await client.listen({
+        resourceSubscriptions: [
+          ...own,
+          `flowgate://runs/${foreign}`,
+          'flowgate://runs/run_doesnotexist',
+          'flowgate://flows/nap',
+        ],
+      });
+      expect(sub.honoredFilter).toEqual({ resourceSubscriptions: own });
+      // The run ends, every URI was told, and with nothing left that can change the server ends the stream.
+      expect(await sub.closed).toBe('graceful');
+      expect(new Set(updates)).toEqual(new Set(own));
+      expect(updates.filter((u) => u.endsWith('/result'))).toHaveLength(1);
+      expect(updates.some((u) => u.includes(foreign))).toBe(false);
+      await cancelRun(OTHER, foreign);
+    } finally {
+      await client.close();
+      await other.close();
+    }
+  }, 30_000);
+
+  it('pushes notifications/tasks, as tasks/get answers, to a client that declared the extension; forged ids are not acknowledged', async () => {
+    const created = await fetch(gw.mcpUrl(WS), {
+      method: 'POST',
+      headers: modernHeaders(key.apiKey, 'tools/call', 'call_flow_tool'),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'call_flow_tool',
+          arguments: { flow_slug: 'nap', tool_name: 'take_nap', input: { ms: 800 } },
+          _meta: envelope(true),
+        },
+      }),
+    });
+    const task = ((await created.json()) as { result: { resultType: string; taskId: string } }).result;
+    expect(task.resultType).toBe('task');
+    const taskId = task.taskId;
+
+    const refused = await rawListen(
+      gw.mcpUrl(WS),
+      key.apiKey,
+      { taskIds: [taskId] },
+      { declaresTasks: false },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.messages[0]?.error?.code).toBe(-32021);
+
+    const { status, type, messages } = await rawListen(
+      gw.mcpUrl(WS),
+      key.apiKey,
+      { taskIds: [taskId, `${taskId}x`, 'forged'] },
+      { declaresTasks: true, id: 'tasks-listen' },
+    );
+    expect(status).toBe(200);
+    expect(type).toMatch(/^text\/event-stream/);
+    const [ack, ...rest] = messages;
+    expect(ack).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: [taskId] }, _meta: { [SUB_META]: 'tasks-listen' } },
+    });
+    const pushes = rest.filter((m) => m.method === 'notifications/tasks');
+    expect(pushes.length).toBeGreaterThanOrEqual(1);
+    for (const push of pushes) {
+      expect(push.params?.taskId).toBe(taskId);
+      expect(push.params?._meta?.[SUB_META]).toBe('tasks-listen');
+    }
+    const last = pushes.at(-1);
+    expect(last?.params?.status).toBe('completed');
+    expect(last?.params?.result).toMatchObject({ resultType: 'complete' });
+    // The final push is what tasks/get answers now (without the result envelope's own fields).
+    const got = await fetch(gw.mcpUrl(WS), {
+      method: 'POST',
+      headers: modernHeaders(key.apiKey, 'tasks/get', taskId),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tasks/get',
+        params: { taskId, _meta: envelope(true) },
+      }),
+    });
+    const {
+      _meta: _ignored,
+      resultType: _type,
+      ...view
+    } = ((await got.json()) as { result: Record<string, unknown> }).result;
+    const { _meta: _pushMeta, ...pushed } = last?.params ?? {};
+    expect(pushed).toEqual(view);
+    // Nothing but task statuses on a task's stream (no progress, no messages), then the empty result.
+    expect(rest.slice(0, -1).every((m) => m.method === 'notifications/tasks')).toBe(true);
+    expect(rest.at(-1)).toMatchObject({
+      id: 'tasks-listen',
+      result: { _meta: { [SUB_META]: 'tasks-listen' } },
+    });
+  }, 30_000);
+
+  it('refuses a third open stream for the key (cap 2), and ends a stream at its maximum duration', async () => {
+    const client = await v2Client(gw.mcpUrl(WS), key.apiKey);
+    try {
+      const runId = await startNap(client, 60_000);
+      const uri = `flowgate://runs/${runId}`;
+      const first = rawListen(gw.mcpUrl(WS), key.apiKey, { resourceSubscriptions: [uri] }, { id: 'a' });
+      const second = rawListen(gw.mcpUrl(WS), key.apiKey, { resourceSubscriptions: [uri] }, { id: 'b' });
+      await new Promise((r) => setTimeout(r, 1_000));
+      const third = await rawListen(gw.mcpUrl(WS), key.apiKey, { resourceSubscriptions: [uri] }, { id: 'c' });
+      expect(third.status).toBe(200);
+      expect(third.messages[0]?.error).toMatchObject({
+        code: -32600,
+        data: { code: 'too_many_listens', bound: 'key', limit: 2 },
+      });
+      // Another key is not affected by this key's streams.
+      const elsewhere = await rawListen(
+        gw.mcpUrl(OTHER),
+        otherKey.apiKey,
+        { resourceSubscriptions: [] },
+        { id: 'd' },
+      );
+      expect(elsewhere.messages.map((m) => m.method ?? 'result')).toEqual([
+        'notifications/subscriptions/acknowledged',
+        'result',
+      ]);
+      for (const stream of await Promise.all([first, second])) {
+        expect(stream.ms).toBeGreaterThanOrEqual(MAX_SECONDS * 1000 - 100);
+        expect(stream.ms).toBeLessThan(MAX_SECONDS * 1000 + 5_000);
+        expect(stream.messages[0]?.params?.notifications).toEqual({ resourceSubscriptions: [uri] });
+        expect(stream.messages.at(-1)?.result?._meta?.[SUB_META]).toBeDefined();
+      }
+      // The slots were given back.
+      expect(gw.running.deps.mcpListens.gate.held()).toEqual({ total: 0, keys: 0 });
+      await cancelRun(WS, runId);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('delivers on a second gateway on the same database, which runs nothing itself', async () => {
+    const starter = await v2Client(gw.mcpUrl(WS), key.apiKey);
+    const listener = await v2Client(replica.mcpUrl(WS), key.apiKey);
+    try {
+      const runId = await startNap(starter, 800);
+      const updates: string[] = [];
+      listener.setNotificationHandler('notifications/resources/updated', (n) => {
+        updates.push(n.params.uri);
+      });
+      const sub = await listener.listen({ resourceSubscriptions: [`flowgate://runs/${runId}/result`] });
+      expect(sub.honoredFilter).toEqual({ resourceSubscriptions: [`flowgate://runs/${runId}/result`] });
+      expect(await sub.closed).toBe('graceful');
+      expect(updates).toEqual([`flowgate://runs/${runId}/result`]);
+    } finally {
+      await starter.close();
+      await listener.close();
+    }
+  }, 30_000);
+  it('ends open streams with their graceful result when the gateway shuts down, so shutdown does not wait for them', async () => {
+    const client = await v2Client(gw.mcpUrl(WS), key.apiKey);
+    try {
+      const runId = await startNap(client, 60_000);
+      const stream = rawListen(replica.mcpUrl(WS), key.apiKey, {
+        resourceSubscriptions: [`flowgate://runs/${runId}`],
+      });
+      await new Promise((r) => setTimeout(r, 1_000));
+      const started = Date.now();
+      replicaClosed = true;
+      const closed = replica.close();
+      const { messages, ms } = await stream;
+      const streamEndedAfter = Date.now() - started;
+      await closed;
+      expect(streamEndedAfter).toBeLessThan(1_000);
+      expect(ms).toBeLessThan(MAX_SECONDS * 1000);
+      expect(messages.map((m) => m.method ?? 'result')).toEqual([
+        'notifications/subscriptions/acknowledged',
+        'result',
+      ]);
+      await cancelRun(WS, runId);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+});
