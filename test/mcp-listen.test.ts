@@ -16,7 +16,7 @@ import { installFlow } from './support/runs.js';
 const WS = 'ws-listen-a';
 const OTHER = 'ws-listen-b';
 const V2 = '2026-07-28';
-const MAX_SECONDS = 6;
+const MAX_SECONDS = 8;
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 const SUB_META = 'io.modelcontextprotocol/subscriptionId';
 const ENCRYPTION_KEY = generateEncryptionKey();
@@ -40,6 +40,9 @@ beforeAll(async () => {
     FLOWGATE_ENCRYPTION_KEY: ENCRYPTION_KEY,
     FLOWGATE_MCP_MAX_LISTENS_PER_KEY: '2',
     FLOWGATE_MCP_LISTEN_MAX_SECONDS: String(MAX_SECONDS),
+    // A revoked key is refused within this bound; a listen stream notices at its next recheck after it.
+    FLOWGATE_AUTH_CACHE_TTL_SECONDS: '1',
+    FLOWGATE_MCP_LISTEN_RECHECK_SECONDS: '1',
   });
   await gw.createWorkspace(WS);
   await gw.createWorkspace(OTHER);
@@ -143,6 +146,14 @@ async function rawListen(
   return { status: res.status, type, messages, ms: Date.now() - started };
 }
 
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function cancelRun(ws: string, runId: string): Promise<void> {
   await gw.admin('POST', `/api/workspaces/${ws}/runs/${runId}/cancel`);
 }
@@ -152,6 +163,7 @@ describe('subscriptions/listen (2026-07-28)', () => {
     const client = await v2Client(gw.mcpUrl(WS), key.apiKey);
     try {
       expect(client.getServerCapabilities()?.resources).toEqual({ subscribe: true });
+      expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
     } finally {
       await client.close();
     }
@@ -166,6 +178,7 @@ describe('subscriptions/listen (2026-07-28)', () => {
       }),
     );
     expect((init.result?.capabilities as Record<string, unknown> | undefined)?.resources).toEqual({});
+    expect((init.result?.capabilities as Record<string, unknown> | undefined)?.tools).toEqual({});
     const legacy = asRpc(
       await mcpPost(gw.mcpUrl(WS), {
         token: key.apiKey,
@@ -346,6 +359,34 @@ describe('subscriptions/listen (2026-07-28)', () => {
       await listener.close();
     }
   }, 30_000);
+  it('tells a changed tool list (the workspace policy) and ends once the key is revoked', async () => {
+    const revocable = await gw.mintKey(WS, ['workspace.full'], 'revocable');
+    const client = await v2Client(gw.mcpUrl(WS), revocable.apiKey);
+    try {
+      let changed = 0;
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        changed++;
+      });
+      const listened = Date.now();
+      const sub = await client.listen({ toolsListChanged: true, promptsListChanged: true });
+      expect(sub.honoredFilter).toEqual({ toolsListChanged: true });
+      await gw.setPolicy(WS, { disabledTools: ['send_feedback'] });
+      await until(() => changed === 1, 3_000);
+      await gw.setPolicy(WS, { disabledTools: [] });
+      await until(() => changed === 2, 3_000);
+      const revoked = await gw.admin(
+        'DELETE',
+        `/api/workspaces/${WS}/service-accounts/${revocable.serviceAccountId}/keys/${revocable.keyId}`,
+      );
+      expect(revoked.status).toBeLessThan(300);
+      expect(await sub.closed).toBe('graceful');
+      // Ended by the revocation, before the stream's maximum duration.
+      expect(Date.now() - listened).toBeLessThan(MAX_SECONDS * 1000 - 500);
+    } finally {
+      await client.close();
+    }
+  }, 40_000);
+
   it('ends open streams with their graceful result when the gateway shuts down, so shutdown does not wait for them', async () => {
     const client = await v2Client(gw.mcpUrl(WS), key.apiKey);
     try {

@@ -2,6 +2,7 @@ import { type JwtConfig, jwtConfigSchema } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
 import {
   DEFAULT_LISTEN_MAX_MS,
+  DEFAULT_LISTEN_RECHECK_MS,
   DEFAULT_MAX_LISTENS,
   DEFAULT_MAX_LISTENS_PER_KEY,
   DEFAULT_MAX_RESULT_BYTES,
@@ -83,6 +84,12 @@ const envSchema = z.object({
     .min(1)
     .max(24 * 3600)
     .default(DEFAULT_LISTEN_MAX_MS / 1000),
+  FLOWGATE_MCP_LISTEN_RECHECK_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(DEFAULT_LISTEN_RECHECK_MS / 1000),
   FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_JWT_ISSUER: z.string().min(1).optional(),
@@ -160,6 +167,8 @@ export interface GatewayConfig {
   mcpMaxListensPerKey: number;
   mcpMaxListens: number;
   mcpListenMaxMs: number;
+  /** How often an open listen stream verifies the caller's access and tool list again. */
+  mcpListenRecheckMs: number;
   authCacheTtlMs: number;
   logLevel: string;
   jwt: JwtSettings | undefined;
@@ -286,6 +295,7 @@ export function loadConfig(
     mcpMaxListensPerKey: e.FLOWGATE_MCP_MAX_LISTENS_PER_KEY,
     mcpMaxListens: e.FLOWGATE_MCP_MAX_LISTENS,
     mcpListenMaxMs: e.FLOWGATE_MCP_LISTEN_MAX_SECONDS * 1000,
+    mcpListenRecheckMs: e.FLOWGATE_MCP_LISTEN_RECHECK_SECONDS * 1000,
     authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     jwt,

@@ -103,6 +103,7 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
       maxPerKey: config.mcpMaxListensPerKey,
       maxTotal: config.mcpMaxListens,
       maxMs: config.mcpListenMaxMs,
+      recheckMs: config.mcpListenRecheckMs,
     }),
     toolNames: TOOL_NAMES,
     version: VERSION,

@@ -64,18 +64,24 @@ describe('slow request bodies', () => {
     );
   });
 
-  it('bounds subscriptions/listen streams: 4 per key, 256 per process, 300 s each unless told otherwise', () => {
+  it('bounds subscriptions/listen streams: 4 per key, 256 per process, 300 s each, access rechecked every 5 s', () => {
     const defaults = loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN });
-    expect([defaults.mcpMaxListensPerKey, defaults.mcpMaxListens, defaults.mcpListenMaxMs]).toEqual([
-      4, 256, 300_000,
-    ]);
+    expect([
+      defaults.mcpMaxListensPerKey,
+      defaults.mcpMaxListens,
+      defaults.mcpListenMaxMs,
+      defaults.mcpListenRecheckMs,
+    ]).toEqual([4, 256, 300_000, 5_000]);
     const set = loadConfig({
       FLOWGATE_ADMIN_TOKEN: TOKEN,
       FLOWGATE_MCP_MAX_LISTENS_PER_KEY: '2',
       FLOWGATE_MCP_MAX_LISTENS: '20',
       FLOWGATE_MCP_LISTEN_MAX_SECONDS: '60',
+      FLOWGATE_MCP_LISTEN_RECHECK_SECONDS: '2',
     });
-    expect([set.mcpMaxListensPerKey, set.mcpMaxListens, set.mcpListenMaxMs]).toEqual([2, 20, 60_000]);
+    expect([set.mcpMaxListensPerKey, set.mcpMaxListens, set.mcpListenMaxMs, set.mcpListenRecheckMs]).toEqual([
+      2, 20, 60_000, 2_000,
+    ]);
     expect(() => loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_MCP_LISTEN_MAX_SECONDS: '0' })).toThrow(
       /FLOWGATE_MCP_LISTEN_MAX_SECONDS/,
     );

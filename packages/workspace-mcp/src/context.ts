@@ -116,6 +116,12 @@ export interface McpRequestContext {
   waits?: WaitGate;
   /** Bounds and ends subscriptions/listen streams (listen.ts); one per process, shared by every request. */
   listens?: ListenHub;
+  /**
+   * The caller's access as it is now (its token verified again, the workspace policy read again), or null when it no
+   * longer may enter the workspace: a long-lived listen stream ends then, and tells a changed tool list. Absent, a
+   * listen honours no `toolsListChanged`.
+   */
+  recheck?: () => Promise<{ capabilities: ReadonlySet<Capability>; workspacePolicy: WorkspacePolicy } | null>;
   /** Aborts when the client goes away: a parked wait then ends at once and releases what it held. */
   signal?: AbortSignal;
   /**

@@ -13,6 +13,7 @@ export { type Icon, SERVER_ICON_SVG, serverIcons, TOOLSET_ICON_SVGS, toolsetIcon
 export {
   createListenHub,
   DEFAULT_LISTEN_MAX_MS,
+  DEFAULT_LISTEN_RECHECK_MS,
   DEFAULT_MAX_LISTENS,
   DEFAULT_MAX_LISTENS_PER_KEY,
   type ListenHub,

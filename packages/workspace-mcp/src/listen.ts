@@ -1,22 +1,26 @@
 /**
  * `subscriptions/listen` (2026-07-28, "Subscriptions"; Tasks extension, "Task Status Notifications"): one bounded SSE
- * stream per request that carries `notifications/resources/updated` for the run resources it subscribed to and
- * `notifications/tasks` for its tasks. The acknowledgement comes first and names only what is honoured: a URI or task
+ * stream per request that carries `notifications/resources/updated` for the run resources it subscribed to,
+ * `notifications/tasks` for its tasks and `notifications/tools/list_changed` when the caller's visible tools change
+ * (its access is read again periodically through the transport's `recheck`, which also ends the stream once that
+ * access is gone). The acknowledgement comes first and names only what is honoured: a URI or task
  * id that is foreign, forged, unknown or not readable by the caller is left out, never refused, so a guess learns
  * nothing. Changes are read from the database (a bounded poll per stream), which every runtime and replica shares.
  *
  * Bounds: streams per key and per process (a gate of their own, so long-lived streams never starve parked waits),
  * at most MAX_SUBSCRIPTIONS URIs and task ids, a maximum duration, and a heartbeat comment (sse.ts in the gateway).
  * The stream ends with the empty `subscriptions/listen` result when the duration is over, when the gateway shuts
- * down, or when nothing subscribed can change any more (every run ended and its events were read).
+ * down, when access is gone, or when nothing subscribed can change any more (every run ended and its events were read,
+ * no tool list watched).
  */
 import type { RunStatus } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
-import type { McpRequestContext } from './context.js';
+import type { McpRequestContext, ToolContext } from './context.js';
 import { LIMITS } from './limits.js';
 import type { Scope } from './methods/scope.js';
 import { readTaskV2 } from './methods/tasks.js';
+import { visibilityKey } from './policy.js';
 import { invalidParams, JSONRPC_INVALID_REQUEST, JsonRpcFailure, type JsonRpcId } from './protocol.js';
 import { templateResourceAllowed } from './resources.js';
 import { isTerminal, openTaskId, type TaskStatus, taskStatusOf, taskStatusV2 } from './tasks.js';
@@ -33,6 +37,8 @@ export const DEFAULT_LISTEN_MAX_MS = 5 * 60_000;
 export const DEFAULT_LISTEN_POLL_MS = 500;
 /** Resource URIs and task ids together, per stream: each costs a read per poll. */
 export const MAX_SUBSCRIPTIONS = 50;
+/** How often a stream verifies the caller's access again (its token, the key's capabilities, the workspace policy). */
+export const DEFAULT_LISTEN_RECHECK_MS = 5_000;
 /** Events read per run and poll; a run that wrote more is read on at the next poll. */
 const EVENTS_PER_POLL = 100;
 
@@ -41,13 +47,20 @@ export interface ListenHub {
   readonly gate: WaitGate;
   readonly maxMs: number;
   readonly pollMs: number;
+  readonly recheckMs: number;
   readonly closing: AbortSignal;
   /** Ends every open stream with its graceful result; later listens are refused. */
   close(): void;
 }
 
 export function createListenHub(
-  options: { maxPerKey?: number; maxTotal?: number; maxMs?: number; pollMs?: number } = {},
+  options: {
+    maxPerKey?: number;
+    maxTotal?: number;
+    maxMs?: number;
+    pollMs?: number;
+    recheckMs?: number;
+  } = {},
 ): ListenHub {
   const closing = new AbortController();
   return {
@@ -57,6 +70,7 @@ export function createListenHub(
     }),
     maxMs: options.maxMs ?? DEFAULT_LISTEN_MAX_MS,
     pollMs: options.pollMs ?? DEFAULT_LISTEN_POLL_MS,
+    recheckMs: options.recheckMs ?? DEFAULT_LISTEN_RECHECK_MS,
     closing: closing.signal,
     close: () => closing.abort(),
   };
@@ -242,7 +256,14 @@ async function serveStream(
     }
   }
 
+  // The tool list can be watched where the caller's access can be read again, on the workspace endpoint (a per-flow
+  // endpoint's list also changes when its flow is released, which is not watched).
+  const recheck = scope.request.recheck;
+  const toolsListChanged =
+    filter.toolsListChanged === true && recheck !== undefined && scope.surface.flowSlug === null;
+  let visible = toolsListChanged ? visibilityKey(scope.surface.tools, scope.request) : '';
   const honoured: Record<string, unknown> = {};
+  if (toolsListChanged) honoured.toolsListChanged = true;
   if (resources.length > 0) honoured.resourceSubscriptions = resources;
   if (taskIds.length > 0) honoured.taskIds = taskIds;
   const stream = scope.request.openStream?.();
@@ -299,9 +320,42 @@ async function serveStream(
     return runEnded(run.status) && events.length < EVENTS_PER_POLL ? 'drop' : 'keep';
   };
 
-  while (open && watches.size > 0 && Date.now() < deadline && !signals.some((s) => s.aborted)) {
+  /** The caller's access read again: 'gone' when it may no longer enter the workspace (revoked, disabled). */
+  const reverify = async (): Promise<'keep' | 'gone'> => {
+    if (!recheck) return 'keep';
+    const now = await recheck();
+    if (!now) return 'gone';
+    if (toolsListChanged) {
+      const key = visibilityKey(scope.surface.tools, { ...now, narrowing: scope.request.narrowing });
+      if (key !== visible) {
+        visible = key;
+        if (!stream.send(notification('notifications/tools/list_changed', {}, requestId))) return 'gone';
+      }
+    }
+    // A subscribed resource the caller may no longer read ends the stream; a new listen acknowledges what it may now.
+    const current: ToolContext = { ...scope, request: { ...scope.request, ...now } };
+    for (const uri of resources) if (!templateResourceAllowed(uri, current)) return 'gone';
+    return 'keep';
+  };
+
+  let nextRecheck = Date.now() + hub.recheckMs;
+  while (
+    open &&
+    (watches.size > 0 || toolsListChanged) &&
+    Date.now() < deadline &&
+    !signals.some((s) => s.aborted)
+  ) {
     await pause(Math.min(hub.pollMs, Math.max(0, deadline - Date.now())), signals);
     if (signals.some((s) => s.aborted)) break;
+    if (recheck && Date.now() >= nextRecheck) {
+      nextRecheck = Date.now() + hub.recheckMs;
+      // A failed read (the database, an identity provider) ends nothing: the next recheck tries again.
+      const verdict = await reverify().catch((error: unknown) => {
+        scope.request.onError?.(error);
+        return 'keep' as const;
+      });
+      if (verdict === 'gone') break;
+    }
     for (const w of [...watches.values()]) {
       const outcome = await poll(w);
       if (outcome === 'gone') {

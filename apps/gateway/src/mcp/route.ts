@@ -21,6 +21,8 @@ import {
 import type { Context } from 'hono';
 import type { GatewayDeps, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
+import { protectedResourcesOf } from '../discovery/protected-resource.js';
+import { readBearer } from '../middleware/authenticate.js';
 import { createClientTokens } from './client-token.js';
 import { createSseAnswer, SSE_HEADERS } from './sse.js';
 
@@ -192,6 +194,25 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         maxResultBytes: deps.config.mcpMaxResultBytes,
         waits: deps.mcpWaits,
         listens: deps.mcpListens,
+        // A listen stream outlives the checks its request passed: it reads them again (auth cache and workspace
+        // cache bound how fresh that is) to end when access is gone and to tell a changed tool list.
+        recheck: async () => {
+          const target = protectedResourcesOf(deps.config)?.forPath(c.req.path);
+          let token: string;
+          try {
+            token = readBearer(c, target?.metadataUrl);
+          } catch {
+            return null;
+          }
+          const verified = await deps.authenticator.authenticate(token, { resource: target?.resource });
+          if (!verified.ok) return null;
+          const now = deps.authenticator.resolveAccess(verified.principal, access.workspaceId);
+          if (!now.ok || now.access.keyId !== access.keyId) return null;
+          const state = await deps.workspaces.get(access.workspaceId);
+          return state.exists
+            ? { capabilities: now.access.capabilities, workspacePolicy: state.policy }
+            : null;
+        },
         // A client that hangs up ends its parked wait at once (its timer, listener and slot are released).
         signal: c.req.raw.signal,
         ...(sse ? { openStream: sse.open } : {}),

@@ -70,12 +70,13 @@ small, fixed set of intent-shaped tools — not one tool per flow — plus these
   \`_meta\` with \`io.modelcontextprotocol/protocolVersion\` and \`io.modelcontextprotocol/clientCapabilities\`, plus the
   \`MCP-Protocol-Version\`, \`Mcp-Method\` and (tools/call, prompts/get, resources/read) \`Mcp-Name\` headers;
   \`server/discover\` lists what is served.
-- Capabilities: tools, resources, prompts (no listChanged): lists change only when your token, narrowing or the
-  workspace policy changes, so list again after changing them. Within a request, a waiting tool call with
-  \`_meta.progressToken\` streams progress notifications before its result. Under ${MODERN_PROTOCOL_VERSION},
-  \`subscriptions/listen\` with \`resourceSubscriptions\` (run URIs) or \`taskIds\` keeps a stream open (by default
-  at most 5 minutes) that pushes \`notifications/resources/updated\` and \`notifications/tasks\` as your runs change;
-  under 2025 revisions nothing is pushed outside a request: poll \`get_run_status\` or \`tasks/get\`.
+- Capabilities: tools, resources, prompts. Lists change only when your token, narrowing or the workspace policy
+  changes, so list again after changing them. Within a request, a waiting tool call with \`_meta.progressToken\`
+  streams progress notifications before its result. Under ${MODERN_PROTOCOL_VERSION}, \`subscriptions/listen\` with
+  \`resourceSubscriptions\` (run URIs), \`taskIds\` or \`toolsListChanged\` keeps a stream open (by default at most 5
+  minutes) that pushes \`notifications/resources/updated\`, \`notifications/tasks\` and
+  \`notifications/tools/list_changed\`; under 2025 revisions nothing is pushed outside a request: poll
+  \`get_run_status\` or \`tasks/get\`.
 
 ## First steps
 

@@ -56,13 +56,17 @@ function instructionsFor(ctx: McpRequestContext): string {
 }
 
 /**
- * The answer to `server/discover` (2026-07-28): capabilities with the Tasks extension where tasks are offered, and
- * `resources.subscribe` where resources are served (subscriptions/listen delivers `notifications/resources/updated`).
+ * The answer to `server/discover` (2026-07-28): capabilities with the Tasks extension where tasks are offered,
+ * `resources.subscribe` where resources are served and `tools.listChanged` where the tool list is watched
+ * (subscriptions/listen delivers both, listen.ts).
  */
 export function discover(ctx: McpRequestContext): Record<string, unknown> {
   const surface = surfaceOf(ctx);
-  const served = baseCapabilities(surface);
-  const base = surface.servesResources ? { ...served, resources: { subscribe: true } } : served;
+  const served: Record<string, unknown> = { ...baseCapabilities(surface) };
+  if (surface.servesResources) served.resources = { subscribe: true };
+  // The workspace endpoint's tool list is watched where the transport can read the caller's access again.
+  if (surface.flowSlug === null && ctx.recheck) served.tools = { listChanged: true };
+  const base = served;
   return discoverResult({
     capabilities: tasksAvailable(surface, ctx) ? { ...base, extensions: { [TASKS_EXTENSION_ID]: {} } } : base,
     server: { ...serverIdentity(ctx), icons: serverIcons() },
