@@ -1,11 +1,10 @@
 /**
- * `subscriptions/listen` (2026-07-28, "Subscriptions"; Tasks extension, "Task Status Notifications"): one bounded SSE
- * stream per request that carries `notifications/resources/updated` for the run resources it subscribed to,
- * `notifications/tasks` for its tasks and `notifications/tools/list_changed` when the caller's visible tools change
- * (its access is read again periodically through the transport's `recheck`, which also ends the stream once that
- * access is gone). The acknowledgement comes first and names only what is honoured: a URI or task
- * id that is foreign, forged, unknown or not readable by the caller is left out, never refused, so a guess learns
- * nothing. Changes are read from the database (a bounded poll per stream), which every runtime and replica shares.
+ * `subscriptions/listen` (2026-07-28, basic/utilities/subscriptions; Tasks extension, "Task Status Notifications"):
+ * one bounded SSE stream per request that carries `notifications/resources/updated` for the run resources it
+ * subscribed to, `notifications/tasks` for its tasks and `notifications/tools/list_changed` when the caller's visible
+ * tools change (its access is read again periodically through the transport's `recheck`, which also ends the stream
+ * once that access is gone). The acknowledgement comes first and names only what is honoured: a URI or task id that
+ * is foreign, forged, unknown or not readable by the caller is left out, never refused, so a guess learns nothing. Changes are read from the database (a bounded poll per stream), which every runtime and replica shares.
  *
  * Bounds: streams per key and per process (a gate of their own, so long-lived streams never starve parked waits),
  * at most MAX_SUBSCRIPTIONS URIs and task ids, a maximum duration, and a heartbeat comment (sse.ts in the gateway).
