@@ -187,6 +187,15 @@ describe('subscriptions/listen (2026-07-28)', () => {
       }),
     );
     expect(legacy.error?.code).toBe(-32601);
+    // A malformed filter, or more than 50 URIs and ids, opens no stream.
+    for (const notifications of [
+      { resourceSubscriptions: 'flowgate://runs/x' },
+      { resourceSubscriptions: Array.from({ length: 51 }, (_, i) => `flowgate://runs/r${i}`) },
+    ]) {
+      const bad = await rawListen(gw.mcpUrl(WS), key.apiKey, notifications);
+      expect(bad.type).toMatch(/^application\/json/);
+      expect(bad.messages[0]?.error?.code).toBe(-32602);
+    }
   });
 
   it('pushes resources/updated for a subscribed run until it ends, and acknowledges only its own run resources', async () => {
