@@ -29,6 +29,15 @@ const NAP = `{:slug :nap
              _ (flow/step :sleep :nap {:duration-ms (:ms a)})]
          (flow/step :function :after {:code (fn [x] {:slept (:ms x)}) :input a}))}`;
 
+/** A flow whose per-flow endpoint lists `tools` (one MCP interface each); `code` changes its run, not its tools. */
+function greeter(tools: readonly string[], code: string): string {
+  const mcp = tools.map((name) => `{:tool-name "${name}" :invocation :default}`).join(' ');
+  return `{:slug :greeter
+ :invocations {:default {:inputs [{:name :who :type :string :required true}]}}
+ :interfaces {:mcp [${mcp}]}
+ :flow (flow/step :function :greet {:code ${code} :input (flow/input)})}`;
+}
+
 let gw: TestGateway;
 let replica: TestGateway;
 let key: ServiceAccountKey;
@@ -48,6 +57,7 @@ beforeAll(async () => {
   await gw.createWorkspace(OTHER);
   await installFlow(gw, WS, 'nap', NAP);
   await installFlow(gw, OTHER, 'nap', NAP);
+  await installFlow(gw, WS, 'greeter', greeter(['greet'], '(fn [x] {:hi (:who x)})'));
   key = await gw.mintKey(WS, ['workspace.full'], 'listener');
   otherKey = await gw.mintKey(OTHER, ['workspace.full'], 'other');
   // Same database, no worker: everything it pushes comes from what the first gateway's worker wrote.
@@ -391,6 +401,45 @@ describe('subscriptions/listen (2026-07-28)', () => {
       expect(await sub.closed).toBe('graceful');
       // Ended by the revocation, before the stream's maximum duration.
       expect(Date.now() - listened).toBeLessThan(MAX_SECONDS * 1000 - 500);
+    } finally {
+      await client.close();
+    }
+  }, 40_000);
+
+  it('tells a per-flow endpoint when a release changes its tool list, and nothing for a release that keeps it', async () => {
+    const flowUrl = `${gw.url}/api/workspaces/${WS}/flows/greeter/mcp`;
+    const client = await v2Client(flowUrl, key.apiKey);
+    try {
+      expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
+      let changed = 0;
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        changed++;
+      });
+      const sub = await client.listen({ toolsListChanged: true, promptsListChanged: true });
+      expect(sub.honoredFilter).toEqual({ toolsListChanged: true });
+      // A new version whose interfaces are the same: its run changes, its tools/list does not.
+      await installFlow(gw, WS, 'greeter', greeter(['greet'], '(fn [x] {:hello (:who x)})'));
+      // Three rechecks (one per second here) see the new version and find the same list.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(changed).toBe(0);
+      // A version that adds an MCP tool is told within a recheck or two.
+      await installFlow(gw, WS, 'greeter', greeter(['greet', 'greet_loudly'], '(fn [x] {:hello (:who x)})'));
+      const released = Date.now();
+      await until(() => changed === 1, 3_000);
+      expect(Date.now() - released).toBeLessThan(3_000);
+      const listed = await client.listTools();
+      expect(listed.tools.map((t) => t.name)).toEqual([
+        'greet',
+        'greet_loudly',
+        'get_run_status',
+        'inspect_run_step',
+      ]);
+      // Renaming one is a change too; nothing else was pushed in between.
+      await installFlow(gw, WS, 'greeter', greeter(['greet', 'shout'], '(fn [x] {:hello (:who x)})'));
+      await until(() => changed === 2, 3_000);
+      await sub.close();
+      expect(await sub.closed).toBe('local');
+      expect(changed).toBe(2);
     } finally {
       await client.close();
     }

@@ -144,9 +144,10 @@ describe.each(['pin', 'auto'] as const)('SDK v2 client, versionNegotiation %s', 
     const { client } = await v2(flowUrl, mode);
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe(V);
-      // Its direct tool starts runs, so the Tasks extension is offered here too.
+      // Its direct tool starts runs, so the Tasks extension is offered here too; a release of the flow changes its
+      // tools, which subscriptions/listen tells.
       expect(client.getServerCapabilities()).toEqual({
-        tools: {},
+        tools: { listChanged: true },
         extensions: { 'io.modelcontextprotocol/tasks': {} },
       });
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('greet_person');

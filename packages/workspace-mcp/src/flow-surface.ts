@@ -151,9 +151,13 @@ function outcomeFor(run: RunRecord, created: boolean, value: RunResult | null) {
 
 /**
  * The surface of one flow, from the definition that runs now; null when the flow has nothing released to run.
- * Interfaces named like the run tools are left out (the run tools win): a flow cannot shadow them.
+ * Interfaces named like the run tools are left out (the run tools win): a flow cannot shadow them. `reopen` resolves
+ * the flow again (an OpenFlow keeps the definition it was opened with), so a listen stream can see a release.
  */
-export async function flowSurface(open: OpenFlow): Promise<McpSurface | null> {
+export async function flowSurface(
+  open: OpenFlow,
+  reopen?: () => Promise<OpenFlow | null>,
+): Promise<McpSurface | null> {
   const definition = await open.definitionFor('live');
   if (!definition) return null;
   const trusted = isTrusted(trustFor(open.record.optIn, definition));
@@ -185,6 +189,14 @@ export async function flowSurface(open: OpenFlow): Promise<McpSurface | null> {
     // One narrowing header set works on both endpoints (e.g. a client config shared by them).
     alsoNarrowable: TOOL_NAMES,
     flowSlug: slug,
+    ...(reopen
+      ? {
+          reload: async () => {
+            const again = await reopen();
+            return again ? await flowSurface(again, reopen) : null;
+          },
+        }
+      : {}),
     instructions: (workspaceId) =>
       `Flowgate MCP server for the flow ${slug} of workspace ${workspaceId}: each tool runs one of its interfaces; ` +
       'get_run_status and inspect_run_step follow a run. Ask the user before starting runs.',

@@ -1,9 +1,10 @@
 /**
  * `subscriptions/listen` (2026-07-28, basic/utilities/subscriptions; Tasks extension, "Task Status Notifications"):
  * one bounded SSE stream per request that carries `notifications/resources/updated` for the run resources it
- * subscribed to, `notifications/tasks` for its tasks and `notifications/tools/list_changed` when the caller's visible
- * tools change (its access is read again periodically through the transport's `recheck`, which also ends the stream
- * once that access is gone). The acknowledgement comes first and names only what is honoured: a URI or task id that
+ * subscribed to, `notifications/tasks` for its tasks and `notifications/tools/list_changed` when what tools/list
+ * answers the caller changes (its policy or capabilities, and on a per-flow endpoint a release of the flow; its
+ * access is read again periodically through the transport's `recheck`, which also ends the stream once that access is
+ * gone). The acknowledgement comes first and names only what is honoured: a URI or task id that
  * is foreign, forged, unknown or not readable by the caller is left out, never refused, so a guess learns nothing. Changes are read from the database (a bounded poll per stream), which every runtime and replica shares.
  *
  * Bounds: streams per key and per process (a gate of their own, so long-lived streams never starve parked waits),
@@ -19,9 +20,10 @@ import type { McpRequestContext, ToolContext } from './context.js';
 import { LIMITS } from './limits.js';
 import type { Scope } from './methods/scope.js';
 import { readTaskV2 } from './methods/tasks.js';
-import { visibilityKey } from './policy.js';
+import { listedTools } from './methods/tools.js';
 import { invalidParams, JSONRPC_INVALID_REQUEST, JsonRpcFailure, type JsonRpcId } from './protocol.js';
 import { templateResourceAllowed } from './resources.js';
+import type { McpSurface } from './surface.js';
 import { isTerminal, openTaskId, type TaskStatus, taskStatusOf, taskStatusV2 } from './tasks.js';
 import { runEventsUri, runResultUri, runUri } from './uris.js';
 import { createWaitGate, TooManyWaits, type WaitGate, waitKey } from './waits.js';
@@ -73,6 +75,14 @@ export function createListenHub(
     closing: closing.signal,
     close: () => closing.abort(),
   };
+}
+
+/**
+ * Whether a stream on this endpoint can tell a changed tool list (and server/discover advertises `tools.listChanged`):
+ * the caller's access must be readable again, and a per-flow endpoint's surface buildable again.
+ */
+export function watchesToolList(surface: McpSurface, request: McpRequestContext): boolean {
+  return request.recheck !== undefined && (surface.flowSlug === null || surface.reload !== undefined);
 }
 
 /** For callers that bring none (tests, embedders); the gateway passes its configured one. */
@@ -255,12 +265,13 @@ async function serveStream(
     }
   }
 
-  // The tool list can be watched where the caller's access can be read again, on the workspace endpoint (a per-flow
-  // endpoint's list also changes when its flow is released, which is not watched).
+  // The tool list is watched where the caller's access can be read again, and on a per-flow endpoint only where its
+  // surface can be built again (a release of the flow changes its tools). What is compared is exactly what tools/list
+  // answers (without its params' narrowing), so a push means the list a client would fetch now is different.
   const recheck = scope.request.recheck;
-  const toolsListChanged =
-    filter.toolsListChanged === true && recheck !== undefined && scope.surface.flowSlug === null;
-  let visible = toolsListChanged ? visibilityKey(scope.surface.tools, scope.request) : '';
+  const toolsListChanged = filter.toolsListChanged === true && watchesToolList(scope.surface, scope.request);
+  let surface = scope.surface;
+  let listed = toolsListChanged ? listedTools(surface, scope.request).json : '';
   const honoured: Record<string, unknown> = {};
   if (toolsListChanged) honoured.toolsListChanged = true;
   if (resources.length > 0) honoured.resourceSubscriptions = resources;
@@ -325,9 +336,15 @@ async function serveStream(
     const now = await recheck();
     if (!now) return 'gone';
     if (toolsListChanged) {
-      const key = visibilityKey(scope.surface.tools, { ...now, narrowing: scope.request.narrowing });
-      if (key !== visible) {
-        visible = key;
+      if (surface.reload) {
+        const again = await surface.reload();
+        // The flow was deleted or has nothing released any more: this endpoint serves nothing now.
+        if (!again) return 'gone';
+        surface = again;
+      }
+      const json = listedTools(surface, { ...now, narrowing: scope.request.narrowing }).json;
+      if (json !== listed) {
+        listed = json;
         if (!stream.send(notification('notifications/tools/list_changed', {}, requestId))) return 'gone';
       }
     }

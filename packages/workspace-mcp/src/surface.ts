@@ -27,6 +27,11 @@ export interface McpSurface {
   instructions(workspaceId: string, key: string): string;
   /** A per-flow endpoint's flow: its tasks are that flow's runs only (tasks.ts). */
   readonly flowSlug: string | null;
+  /**
+   * This endpoint's surface built again from what runs now (a per-flow endpoint's changes with each release of its
+   * flow); null once it serves nothing. Absent where the surface never changes (the workspace endpoint).
+   */
+  readonly reload?: () => Promise<McpSurface | null>;
 }
 
 export function surfaceOf(
@@ -39,6 +44,7 @@ export function surfaceOf(
     /** More names narrowing accepts beyond the served ones (they match nothing here). */
     alsoNarrowable?: readonly string[];
     flowSlug?: string;
+    reload?: () => Promise<McpSurface | null>;
   },
 ): McpSurface {
   const byName = new Map(tools.map((t) => [t.name, t]));
@@ -86,6 +92,7 @@ export function surfaceOf(
       return text;
     },
     flowSlug: options.flowSlug ?? null,
+    ...(options.reload ? { reload: options.reload } : {}),
   };
 }
 

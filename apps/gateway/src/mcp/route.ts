@@ -302,12 +302,11 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           (installationId !== null && !INSTALLATION_ID_PATTERN.test(installationId))
         )
           return missing();
-        const open = await workspace().flows.open({
-          slug,
-          installationId,
-          includeInstalled: c.get('access').capabilities.has('installations.read'),
-        });
-        return (open && (await flowSurface(open))) ?? missing();
+        const includeInstalled = c.get('access').capabilities.has('installations.read');
+        // Resolved again by a listen stream at each recheck, so it sees a release of the flow.
+        const reopen = () => workspace().flows.open({ slug, installationId, includeInstalled });
+        const open = await reopen();
+        return (open && (await flowSurface(open, reopen))) ?? missing();
       }),
     );
   };

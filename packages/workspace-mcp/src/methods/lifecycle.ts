@@ -10,6 +10,7 @@ import {
   SERVER_TITLE,
 } from '../context.js';
 import { serverIcons } from '../icons.js';
+import { watchesToolList } from '../listen.js';
 import { evaluateTool, visibilityKey } from '../policy.js';
 import {
   clip,
@@ -64,8 +65,8 @@ export function discover(ctx: McpRequestContext): Record<string, unknown> {
   const surface = surfaceOf(ctx);
   const served: Record<string, unknown> = { ...baseCapabilities(surface) };
   if (surface.servesResources) served.resources = { subscribe: true };
-  // The workspace endpoint's tool list is watched where the transport can read the caller's access again.
-  if (surface.flowSlug === null && ctx.recheck) served.tools = { listChanged: true };
+  // The same condition under which subscriptions/listen honours `toolsListChanged`.
+  if (watchesToolList(surface, ctx)) served.tools = { listChanged: true };
   const base = served;
   return discoverResult({
     capabilities: tasksAvailable(surface, ctx) ? { ...base, extensions: { [TASKS_EXTENSION_ID]: {} } } : base,

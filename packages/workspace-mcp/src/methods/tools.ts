@@ -12,7 +12,7 @@ import type { McpAuditEntry } from '../context.js';
 import { paginate } from '../cursor.js';
 import { guideDescriptions } from '../guidance.js';
 import { type Narrowing, parseNarrowingParams } from '../narrowing.js';
-import { describeBlockers, evaluateTool, visibilityKey } from '../policy.js';
+import { describeBlockers, evaluateTool, type PolicyContext, visibilityKey } from '../policy.js';
 import { withCallProgress } from '../progress.js';
 import { adaptContentForVersion, clip, invalidParams, isJsonObject } from '../protocol.js';
 import {
@@ -38,14 +38,26 @@ function narrowingFromParams(params: Params, surface: McpSurface): Narrowing | n
   return parsed.narrowing;
 }
 
+/**
+ * The first (only) page of tools/list for a caller: the bytes tools/list answers. A listen stream compares these to
+ * tell a changed list (listen.ts), so the two can never disagree.
+ */
+export function listedTools(
+  surface: McpSurface,
+  ctx: PolicyContext,
+  extra?: Narrowing | null,
+): { json: string; bytes: Uint8Array } {
+  return surface.toolsList(visibilityKey(surface.tools, ctx, extra));
+}
+
 function listTools(params: Params, scope: Scope): RawJson | unknown {
   const surface = scope.surface;
   const extra = narrowingFromParams(params, surface);
-  const key = visibilityKey(surface.tools, scope.request, extra);
   if (params.cursor === undefined) {
-    const { json, bytes } = surface.toolsList(key);
+    const { json, bytes } = listedTools(surface, scope.request, extra);
     return new RawJson(json, bytes);
   }
+  const key = visibilityKey(surface.tools, scope.request, extra);
   // Every list fits one page, so no cursor is ever issued; a cursor is checked anyway and refused when bad.
   const hidden = surface.hiddenFor(key);
   const descriptors = surface.tools
