@@ -175,12 +175,12 @@ async function runStatus(ws: string, runId: string): Promise<string> {
 }
 
 /** Waits until one of the workspace's newest runs is parked in its sleep, and returns its id. */
+/** The newest run of the workspace, once it parks in its sleep (an older test's sleeper may still be waiting too). */
 async function parkedRun(ws: string): Promise<string> {
   for (let i = 0; i < 100; i++) {
-    const page = await gw.admin('GET', `/api/workspaces/${ws}/runs?limit=5`);
-    const runs = (page.json as { items: Array<{ runId: string; status: string }> }).items;
-    const waiting = runs.find((r) => r.status === 'waiting');
-    if (waiting) return waiting.runId;
+    const page = await gw.admin('GET', `/api/workspaces/${ws}/runs?limit=1`);
+    const newest = (page.json as { items: Array<{ runId: string; status: string }> }).items[0];
+    if (newest?.status === 'waiting') return newest.runId;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('no run reached its sleep');

@@ -86,7 +86,12 @@ export function watchesToolList(surface: McpSurface, request: McpRequestContext)
 }
 
 /** For callers that bring none (tests, embedders); the gateway passes its configured one. */
-const DEFAULT_HUB = createListenHub();
+/** Made on first use, not at import: Workers refuse an AbortController built in global scope. */
+let defaultHub: ListenHub | undefined;
+function sharedHub(): ListenHub {
+  defaultHub ??= createListenHub();
+  return defaultHub;
+}
 
 const IdList = z.array(z.string().min(1).max(LIMITS.resourceUriMaxChars)).max(MAX_SUBSCRIPTIONS);
 
@@ -191,7 +196,7 @@ export async function listen(
       JSONRPC_INVALID_REQUEST,
       'subscriptions/listen is answered as an SSE stream: send it alone (not in a batch) with Accept: text/event-stream',
     );
-  const hub = request.listens ?? DEFAULT_HUB;
+  const hub = request.listens ?? sharedHub();
   if (hub.closing.aborted)
     throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, 'The gateway is shutting down: listen again shortly');
   let release: () => void;
