@@ -33,6 +33,7 @@ export {
   WORKSPACE_ID_PATTERN,
   workspaceIdSchema,
 } from './ids.js';
+export { pause } from './pause.js';
 export {
   FINAL_RUN_STATUSES,
   type FinalRunStatus,

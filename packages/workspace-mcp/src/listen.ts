@@ -13,7 +13,7 @@
  * down, when access is gone, or when nothing subscribed can change any more (every run ended and its events were read,
  * no tool list watched).
  */
-import type { RunStatus } from '@flowgate/core';
+import { pause, type RunStatus } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
 import type { McpRequestContext, ToolContext } from './context.js';
@@ -134,20 +134,6 @@ async function lastEventId(scope: Scope, runId: string): Promise<number | null> 
     if ((events?.length ?? 0) < 500) break;
   }
   return after;
-}
-
-/** Resolves after `ms`, or at once when any signal aborts; leaves no timer or listener behind. */
-function pause(ms: number, signals: readonly AbortSignal[]): Promise<void> {
-  return new Promise((resolve) => {
-    if (signals.some((s) => s.aborted)) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      for (const s of signals) s.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    for (const s of signals) s.addEventListener('abort', done, { once: true });
-  });
 }
 
 function notification(method: string, params: Record<string, unknown>, id: JsonRpcId): string {
@@ -366,7 +352,7 @@ async function serveStream(
     Date.now() < deadline &&
     !signals.some((s) => s.aborted)
   ) {
-    await pause(Math.min(hub.pollMs, Math.max(0, deadline - Date.now())), signals);
+    await pause(Math.min(hub.pollMs, Math.max(0, deadline - Date.now())), { signals });
     if (signals.some((s) => s.aborted)) break;
     if (recheck && Date.now() >= nextRecheck) {
       nextRecheck = Date.now() + hub.recheckMs;

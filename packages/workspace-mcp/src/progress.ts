@@ -10,10 +10,11 @@
  * ended before the result was read is reported before it. A notification names a step id and its status, never a
  * step's data; `total` is never sent (branches and loops make the step count unknowable in advance).
  */
+
+import { pause, type RunStatus } from '@flowgate/core';
 import type { RunRecord, RunResult } from '@flowgate/workspace';
 import type { McpResponseStream, ToolContext } from './context.js';
 import { clip, isJsonObject } from './protocol.js';
-
 export type ProgressToken = string | number;
 
 /** What a call that may report progress holds: the client's token and the way to open the streamed answer. */
@@ -53,21 +54,6 @@ export function withCallProgress<C extends ToolContext>(ctx: C, params: Record<s
   const progress: CallProgress = { token, openStream };
   // A child object, not a copy: the context's lazy getters (workspace, codecs) stay lazy.
   return Object.create(ctx, { progress: { value: progress, enumerable: true } }) as C;
-}
-
-/** Resolves after `ms`, when `until` settles, or when `signal` aborts; leaves no timer or listener behind. */
-function nextRound(ms: number, until: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-    until.then(done, done);
-  });
 }
 
 /**
@@ -132,7 +118,7 @@ export async function waitForRun(
   };
   try {
     while (!ended && open && !signal?.aborted) {
-      await nextRound(PROGRESS_POLL_MS, waited, signal);
+      await pause(PROGRESS_POLL_MS, { signals: [signal], until: waited });
       if (!ended) await readRound();
     }
   } finally {

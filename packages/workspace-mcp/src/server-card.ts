@@ -56,14 +56,7 @@ export interface EndpointServerCard {
 }
 
 /** The scanners' card (`/.well-known/mcp/server-card.json`): the SEP-2127 fields plus the catalog they read. */
-export interface ServerCard {
-  $schema: string;
-  name: string;
-  title: string;
-  version: string;
-  description: string;
-  icons: Icon[];
-  remotes: ServerCardRemote[];
+export interface ServerCard extends EndpointServerCard {
   supportedProtocolVersions: string[];
   authentication: { required: true; schemes: ['bearer'] };
   capabilities: {

@@ -3,7 +3,7 @@
  * against its invocation, nothing stored when anything is off), reading, listing and cancelling. Execution is the
  * worker's (`@flowgate/worker`); this side only queues and reads.
  */
-import { AppError, newId, type RunStatus, type StepStatus } from '@flowgate/core';
+import { AppError, newId, pause, type RunStatus, type StepStatus } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { closest, type FlowModel } from '@flowgate/flows';
 import { type JsonValue, storedToJson } from '@flowgate/run-engine';
@@ -150,20 +150,6 @@ function canonical(value: unknown): string {
   );
 }
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-/** Resolves after `ms`, or at once when `signal` aborts; leaves no timer or listener behind either way. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** The input as shown: secret-typed inputs replaced, then secret-looking values redacted. */
 function shownInput(row: repos.RunRow): unknown {
@@ -527,7 +513,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         // Notified by the worker that ran it; a slow poll covers a missed notification.
         let settled: SettledRun | null = null;
         if (hooks?.settled) settled = await hooks.settled(runId, Math.min(left, 1_000), signal);
-        else await pause(Math.min(left, 50), signal);
+        else await pause(Math.min(left, 50), { signals: [signal] });
         // The run as the in-process worker left it spares the read (same run, same workspace: tenancy holds).
         seen =
           settled && settled.run.id === runId && settled.workspaceId === workspaceId ? settled : await read();
