@@ -188,6 +188,10 @@ export function createRunBroker(options: RunBrokerOptions): RunBroker {
     cancelRequested(runId) {
       notify(CANCEL_CHANNEL, runId);
     },
+    ended(runId) {
+      // As a worker's ending statement does: waiting callers and listen streams on every replica re-read the run.
+      notify(ENDED_CHANNEL, runId);
+    },
     settled(runId, timeoutMs, signal) {
       // The domain's wait reads the run after each round, so a round that only sleeps is the poll.
       if (options.wakeUps) return pollRound(Math.min(options.wakeUps.pollMs, timeoutMs), signal);

@@ -34,6 +34,8 @@ export interface ExecuteDeps {
   maxAttempts: number;
   /** NOTIFY channel told the run's id by the statement that ends an attempt (callers waiting elsewhere). */
   endedChannel?: string;
+  /** NOTIFY channel told the run's id by each mid-attempt write of events (listen streams following the run). */
+  eventsChannel?: string;
   /** Opens sessions with remote MCP servers; without it :mcp steps and :llm :tools fail with connection_unavailable. */
   mcp?: McpConnector;
 }
@@ -199,7 +201,7 @@ export async function executeAttempt(
   const flush = async () => {
     await flushSteps();
     if (held.length === 0) return;
-    if (!(await repos.appendEvents(db, lease, held.splice(0)))) lost();
+    if (!(await repos.appendEvents(db, lease, held.splice(0), deps.eventsChannel))) lost();
   };
   // A pure step has no `running` journal row (nothing outside can have seen it); its start time goes with its result.
   const pureStarts = new Map<string, Date>();

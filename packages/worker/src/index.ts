@@ -13,6 +13,7 @@ export {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_POLL_MS,
   ENDED_CHANNEL,
+  EVENTS_CHANNEL,
   type Reservation,
   RUNS_CHANNEL,
   type Worker,

@@ -20,6 +20,8 @@ export const RUNS_CHANNEL = 'flowgate_runs';
 export const CANCEL_CHANNEL = 'flowgate_run_cancel';
 /** NOTIFY channel: a run ended or went to sleep; the payload is its id (callers waiting for a result listen). */
 export const ENDED_CHANNEL = 'flowgate_run_ended';
+/** NOTIFY channel: a running run wrote events; the payload is its id (listen streams following the run read them). */
+export const EVENTS_CHANNEL = 'flowgate_run_events';
 
 export interface WorkerLog {
   info(fields: Record<string, unknown>, message: string): void;
@@ -101,6 +103,7 @@ export function createWorker(options: WorkerOptions): Worker {
     limits: options.limits ?? {},
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     endedChannel: ENDED_CHANNEL,
+    eventsChannel: EVENTS_CHANNEL,
     mcp: options.mcp ?? connectRemoteMcp,
   };
   const inFlight = new Map<string, InFlight>();

@@ -4,7 +4,7 @@ import { createTestDb } from '@flowgate/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOperator } from './operator.js';
 import type { ChangeListener } from './scope.js';
-import { seedWorkspace, testWorkspaceDeps } from './testing.js';
+import { flowLiteral, seedWorkspace, testWorkspaceDeps } from './testing.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 
 /**
@@ -15,9 +15,10 @@ let h: DbHandle;
 let ws: Workspace;
 const told: string[] = [];
 const changes: ChangeListener = {
-  serviceAccountChanged: (id) => told.push(`account ${id}`),
-  keyRevoked: (id) => told.push(`key ${id}`),
+  serviceAccountChanged: (id, workspaceId) => told.push(`account ${id} in ${workspaceId}`),
+  keyRevoked: (id, workspaceId) => told.push(`key ${id} in ${workspaceId}`),
   workspaceChanged: (id) => told.push(`workspace ${id}`),
+  flowsChanged: (id) => told.push(`flows of ${id}`),
 };
 
 beforeAll(async () => {
@@ -53,11 +54,23 @@ describe('WorkspaceDeps.changes', () => {
     }).workspaces.create({ id: 'ws-changes-new', name: 'New' });
 
     expect(told).toEqual([
-      `account ${account.id}`,
-      `key ${key.keyId}`,
+      `account ${account.id} in ws-changes`,
+      `key ${key.keyId} in ws-changes`,
       'workspace ws-changes',
       'workspace ws-changes-new',
     ]);
+  });
+
+  it('is told of a release (per-flow endpoints list the live version), and of nothing for a draft', async () => {
+    told.length = 0;
+    const draft = await ws.flows.saveDraft({
+      literal: flowLiteral('told-flow', { tool: 'told_tool' }),
+      expectedSlug: null,
+    });
+    expect(draft.status).toBe('saved');
+    expect(told).toEqual([]);
+    await ws.flows.release({ slug: 'told-flow', version: null, releaseNote: null, keepVisibility: false });
+    expect(told).toEqual(['flows of ws-changes']);
   });
 
   it('is told nothing when the change is refused', async () => {

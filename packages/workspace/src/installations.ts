@@ -80,13 +80,19 @@ export function installationUseCases(ctx: UseCaseContext): InstallationUseCases 
     return { ...installationRecord(row), resolution };
   }
 
+  // Which version an installation runs decides what its per-flow endpoint lists.
+  const changed = <T>(value: T): T => {
+    ctx.deps.changes?.flowsChanged?.(ws);
+    return value;
+  };
+
   return {
     install(input) {
       return audited(
         ctx,
         'installations.create',
         { ok: (r) => ({ arguments: { ...input, installationId: r.id } }) },
-        async () => resolved(await repos.installFlow(db, ws, input)),
+        async () => changed(await resolved(await repos.installFlow(db, ws, input))),
       );
     },
     update(id, change) {
@@ -94,7 +100,7 @@ export function installationUseCases(ctx: UseCaseContext): InstallationUseCases 
         ctx,
         'installations.update',
         { ok: () => ({ arguments: { installationId: id, ...change } }) },
-        async () => resolved(await repos.updateInstallation(db, ws, id, change)),
+        async () => changed(await resolved(await repos.updateInstallation(db, ws, id, change))),
       );
     },
     async list({ limit, after }) {

@@ -62,11 +62,13 @@ export type McpCheck = (target: McpCheckTarget) => Promise<McpCheckResult>;
 /** What a committed mutation changed, for holders of cached copies; never throws. */
 export interface ChangeListener {
   /** A service account's status or capabilities changed. */
-  serviceAccountChanged(serviceAccountId: string): void;
+  serviceAccountChanged(serviceAccountId: string, workspaceId: string): void;
   /** An API key was revoked. */
-  keyRevoked(keyId: string): void;
+  keyRevoked(keyId: string, workspaceId: string): void;
   /** A workspace's settings changed (its MCP policy) or it was created. */
   workspaceChanged(workspaceId: string): void;
+  /** A flow went live at a version, or an installation changed: what a per-flow endpoint lists may differ. */
+  flowsChanged?(workspaceId: string): void;
 }
 
 export interface RunHooks {
@@ -74,6 +76,8 @@ export interface RunHooks {
   queued(): void;
   /** A running run was asked to stop: tell the worker holding it. */
   cancelRequested(runId: string): void;
+  /** A run ended without a worker (cancelled while queued or asleep): tell whoever follows it. */
+  ended?(runId: string): void;
   /**
    * Resolves when the run may have ended or parked (a notification from whichever worker ran it), after `timeoutMs`,
    * or when `signal` aborts (its timer and listener are released either way): with the run as it settled when a

@@ -112,7 +112,7 @@ export function serviceAccountUseCases(ctx: UseCaseContext): ServiceAccountUseCa
       return audited(ctx, 'service_accounts.update', { ok: () => ({ arguments: args }) }, async () => {
         const row = await repos.updateServiceAccount(db, ws, id, patch);
         if (!row) throw accountNotFound();
-        ctx.deps.changes?.serviceAccountChanged(id);
+        ctx.deps.changes?.serviceAccountChanged(id, ws);
         return accountRecord(row);
       });
     },
@@ -148,7 +148,7 @@ export function serviceAccountUseCases(ctx: UseCaseContext): ServiceAccountUseCa
           if (!(await repos.revokeApiKey(db, ws, serviceAccountId, keyId))) {
             throw new AppError('not_found', 'key not found');
           }
-          ctx.deps.changes?.keyRevoked(keyId);
+          ctx.deps.changes?.keyRevoked(keyId, ws);
         },
       );
     },

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../client.js';
 import { runEvents, runSlots, runSteps, runs } from '../schema.js';
 import { createTestDb, testRun } from '../testing.js';
-import { claimRuns, finishAttempt } from './run-queue.js';
+import { appendEvents, claimRuns, finishAttempt } from './run-queue.js';
 import { createRun, getRun } from './runs.js';
 import { createWorkspace } from './workspaces.js';
 
@@ -106,5 +106,42 @@ describe('run queue claim and finish', () => {
     // The key is free again: its second run is claimed now.
     const next = await claimRuns(h.db, { owner: 'w2', leaseMs: 60_000, limit: 10 });
     expect(next.map((r) => r.id)).toEqual(['run_batch_k2']);
+  });
+
+  it('notifies the run id with appended events, in the same statement, and nothing when the lease is lost', async () => {
+    await createRun(h.db, WS, newRun('run_events_notify', null));
+    const [claimed] = await claimRuns(h.db, { owner: 'w-ev', leaseMs: 60_000, limit: 1 });
+    expect(claimed?.id).toBe('run_events_notify');
+    const notified: string[] = [];
+    const unlisten = await h.listen('queue_test_events', (id) => notified.push(id));
+    try {
+      const lease = { runId: 'run_events_notify', workspaceId: WS, owner: 'w-ev' };
+      const written = await appendEvents(
+        h.db,
+        lease,
+        [
+          { type: 'run_started', status: 'running' },
+          { type: 'step_started', stepId: 'a' },
+        ],
+        'queue_test_events',
+      );
+      expect(written).toBe(true);
+      for (let i = 0; i < 100 && notified.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(notified).toEqual(['run_events_notify']);
+      // Another owner holds no lease: nothing is written, nobody is told.
+      const lost = await appendEvents(
+        h.db,
+        { ...lease, owner: 'w-other' },
+        [{ type: 'step_completed', stepId: 'a' }],
+        'queue_test_events',
+      );
+      expect(lost).toBe(false);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(notified).toEqual(['run_events_notify']);
+      const events = await h.db.select().from(runEvents).where(eq(runEvents.runId, 'run_events_notify'));
+      expect(events.map((e) => e.type)).toEqual(['run_started', 'step_started']);
+    } finally {
+      await unlisten();
+    }
   });
 });

@@ -222,8 +222,16 @@ export interface EventRecord {
   at?: Date;
 }
 
-/** Appends events while the lease holds; false when it is lost. */
-export async function appendEvents(db: Database, lease: Lease, events: EventRecord[]): Promise<boolean> {
+/**
+ * Appends events while the lease holds; false when it is lost. With `notifyChannel` the run's id is notified on it
+ * when they were written (whoever follows the run reads them then).
+ */
+export async function appendEvents(
+  db: Database,
+  lease: Lease,
+  events: EventRecord[],
+  notifyChannel?: string,
+): Promise<boolean> {
   if (events.length === 0) return true;
   const values = events.map(
     (e) =>
@@ -231,13 +239,22 @@ export async function appendEvents(db: Database, lease: Lease, events: EventReco
         ${e.status ?? null}, ${e.detail === undefined ? null : JSON.stringify(e.detail)}::jsonb,
         ${(e.at ?? new Date()).toISOString()}::timestamptz)`,
   );
-  const rows = await db.statements.rows<{ ok: number }>(sql`
+  const insert = sql`
     insert into run_events (workspace_id, run_id, type, step_id, step_type, status, detail, at)
     select v.* from (values ${sql.join(values, sql`, `)})
       as v(workspace_id, run_id, type, step_id, step_type, status, detail, at)
     where ${stillHeld(lease)}
-    returning 1 as ok`);
-  return rows.length === events.length;
+    returning 1 as ok`;
+  if (!notifyChannel) {
+    const rows = await db.statements.rows<{ ok: number }>(insert);
+    return rows.length === events.length;
+  }
+  // The run's id goes out with the commit, in the same round trip, and only when the events were written.
+  const [row] = await db.statements.rows<{ n: number }>(sql`
+    with ins as (${insert})
+    select n::int as n, case when n > 0 then pg_notify(${notifyChannel}, ${lease.runId}) end as notified
+    from (select count(*) as n from ins) c`);
+  return Number(row?.n ?? 0) === events.length;
 }
 
 /** A completed pure step's journal entry, held by its worker until the attempt's next write. */

@@ -209,7 +209,11 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
             arguments: { flowSlug: input.slug, ...note, version: r.version, created: r.created },
           }),
         },
-        () => release(ctx, input),
+        async () => {
+          const released = await release(ctx, input);
+          ctx.deps.changes?.flowsChanged?.(ctx.workspaceId);
+          return released;
+        },
       );
     },
   };

@@ -528,6 +528,8 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       const outcome = await repos.cancelRun(db, workspaceId, runId);
       if (!outcome) return null;
       if (outcome.stopping) hooks?.cancelRequested(runId);
+      // Cancelled while queued or asleep: no worker ends it, so no worker tells its followers.
+      else if (outcome.run.status === 'cancelled') hooks?.ended?.(runId);
       if (outcome.freedSlot) hooks?.queued();
       return record(outcome.run);
     },
