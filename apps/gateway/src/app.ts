@@ -15,6 +15,7 @@ import type { GatewayConfig } from './config.js';
 import type { AppEnv } from './context.js';
 import { protectedResourcesOf } from './discovery/protected-resource.js';
 import { installDiscovery } from './discovery/routes.js';
+import type { ChangeFeed } from './mcp/change-feed.js';
 import { authenticate } from './middleware/authenticate.js';
 import { mcpCors } from './middleware/cors.js';
 import { createErrorHandler, errorResponse } from './middleware/errors.js';
@@ -50,6 +51,8 @@ export interface GatewayDeps {
   mcpWaits: WaitGate;
   /** Bounds subscriptions/listen streams, per key and for the process, and ends them all at shutdown. */
   mcpListens: ListenHub;
+  /** Changes made on any replica: this process's caches and listen streams hear them (LISTEN where it can). */
+  changeFeed: ChangeFeed;
   /** Names of the catalog's tools (what a workspace policy may disable). */
   toolNames: readonly string[];
   version: string;

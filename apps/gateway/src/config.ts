@@ -3,6 +3,7 @@ import { AppError } from '@flowgate/core';
 import {
   DEFAULT_LISTEN_MAX_MS,
   DEFAULT_LISTEN_RECHECK_MS,
+  DEFAULT_LISTEN_SAFETY_POLL_MS,
   DEFAULT_MAX_LISTENS,
   DEFAULT_MAX_LISTENS_PER_KEY,
   DEFAULT_MAX_RESULT_BYTES,
@@ -90,6 +91,12 @@ const envSchema = z.object({
     .min(1)
     .max(3600)
     .default(DEFAULT_LISTEN_RECHECK_MS / 1000),
+  FLOWGATE_MCP_LISTEN_SAFETY_POLL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(DEFAULT_LISTEN_SAFETY_POLL_MS / 1000),
   FLOWGATE_AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_JWT_ISSUER: z.string().min(1).optional(),
@@ -169,6 +176,11 @@ export interface GatewayConfig {
   mcpListenMaxMs: number;
   /** How often an open listen stream verifies the caller's access and tool list again. */
   mcpListenRecheckMs: number;
+  /**
+   * Where NOTIFY wakes listen streams (a long-lived process): how often each still reads what it watches, for a
+   * missed notification. Without LISTEN (Workers) streams read every 500 ms.
+   */
+  mcpListenSafetyPollMs: number;
   authCacheTtlMs: number;
   logLevel: string;
   jwt: JwtSettings | undefined;
@@ -296,6 +308,7 @@ export function loadConfig(
     mcpMaxListens: e.FLOWGATE_MCP_MAX_LISTENS,
     mcpListenMaxMs: e.FLOWGATE_MCP_LISTEN_MAX_SECONDS * 1000,
     mcpListenRecheckMs: e.FLOWGATE_MCP_LISTEN_RECHECK_SECONDS * 1000,
+    mcpListenSafetyPollMs: e.FLOWGATE_MCP_LISTEN_SAFETY_POLL_SECONDS * 1000,
     authCacheTtlMs: e.FLOWGATE_AUTH_CACHE_TTL_SECONDS * 1000,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     jwt,

@@ -12,6 +12,7 @@ import { createKeyUsageTracker } from './audit/key-usage.js';
 import { createAuditQueue } from './audit/queue.js';
 import type { GatewayConfig } from './config.js';
 import { TOOL_NAMES } from './installers.js';
+import { createChangeFeed } from './mcp/change-feed.js';
 import type { RateLimiter } from './rate-limit/bucket.js';
 import { VERSION } from './version.js';
 import { createWorkspaceCache } from './workspace-cache.js';
@@ -70,6 +71,25 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
     ...(perRequest ? { wakeUps: { pollMs: perRequest.pollMs } } : {}),
   });
   const workspaces = createWorkspaceCache(db.db);
+  const mcpListens = createListenHub({
+    maxPerKey: config.mcpMaxListensPerKey,
+    maxTotal: config.mcpMaxListens,
+    maxMs: config.mcpListenMaxMs,
+    recheckMs: config.mcpListenRecheckMs,
+    safetyPollMs: config.mcpListenSafetyPollMs,
+  });
+  // This replica forgets cached keys, accounts and policies at once, others when they hear the notification (within
+  // their cache bounds if they miss it), and open listen streams of the workspace check what they may see again.
+  const changeFeed = createChangeFeed({
+    db,
+    hub: mcpListens,
+    log: logger,
+    caches: {
+      serviceAccountChanged: (id) => authenticator.invalidateServiceAccount(id),
+      keyRevoked: (id) => authenticator.invalidateKey(id),
+      workspaceChanged: (id) => workspaces.invalidate(id),
+    },
+  });
   return {
     config,
     db,
@@ -89,22 +109,13 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
       },
       mcpCheck: options.mcpCheck ?? checkMcpServer,
       runs: runWorkers.hooks,
-      // This replica forgets cached keys, accounts and policies at once; others within their cache bounds.
-      changes: {
-        serviceAccountChanged: (id) => authenticator.invalidateServiceAccount(id),
-        keyRevoked: (id) => authenticator.invalidateKey(id),
-        workspaceChanged: (id) => workspaces.invalidate(id),
-      },
+      changes: changeFeed.changes,
     },
     runWorkers,
     rateLimiter,
     mcpWaits: createWaitGate({ maxPerKey: config.mcpMaxWaitsPerKey, maxTotal: config.mcpMaxWaits }),
-    mcpListens: createListenHub({
-      maxPerKey: config.mcpMaxListensPerKey,
-      maxTotal: config.mcpMaxListens,
-      maxMs: config.mcpListenMaxMs,
-      recheckMs: config.mcpListenRecheckMs,
-    }),
+    mcpListens,
+    changeFeed,
     toolNames: TOOL_NAMES,
     version: VERSION,
   };

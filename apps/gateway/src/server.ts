@@ -107,11 +107,13 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     maxRowsPerWorkspace: config.auditMaxRowsPerWorkspace,
   });
   await runWorkers.listen();
+  await deps.changeFeed.listen();
   return {
     ...deps,
     async close() {
       // In-flight runs finish or are handed back before the database goes away.
       await runWorkers.stop();
+      await deps.changeFeed.stop();
       await auditPruner.stop();
       await audit.close();
       await keyUsage.close();

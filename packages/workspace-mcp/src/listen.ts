@@ -5,7 +5,14 @@
  * answers the caller changes (its policy or capabilities, and on a per-flow endpoint a release of the flow; its
  * access is read again periodically through the transport's `recheck`, which also ends the stream once that access is
  * gone). The acknowledgement comes first and names only what is honoured: a URI or task id that
- * is foreign, forged, unknown or not readable by the caller is left out, never refused, so a guess learns nothing. Changes are read from the database (a bounded poll per stream), which every runtime and replica shares.
+ * is foreign, forged, unknown or not readable by the caller is left out, never refused, so a guess learns nothing.
+ *
+ * Delivery: changes are always read from the database through the stream's own workspace-scoped queries. Where the
+ * process hears NOTIFY (a LISTEN connection: Postgres on Node, Bun and Deno, PGlite), the gateway passes each
+ * notification to the hub (`wake`): ids only, a run id or a workspace id. It wakes just the streams that watch that run
+ * or belong to that workspace, which then read it; a safety poll every `safetyPollMs` covers a missed notification.
+ * Where nothing listens (a per-request database on Workers) each stream reads every `pollMs`. A notification never
+ * carries data, so a forged or foreign one can at most cause a read the stream was entitled to anyway.
  *
  * Bounds: streams per key and per process (a gate of their own, so long-lived streams never starve parked waits),
  * at most MAX_SUBSCRIPTIONS URIs and task ids, a maximum duration, and a heartbeat comment (sse.ts in the gateway).
@@ -34,8 +41,10 @@ export const TOO_MANY_LISTENS = 'too_many_listens';
 export const DEFAULT_MAX_LISTENS_PER_KEY = 4;
 export const DEFAULT_MAX_LISTENS = 256;
 export const DEFAULT_LISTEN_MAX_MS = 5 * 60_000;
-/** How often a stream reads the runs it watches: the status and the events written since the last read. */
+/** How often a stream reads the runs it watches (status, and events written since the last read) where nothing listens. */
 export const DEFAULT_LISTEN_POLL_MS = 500;
+/** Where NOTIFY wakes streams: how often each still reads everything it watches, for a notification that was missed. */
+export const DEFAULT_LISTEN_SAFETY_POLL_MS = 10_000;
 /** Resource URIs and task ids together, per stream: each costs a read per poll. */
 export const MAX_SUBSCRIPTIONS = 50;
 /** How often a stream verifies the caller's access again (its token, the key's capabilities, the workspace policy). */
@@ -43,13 +52,39 @@ export const DEFAULT_LISTEN_RECHECK_MS = 5_000;
 /** Events read per run and poll; a run that wrote more is read on at the next poll. */
 const EVENTS_PER_POLL = 100;
 
-/** The process's listen streams: their bounds, and a signal that ends every open one (shutdown). */
+/**
+ * What a notification says may have changed, by id only: a run (its status or events), or what the principals of a
+ * workspace may see (its policy, a key or account, a flow's live version). Never data: the woken stream reads.
+ */
+export type ListenChange = { kind: 'run'; runId: string } | { kind: 'access'; workspaceId: string };
+
+/** An open stream as the hub knows it: its workspace, and what it does with a change (it ignores foreign runs). */
+interface ListenSubscriber {
+  workspaceId: string;
+  /** `sweep`: read everything watched now (the process stopped hearing notifications). */
+  wake(change: ListenChange | 'sweep'): void;
+}
+
+/** The process's listen streams: their bounds, how they learn of changes, and a signal that ends every open one. */
 export interface ListenHub {
   readonly gate: WaitGate;
   readonly maxMs: number;
+  /** Read interval of a stream while nothing wakes it (no LISTEN in this process). */
   readonly pollMs: number;
+  /** Read interval of a stream while notifications wake it: only a missed one waits this long. */
+  readonly safetyPollMs: number;
   readonly recheckMs: number;
   readonly closing: AbortSignal;
+  /** Whether notifications reach the hub now (the gateway's LISTEN is up). */
+  readonly live: boolean;
+  /** The gateway's LISTEN came up (true) or went away (false: streams go back to reading every `pollMs`). */
+  setLive(live: boolean): void;
+  /** A notification heard: wakes the open streams it may concern, at once. */
+  wake(change: ListenChange): void;
+  /** Registers an open stream; the function returned removes it. */
+  subscribe(subscriber: ListenSubscriber): () => void;
+  /** Open streams registered (tests check none is left behind). */
+  subscribers(): number;
   /** Ends every open stream with its graceful result; later listens are refused. */
   close(): void;
 }
@@ -60,10 +95,14 @@ export function createListenHub(
     maxTotal?: number;
     maxMs?: number;
     pollMs?: number;
+    safetyPollMs?: number;
     recheckMs?: number;
   } = {},
 ): ListenHub {
   const closing = new AbortController();
+  // At most the process cap of streams: a wake walks them all, each answering from a map lookup.
+  const subscribers = new Set<ListenSubscriber>();
+  let live = false;
   return {
     gate: createWaitGate({
       maxPerKey: options.maxPerKey ?? DEFAULT_MAX_LISTENS_PER_KEY,
@@ -71,8 +110,30 @@ export function createListenHub(
     }),
     maxMs: options.maxMs ?? DEFAULT_LISTEN_MAX_MS,
     pollMs: options.pollMs ?? DEFAULT_LISTEN_POLL_MS,
+    safetyPollMs: options.safetyPollMs ?? DEFAULT_LISTEN_SAFETY_POLL_MS,
     recheckMs: options.recheckMs ?? DEFAULT_LISTEN_RECHECK_MS,
     closing: closing.signal,
+    get live() {
+      return live;
+    },
+    setLive(now) {
+      live = now;
+      // Streams asleep for a safety interval read now and go on at the short one.
+      if (!now) for (const s of subscribers) s.wake('sweep');
+    },
+    wake(change) {
+      for (const s of subscribers) {
+        if (change.kind === 'access' && s.workspaceId !== change.workspaceId) continue;
+        s.wake(change);
+      }
+    },
+    subscribe(subscriber) {
+      subscribers.add(subscriber);
+      return () => {
+        subscribers.delete(subscriber);
+      };
+    },
+    subscribers: () => subscribers.size,
     close: () => closing.abort(),
   };
 }
@@ -206,6 +267,73 @@ async function serveStream(
   hub: ListenHub,
 ): Promise<Record<string, unknown>> {
   const watches = new Map<string, Watch>();
+  // What notifications said since the last read; the stream reads only that (and everything at a sweep).
+  const dirty = new Set<string>();
+  let sweepDue = false;
+  let accessChanged = false;
+  let settingUp = true;
+  let ring: () => void = () => {};
+  const unsubscribe = hub.subscribe({
+    workspaceId: scope.request.workspaceId,
+    wake(change) {
+      if (change === 'sweep') sweepDue = true;
+      else if (change.kind === 'access') accessChanged = true;
+      // A run this stream does not watch (another workspace's, or not subscribed) wakes nothing and reads nothing.
+      else if (watches.has(change.runId)) dirty.add(change.runId);
+      // Watches are still being read: a change between its read and its registration is read at the first round.
+      else if (settingUp) sweepDue = true;
+      else return;
+      ring();
+    },
+  });
+  try {
+    return await serveWatched(filter, scope, requestId, hub, {
+      watches,
+      dirty,
+      ready: () => {
+        settingUp = false;
+      },
+      takeSweep: () => {
+        const due = sweepDue;
+        sweepDue = false;
+        return due;
+      },
+      takeAccess: () => {
+        const due = accessChanged;
+        accessChanged = false;
+        return due;
+      },
+      pending: () => sweepDue || accessChanged || dirty.size > 0,
+      bell: () =>
+        new Promise<void>((resolve) => {
+          ring = resolve;
+        }),
+    });
+  } finally {
+    unsubscribe();
+  }
+}
+
+/** The stream's side of the hub: what woke it, read and cleared by its loop. */
+interface Wakes {
+  watches: Map<string, Watch>;
+  dirty: Set<string>;
+  ready(): void;
+  takeSweep(): boolean;
+  takeAccess(): boolean;
+  pending(): boolean;
+  /** Resolves at the next wake. */
+  bell(): Promise<void>;
+}
+
+async function serveWatched(
+  filter: z.infer<typeof ListenParams>['notifications'],
+  scope: Scope,
+  requestId: JsonRpcId,
+  hub: ListenHub,
+  wakes: Wakes,
+): Promise<Record<string, unknown>> {
+  const { watches, dirty } = wakes;
   const watch = async (runId: string): Promise<Watch | null> => {
     const known = watches.get(runId);
     if (known) return known;
@@ -345,16 +473,25 @@ async function serveStream(
     return 'keep';
   };
 
+  wakes.ready();
+  const interval = () => (hub.live ? hub.safetyPollMs : hub.pollMs);
   let nextRecheck = Date.now() + hub.recheckMs;
+  let nextSweep = Date.now() + interval();
   while (
     open &&
     (watches.size > 0 || toolsListChanged) &&
     Date.now() < deadline &&
     !signals.some((s) => s.aborted)
   ) {
-    await pause(Math.min(hub.pollMs, Math.max(0, deadline - Date.now())), { signals });
+    if (!wakes.pending()) {
+      const bell = wakes.bell();
+      const next = Math.min(nextSweep, recheck ? nextRecheck : deadline, deadline);
+      await pause(Math.max(0, next - Date.now()), { signals, until: bell });
+    }
     if (signals.some((s) => s.aborted)) break;
-    if (recheck && Date.now() >= nextRecheck) {
+    // A change of what the workspace's principals may see is checked at once; otherwise on the recheck schedule.
+    const accessWoke = wakes.takeAccess();
+    if (recheck && (accessWoke || Date.now() >= nextRecheck)) {
       nextRecheck = Date.now() + hub.recheckMs;
       // A failed read (the database, an identity provider) ends nothing: the next recheck tries again.
       const verdict = await reverify().catch((error: unknown) => {
@@ -363,7 +500,11 @@ async function serveStream(
       });
       if (verdict === 'gone') break;
     }
-    for (const w of [...watches.values()]) {
+    const sweep = wakes.takeSweep() || Date.now() >= nextSweep;
+    if (sweep) nextSweep = Date.now() + interval();
+    const due = sweep ? [...watches.values()] : [...dirty].flatMap((runId) => watches.get(runId) ?? []);
+    dirty.clear();
+    for (const w of due) {
       const outcome = await poll(w);
       if (outcome === 'gone') {
         open = false;
