@@ -5,5 +5,6 @@ export type { GatewayConfig, JwtSettings, LoadConfigOptions } from './config.js'
 export { loadConfig } from './config.js';
 export { createSignInCode as createConsoleSignInCode } from './console/session.js';
 export type { AppEnv } from './context.js';
+export { ACCESS_CHANNEL } from './mcp/change-feed.js';
 export type { RunningGateway, StartOptions } from './server.js';
 export { buildDeps, createLogger, startGateway, VERSION } from './server.js';
