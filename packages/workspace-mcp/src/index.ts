@@ -17,6 +17,7 @@ export {
   DEFAULT_LISTEN_SAFETY_POLL_MS,
   DEFAULT_MAX_LISTENS,
   DEFAULT_MAX_LISTENS_PER_KEY,
+  type ListenChange,
   type ListenHub,
   TOO_MANY_LISTENS,
 } from './listen.js';

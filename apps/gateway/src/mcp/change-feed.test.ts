@@ -24,7 +24,9 @@ function fakeDb(listens: boolean) {
   return {
     db,
     sent,
-    deliver: (channel: string, payload: string) => handlers.get(channel)?.forEach((on) => on(payload)),
+    deliver: (channel: string, payload: string) => {
+      for (const on of handlers.get(channel) ?? []) on(payload);
+    },
   };
 }
 
