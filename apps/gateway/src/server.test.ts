@@ -87,6 +87,17 @@ describe('slow request bodies', () => {
     );
   });
 
+  it('reads listen streams every 10 s as a safety net where NOTIFY wakes them, unless told otherwise', () => {
+    expect(loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN }).mcpListenSafetyPollMs).toBe(10_000);
+    expect(
+      loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_MCP_LISTEN_SAFETY_POLL_SECONDS: '60' })
+        .mcpListenSafetyPollMs,
+    ).toBe(60_000);
+    expect(() =>
+      loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_MCP_LISTEN_SAFETY_POLL_SECONDS: '0' }),
+    ).toThrow(/FLOWGATE_MCP_LISTEN_SAFETY_POLL_SECONDS/);
+  });
+
   it('bounds parked MCP waits: 32 per key and 512 per process unless told otherwise, never 0', () => {
     const defaults = loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN });
     expect([defaults.mcpMaxWaitsPerKey, defaults.mcpMaxWaits]).toEqual([32, 512]);
