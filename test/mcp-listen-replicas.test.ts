@@ -3,6 +3,7 @@ import { ACCESS_CHANNEL } from '@flowgate/gateway';
 import { generateEncryptionKey } from '@flowgate/secrets';
 import { ENDED_CHANNEL, EVENTS_CHANNEL } from '@flowgate/worker';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO } from './support/clients.js';
 import {
@@ -13,6 +14,7 @@ import {
 } from './support/gateway.js';
 import { STREAMABLE_ACCEPT } from './support/mcp.js';
 import { installFlow, waitForRun } from './support/runs.js';
+import { bridgeCommand, leakedSecrets, ROOT } from './support/stdio-bridge.js';
 
 /**
  * subscriptions/listen across replicas by NOTIFY: two gateways on one database (on Postgres each with its own pool
@@ -299,5 +301,50 @@ describe('subscriptions/listen across replicas (NOTIFY)', () => {
       await starter.close();
       await other.close();
     }
+  }, 40_000);
+
+  it('streams through `flowgate mcp stdio`: the SDK client over stdio hears the run end as it happens', async () => {
+    const { command, args } = bridgeCommand(replica.url, ['--workspace-id', WS, '--token-env-var', 'FG_KEY']);
+    const transport = new StdioClientTransport({
+      command,
+      args,
+      cwd: ROOT,
+      env: { ...getDefaultEnvironment(), FG_KEY: key.apiKey },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString('utf8');
+    });
+    const listener = new Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: { pin: V2 } } });
+    await listener.connect(transport);
+    const starter = await v2Client(gw.mcpUrl(WS), key.apiKey);
+    try {
+      const runId = await startNap(starter, 60_000);
+      await waitForRun(gw, WS, runId, (status) => status === 'waiting');
+      const uri = `flowgate://runs/${runId}`;
+      const updates: Array<{ uri: string; at: number }> = [];
+      listener.setNotificationHandler('notifications/resources/updated', (n) => {
+        updates.push({ uri: n.params.uri, at: Date.now() });
+      });
+      const sub = await listener.listen({ resourceSubscriptions: [uri] });
+      // The acknowledgement came through while the stream stays open.
+      expect(sub.honoredFilter).toEqual({ resourceSubscriptions: [uri] });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(updates).toEqual([]);
+      const cancelledAt = Date.now();
+      const cancelled = await gw.admin('POST', `/api/workspaces/${WS}/runs/${runId}/cancel`);
+      expect(cancelled.status).toBeLessThan(300);
+      // Heard while the stream is open, not when it ends.
+      await until(() => updates.length === 1, 3_000);
+      expect(updates[0]?.uri).toBe(uri);
+      expect((updates[0]?.at ?? 0) - cancelledAt).toBeLessThan(2_000);
+      expect(await sub.closed).toBe('graceful');
+      expect(updates).toHaveLength(1);
+    } finally {
+      await starter.close();
+      await listener.close();
+    }
+    expect(leakedSecrets([key.apiKey, otherKey.apiKey], stderr)).toEqual([]);
   }, 40_000);
 });

@@ -640,4 +640,53 @@ describe('stdio bridge: upstream failures become JSON-RPC errors with the reques
       },
     ]);
   });
+
+  it('writes each event of a stream as it arrives, and times out on silence, not on the stream as a whole', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    up.handle(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // One event split across writes (CRLF included), then a pause the client must see it through.
+      res.write('data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged",');
+      res.write('"params":{}}\r');
+      res.write('\n\r\n');
+      await held;
+      // Keep-alives longer apart in total than the timeout, each gap shorter than it.
+      for (let i = 0; i < 4; i++) {
+        res.write(': keep-alive\n\n');
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      res.end('data: {"jsonrpc":"2.0","id":"l1","result":{}}\n\n');
+    });
+    const b = bridgeFor({ timeoutMs: 400 });
+    b.send({ jsonrpc: '2.0', id: 'l1', method: 'subscriptions/listen', params: { notifications: {} } });
+    // Written while the stream is still open.
+    await b.waitFor(1);
+    expect(b.parsed()).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: {} },
+    ]);
+    release();
+    await b.end();
+    expect(b.parsed()).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: {} },
+      { jsonrpc: '2.0', id: 'l1', result: {} },
+    ]);
+  });
+
+  it('a stream that goes silent past the timeout answers the request once, after what it already wrote', async () => {
+    up.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n');
+    });
+    const b = bridgeFor({ timeoutMs: 300 });
+    b.send({ jsonrpc: '2.0', id: 4, method: 'tools/call' });
+    await b.end();
+    const [first, second, ...rest] = b.parsed();
+    expect(first).toEqual({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } });
+    expect(second?.id).toBe(4);
+    expect(second?.error?.code).toBe(BRIDGE_ERRORS.timeout);
+    expect(rest).toEqual([]);
+  });
 });

@@ -157,6 +157,17 @@ export class StdioBridge {
 
     // A 2026-07-28 request names its version in _meta and must repeat it, its method and name in headers.
     const modern = modernRequestHeaders(single);
+    // An event stream (progress before a result, a subscriptions/listen stream) is written out event by event as it
+    // arrives, so the client sees each notification when the server sends it, not when the stream ends.
+    const answered = new Set<JsonRpcId>();
+    let notRpc = false;
+    const onEvent = (message: unknown) => {
+      if (notRpc || !looksLikeJsonRpc(message)) {
+        notRpc = true;
+        return;
+      }
+      this.forwardOne(message, ids, answered, isInitialize);
+    };
     let answer: UpstreamAnswer;
     try {
       // initialize negotiates the version, so it carries none; everything after carries the negotiated one.
@@ -165,12 +176,38 @@ export class StdioBridge {
         text,
         isInitialize || modern ? null : this.protocolVersion,
         modern ?? {},
+        onEvent,
       );
     } catch (error) {
       const failure =
         error instanceof UpstreamFailure ? error : new UpstreamFailure('network', 'request failed');
       const code = failure.kind === 'timeout' ? BRIDGE_ERRORS.timeout : BRIDGE_ERRORS.upstream;
-      this.fail(ids, method, code, failure.message, { reason: failure.kind });
+      this.fail(
+        ids.filter((id) => !answered.has(id)),
+        method,
+        code,
+        failure.message,
+        { reason: failure.kind },
+      );
+      return;
+    }
+
+    if (answer.streamed) {
+      const missing = ids.filter((id) => !answered.has(id));
+      if (missing.length === 0) return;
+      if (answer.streamed.invalid || notRpc) {
+        this.fail(missing, method, BRIDGE_ERRORS.upstream, 'upstream sent an event that is not JSON-RPC', {
+          httpStatus: answer.status,
+        });
+      } else {
+        this.fail(
+          missing,
+          method,
+          BRIDGE_ERRORS.upstream,
+          'upstream ended its answer without a response to this request',
+          {},
+        );
+      }
       return;
     }
 
@@ -207,25 +244,7 @@ export class StdioBridge {
 
   private forward(messages: unknown[], ids: JsonRpcId[], method: string, isInitialize: boolean): void {
     const answered = new Set<JsonRpcId>();
-    for (const raw of messages) {
-      let out = raw;
-      // An error the server could not attribute (id null) answers the one request we sent.
-      if (isObject(out) && out.id === null && 'error' in out && ids.length === 1 && ids[0] !== undefined) {
-        out = { ...out, id: ids[0] };
-      }
-      for (const item of Array.isArray(out) ? out : [out]) {
-        if (isObject(item) && isId(item.id) && ('result' in item || 'error' in item)) answered.add(item.id);
-      }
-      if (
-        isInitialize &&
-        isObject(out) &&
-        isObject(out.result) &&
-        typeof out.result.protocolVersion === 'string'
-      ) {
-        this.protocolVersion = out.result.protocolVersion;
-      }
-      this.writeMessage(out);
-    }
+    for (const raw of messages) this.forwardOne(raw, ids, answered, isInitialize);
     const missing = ids.filter((id) => !answered.has(id));
     if (missing.length) {
       this.fail(
@@ -236,6 +255,27 @@ export class StdioBridge {
         {},
       );
     }
+  }
+
+  /** Writes one message of an answer, noting which of the request's ids it answers. */
+  private forwardOne(raw: unknown, ids: JsonRpcId[], answered: Set<JsonRpcId>, isInitialize: boolean): void {
+    let out = raw;
+    // An error the server could not attribute (id null) answers the one request we sent.
+    if (isObject(out) && out.id === null && 'error' in out && ids.length === 1 && ids[0] !== undefined) {
+      out = { ...out, id: ids[0] };
+    }
+    for (const item of Array.isArray(out) ? out : [out]) {
+      if (isObject(item) && isId(item.id) && ('result' in item || 'error' in item)) answered.add(item.id);
+    }
+    if (
+      isInitialize &&
+      isObject(out) &&
+      isObject(out.result) &&
+      typeof out.result.protocolVersion === 'string'
+    ) {
+      this.protocolVersion = out.result.protocolVersion;
+    }
+    this.writeMessage(out);
   }
 
   private fail(ids: JsonRpcId[], method: string, code: number, message: string, data: Json): void {

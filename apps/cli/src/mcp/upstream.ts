@@ -24,7 +24,10 @@ export interface UpstreamTarget {
 export interface UpstreamAnswer {
   status: number;
   contentType: string;
+  /** The whole body; empty when it was an event stream handed to `onEvent` as it arrived. */
   body: string;
+  /** Set when the body was an event stream delivered through `onEvent`: whether every event was JSON. */
+  streamed?: { events: number; invalid: boolean };
 }
 
 export type FailureKind = 'network' | 'timeout' | 'too_large';
@@ -39,11 +42,17 @@ export class UpstreamFailure extends Error {
   }
 }
 
+/**
+ * Posts one body. With `onEvent`, an answer that is an event stream (a waiting call's progress, a
+ * `subscriptions/listen` stream) is handed over event by event as it arrives, and `timeoutMs` then bounds the wait for
+ * the answer to start and each silence within it (the gateway sends a keep-alive every 15 s), not the whole stream.
+ */
 export async function postMcp(
   target: UpstreamTarget,
   body: string,
   protocolVersion: string | null,
   extraHeaders: Readonly<Record<string, string>> = {},
+  onEvent?: (message: unknown) => void,
 ): Promise<UpstreamAnswer> {
   const headers: Record<string, string> = {
     authorization: `Bearer ${target.token}`,
@@ -56,10 +65,11 @@ export async function postMcp(
   if (target.userAgent) headers['user-agent'] = target.userAgent;
   const controller = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const expire = () => {
     timedOut = true;
     controller.abort();
-  }, target.timeoutMs);
+  };
+  let timer = setTimeout(expire, target.timeoutMs);
   try {
     const res = await target.fetch(target.endpoint, {
       method: 'POST',
@@ -68,8 +78,16 @@ export async function postMcp(
       signal: controller.signal,
       redirect: 'error',
     });
+    const contentType = res.headers.get('content-type') ?? '';
+    if (onEvent && contentType.toLowerCase().startsWith('text/event-stream')) {
+      const streamed = await readEvents(res, MAX_RESPONSE_BYTES, onEvent, () => {
+        clearTimeout(timer);
+        timer = setTimeout(expire, target.timeoutMs);
+      });
+      return { status: res.status, contentType, body: '', streamed };
+    }
     const text = await readBounded(res, MAX_RESPONSE_BYTES);
-    return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: text };
+    return { status: res.status, contentType, body: text };
   } catch (error) {
     if (error instanceof UpstreamFailure) throw error;
     if (timedOut) {
@@ -100,6 +118,49 @@ async function readBounded(res: Response, max: number): Promise<string> {
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads an event stream, handing each event's JSON to `onEvent` as it completes; `onChunk` marks progress. */
+async function readEvents(
+  res: Response,
+  max: number,
+  onEvent: (message: unknown) => void,
+  onChunk: () => void,
+): Promise<{ events: number; invalid: boolean }> {
+  const decoder = new SseDecoder();
+  const text = new TextDecoder();
+  let events = 0;
+  let size = 0;
+  const deliver = (messages: unknown[] | null): boolean => {
+    if (messages === null) return false;
+    for (const message of messages) {
+      events++;
+      onEvent(message);
+    }
+    return true;
+  };
+  if (!res.body) return { events: 0, invalid: false };
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    onChunk();
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new UpstreamFailure('too_large', `the answer exceeded ${Math.round(max / 1024 / 1024)} MiB`);
+    }
+    if (!deliver(decoder.push(text.decode(value, { stream: true })))) {
+      // An event that is not JSON: the stream cannot be trusted any further.
+      await reader.cancel().catch(() => undefined);
+      return { events, invalid: true };
+    }
+  }
+  const rest = decoder.push(text.decode());
+  const last = rest === null ? null : decoder.end();
+  if (rest === null || last === null) return { events, invalid: true };
+  deliver([...rest, ...last]);
+  return { events, invalid: false };
 }
 
 function originOf(endpoint: string): string {
@@ -135,12 +196,57 @@ export function decodeMessages(answer: UpstreamAnswer): unknown[] | null {
 
 /** SSE per the HTML spec: `data:` lines joined by `\n`, dispatched on a blank line; other fields ignored. */
 export function decodeSse(body: string): unknown[] | null {
-  const messages: unknown[] = [];
-  let data: string[] = [];
-  const dispatch = (): boolean => {
-    if (data.length === 0) return true;
-    const payload = data.join('\n');
-    data = [];
+  const decoder = new SseDecoder();
+  const messages = decoder.push(body);
+  const last = decoder.end();
+  return messages === null || last === null ? null : [...messages, ...last];
+}
+
+/**
+ * An event stream decoded as it arrives: `push` gives the events its text completes (their JSON), `end` the one a
+ * stream without a final blank line leaves; either gives null once an event is not JSON.
+ */
+export class SseDecoder {
+  private data: string[] = [];
+  private pending = '';
+
+  push(chunk: string): unknown[] | null {
+    this.pending += chunk;
+    const messages: unknown[] = [];
+    for (;;) {
+      const at = this.pending.search(/\r\n|\r|\n/);
+      if (at === -1) break;
+      // A CR at the very end may be the first half of a CRLF split across chunks.
+      if (this.pending[at] === '\r' && at === this.pending.length - 1) break;
+      const line = this.pending.slice(0, at);
+      this.pending = this.pending.slice(this.pending.startsWith('\r\n', at) ? at + 2 : at + 1);
+      if (!this.line(line, messages)) return null;
+    }
+    return messages;
+  }
+
+  end(): unknown[] | null {
+    const messages: unknown[] = [];
+    if (this.pending !== '' && !this.line(this.pending.replace(/\r$/, ''), messages)) return null;
+    this.pending = '';
+    return this.dispatch(messages) ? messages : null;
+  }
+
+  private line(line: string, messages: unknown[]): boolean {
+    if (line === '') return this.dispatch(messages);
+    if (line.startsWith(':')) return true;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    return true;
+  }
+
+  private dispatch(messages: unknown[]): boolean {
+    if (this.data.length === 0) return true;
+    const payload = this.data.join('\n');
+    this.data = [];
     if (payload.trim() === '') return true;
     try {
       messages.push(JSON.parse(payload));
@@ -148,21 +254,7 @@ export function decodeSse(body: string): unknown[] | null {
     } catch {
       return false;
     }
-  };
-  for (const line of body.split(/\r\n|\r|\n/)) {
-    if (line === '') {
-      if (!dispatch()) return null;
-      continue;
-    }
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') data.push(value);
   }
-  if (!dispatch()) return null;
-  return messages;
 }
 
 export interface HttpFailure {
