@@ -278,10 +278,11 @@ async function serveStream(
     wake(change) {
       if (change === 'sweep') sweepDue = true;
       else if (change.kind === 'access') accessChanged = true;
-      // A run this stream does not watch (another workspace's, or not subscribed) wakes nothing and reads nothing.
       else if (watches.has(change.runId)) dirty.add(change.runId);
-      // Watches are still being read: a change between its read and its registration is read at the first round.
+      // Watches are still being read: a change between a run's read and its registration is read at the first round
+      // (which reads only this stream's own runs, whatever run was named).
       else if (settingUp) sweepDue = true;
+      // A run this stream does not watch (another workspace's, or not subscribed) wakes nothing and reads nothing.
       else return;
       ring();
     },
