@@ -11,7 +11,7 @@
  * step's data; `total` is never sent (branches and loops make the step count unknowable in advance).
  */
 
-import { pause, type RunStatus } from '@flowgate/core';
+import { pause } from '@flowgate/core';
 import type { RunRecord, RunResult } from '@flowgate/workspace';
 import type { McpResponseStream, ToolContext } from './context.js';
 import { clip, isJsonObject } from './protocol.js';
