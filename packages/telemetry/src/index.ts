@@ -5,14 +5,20 @@
  */
 import {
   type Attributes,
+  type AttributeValue,
   type Context,
   context,
+  type Exception,
   type Link,
   metrics,
   propagation,
   type Span,
-  SpanKind,
+  type SpanContext,
+  type SpanKind,
+  type SpanStatus,
   SpanStatusCode,
+  type TimeInput,
+  type Tracer,
   trace,
 } from '@opentelemetry/api';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
@@ -26,6 +32,8 @@ const SCOPE = 'flowgate';
 
 let active = false;
 let instruments: Instruments | null = null;
+// Looked up once per SDK: `trace.getTracer` builds a key string and searches a map on every call.
+let scopeTracer: Tracer | null = null;
 
 /** Whether an SDK was started in this process (spans and metrics are recorded). */
 export function telemetryActive(): boolean {
@@ -83,12 +91,15 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   });
   sdk.start();
   active = true;
+  scopeTracer = trace.getTracer(SCOPE, options.serviceVersion);
   // Instruments come from the meter provider the SDK just registered (the metrics API has no proxy meter).
   instruments = createInstruments(metrics.getMeter(SCOPE, options.serviceVersion));
   return {
     async shutdown() {
       active = false;
       instruments = null;
+      scopeTracer = null;
+      attributeSets.clear();
       await sdk.shutdown();
       trace.disable();
       metrics.disable();
@@ -98,8 +109,9 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   };
 }
 
-function tracer() {
-  return trace.getTracer(SCOPE);
+function tracer(): Tracer {
+  scopeTracer ??= trace.getTracer(SCOPE);
+  return scopeTracer;
 }
 
 /** `error.type` for a thrown value: its stable code when it has one, else its class name. */
@@ -122,8 +134,11 @@ export interface SpanOptions {
   /** Values the callee reads back from the active context (e.g. an outcome it reports to the span's owner). */
   values?: ReadonlyArray<readonly [symbol, unknown]>;
   /**
-   * False for a leaf span (nothing under it opens spans): `fn` runs without making it the active context, which
-   * spares an AsyncLocalStorage entry per call. `values` need an active context and are ignored then.
+   * False for a leaf step (nothing under it opens spans of its own): `fn` runs without making it the active
+   * context, which spares an AsyncLocalStorage entry per call, and under a recording span the step is recorded as an
+   * event on that span (its name, start time, attributes, `flowgate.duration_ms`, `error.type` when it throws)
+   * rather than a span of its own: no span to create, process and export for work that does no I/O of its own.
+   * Without a recording parent it is a span as usual. `values` need an active context and are ignored then.
    */
   activate?: boolean;
 }
@@ -148,15 +163,8 @@ export async function withSpan<T>(
     for (const [key, value] of options.values) ctx = ctx.setValue(key, value);
     return context.with(ctx, () => fn(null));
   }
-  const span = tracer().startSpan(
-    name,
-    {
-      kind: options.kind ?? SpanKind.INTERNAL,
-      ...(options.attributes ? { attributes: options.attributes } : {}),
-      ...(options.links ? { links: options.links } : {}),
-    },
-    parent,
-  );
+  if (options.activate === false && above?.isRecording()) return withLeafEvent(name, above, options, fn);
+  const span = tracer().startSpan(name, options, parent);
   try {
     if (options.activate === false) return await fn(span);
     let ctx = trace.setSpan(parent, span);
@@ -167,6 +175,85 @@ export async function withSpan<T>(
     throw error;
   } finally {
     span.end();
+  }
+}
+
+/**
+ * A leaf step recorded on its parent span: what the step sets on its `Span` becomes the attributes of one event
+ * named after it, added when it ends. Links and the status are the parent's business (a refused token is a 401
+ * answer, not a failed request), so they are not forwarded.
+ */
+class LeafEvent implements Span {
+  attributes: Attributes | undefined;
+  readonly start = performance.now();
+
+  constructor(
+    public name: string,
+    private readonly parent: Span,
+    attributes: Attributes | undefined,
+  ) {
+    if (attributes) this.attributes = { ...attributes };
+  }
+
+  spanContext(): SpanContext {
+    return this.parent.spanContext();
+  }
+  setAttribute(key: string, value: AttributeValue): this {
+    if (this.attributes) this.attributes[key] = value;
+    else this.attributes = { [key]: value };
+    return this;
+  }
+  setAttributes(attributes: Attributes): this {
+    this.attributes = { ...this.attributes, ...attributes };
+    return this;
+  }
+  addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
+    this.parent.addEvent(name, attributesOrTime, time);
+    return this;
+  }
+  addLink(): this {
+    return this;
+  }
+  addLinks(): this {
+    return this;
+  }
+  setStatus(_status: SpanStatus): this {
+    return this;
+  }
+  updateName(name: string): this {
+    this.name = name;
+    return this;
+  }
+  end(): void {}
+  isRecording(): boolean {
+    return true;
+  }
+  recordException(exception: Exception, time?: TimeInput): void {
+    this.parent.recordException(exception, time);
+  }
+
+  finish(): void {
+    const attributes = this.attributes ?? {};
+    attributes['flowgate.duration_ms'] = Math.round((performance.now() - this.start) * 1000) / 1000;
+    // A `performance.now()` value is a time the SDK converts with its own clock, as for span start times.
+    this.parent.addEvent(this.name, attributes, this.start);
+  }
+}
+
+async function withLeafEvent<T>(
+  name: string,
+  parent: Span,
+  options: SpanOptions,
+  fn: (span: Span | null) => Promise<T>,
+): Promise<T> {
+  const leaf = new LeafEvent(name, parent, options.attributes);
+  try {
+    return await fn(leaf);
+  } catch (error) {
+    leaf.setAttribute('error.type', errorType(error));
+    throw error;
+  } finally {
+    leaf.finish();
   }
 }
 
@@ -191,12 +278,16 @@ export function markError(span: Span | null, type: string): void {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
-/** The context named by incoming `traceparent`/`tracestate` headers (the active one when there are none). */
+const HEADER_GETTER = {
+  get: (carrier: (name: string) => string | undefined, key: string) => carrier(key),
+  keys: () => ['traceparent', 'tracestate', 'baggage'],
+};
+
+/** The context named by incoming `traceparent`/`tracestate`/`baggage` headers (the active one when there are none). */
 export function extractContext(header: (name: string) => string | undefined): Context {
-  return propagation.extract(context.active(), undefined, {
-    get: (_carrier, key) => header(key),
-    keys: () => ['traceparent', 'tracestate'],
-  });
+  // Most requests carry no trace context: skip the propagators (and their parsing) for them.
+  if (header('traceparent') === undefined && header('baggage') === undefined) return context.active();
+  return propagation.extract(context.active(), header, HEADER_GETTER);
 }
 
 /** W3C trace context headers for the active span, to send on an outbound request; empty without telemetry. */
@@ -224,6 +315,22 @@ export function storedTraceContext(traceparent: string | null): { parent: Contex
 }
 
 // ---- metrics ------------------------------------------------------------------------------------------------
+
+/** Attribute sets kept for reuse; beyond this many distinct keys, sets are built per call again. */
+const MAX_ATTRIBUTE_SETS = 512;
+const attributeSets = new Map<string, Attributes>();
+
+/**
+ * One frozen attribute set per `key` (which must name every value `build` puts in it): a measurement recorded
+ * per request then allocates no attribute object. Bounded, so an unexpected spread of values cannot grow it.
+ */
+export function attributeSet(key: string, build: () => Attributes): Attributes {
+  const found = attributeSets.get(key);
+  if (found) return found;
+  const made = Object.freeze(build());
+  if (attributeSets.size < MAX_ATTRIBUTE_SETS) attributeSets.set(key, made);
+  return made;
+}
 
 /** One HTTP request served (rate and duration by route and status). */
 export function recordHttpRequest(attributes: Attributes, seconds: number): void {

@@ -6,6 +6,7 @@
 import {
   type Attributes,
   activeRecordingSpan,
+  attributeSet,
   contextValue,
   createContextKey,
   markError,
@@ -91,10 +92,18 @@ function methodAttributes(info: MethodInfo): Attributes {
 }
 
 function recordOperation(info: MethodInfo, report: CallReport, start: number): void {
-  const metric: Attributes = { 'mcp.method.name': info.method, 'flowgate.outcome': report.outcome };
-  if (info.protocolVersion !== null) metric['mcp.protocol.version'] = info.protocolVersion;
-  if (info.target !== null) metric['gen_ai.tool.name'] = info.target;
-  if (report.errorType !== null) metric['error.type'] = report.errorType;
+  // One shared attribute set per combination: the method is a served one, the tool one the surface serves.
+  const { method, protocolVersion, target } = info;
+  const { outcome, errorType } = report;
+  const none = '\u0001';
+  const key = `mcp\0${method}\0${protocolVersion ?? none}\0${target ?? none}\0${outcome}\0${errorType ?? none}`;
+  const metric = attributeSet(key, () => {
+    const built: Attributes = { 'mcp.method.name': method, 'flowgate.outcome': outcome };
+    if (protocolVersion !== null) built['mcp.protocol.version'] = protocolVersion;
+    if (target !== null) built['gen_ai.tool.name'] = target;
+    if (errorType !== null) built['error.type'] = errorType;
+    return built;
+  });
   recordMcpOperation(metric, (performance.now() - start) / 1000);
 }
 

@@ -1,4 +1,6 @@
 import {
+  type Attributes,
+  attributeSet,
   extractContext,
   markError,
   recordHttpRequest,
@@ -9,6 +11,16 @@ import {
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import type { AppEnv } from '../context.js';
+
+/** `http.server.request.duration`'s attributes: one shared set per method, route and status. */
+function durationAttributes(method: string, route: string, status: number): Attributes {
+  return attributeSet(`http\0${method}\0${status}\0${route}`, () => ({
+    'http.request.method': method,
+    'http.route': route,
+    'http.response.status_code': status,
+    ...(status >= 500 ? { 'error.type': String(status) } : {}),
+  }));
+}
 
 /**
  * The HTTP server span of each request, continuing an incoming `traceparent`, and `http.server.request.duration`.
@@ -38,14 +50,6 @@ export function requestTelemetry(): MiddlewareHandler<AppEnv> {
         if (status >= 500) markError(span, String(status));
       },
     );
-    recordHttpRequest(
-      {
-        'http.request.method': method,
-        'http.route': route,
-        'http.response.status_code': c.res.status,
-        ...(c.res.status >= 500 ? { 'error.type': String(c.res.status) } : {}),
-      },
-      (performance.now() - start) / 1000,
-    );
+    recordHttpRequest(durationAttributes(method, route, c.res.status), (performance.now() - start) / 1000);
   };
 }

@@ -1,0 +1,105 @@
+import { SpanStatusCode } from '@opentelemetry/api';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  attributeSet,
+  extractContext,
+  SpanKind,
+  startTelemetry,
+  type TelemetryHandle,
+  withSpan,
+} from './index.js';
+
+const spans = new InMemorySpanExporter();
+let handle: TelemetryHandle | null;
+
+beforeAll(async () => {
+  handle = await startTelemetry({ spanProcessors: [new SimpleSpanProcessor(spans)], metricReaders: [] });
+});
+afterAll(async () => {
+  await handle?.shutdown();
+});
+beforeEach(() => spans.reset());
+
+/** The finished spans once there are `count` (the exporter is called once the resource's attributes settle). */
+async function finished(count: number): Promise<ReadableSpan[]> {
+  await vi.waitFor(() => expect(spans.getFinishedSpans()).toHaveLength(count));
+  return spans.getFinishedSpans();
+}
+
+describe('leaf steps (activate: false)', () => {
+  it('are an event on the recording span around them, with their attributes and duration', async () => {
+    await withSpan('request', { kind: SpanKind.SERVER }, async () => {
+      const got = await withSpan('authenticate', { activate: false, attributes: { a: 1 } }, async (leaf) => {
+        leaf?.setAttribute('flowgate.principal.kind', 'service_account');
+        return 'principal';
+      });
+      expect(got).toBe('principal');
+    });
+    const all = await finished(1);
+    expect(all.map((s) => s.name)).toEqual(['request']);
+    const [request] = all;
+    expect(request?.events.map((e) => e.name)).toEqual(['authenticate']);
+    const event = request?.events[0];
+    expect(event?.attributes).toEqual({
+      a: 1,
+      'flowgate.principal.kind': 'service_account',
+      'flowgate.duration_ms': event?.attributes?.['flowgate.duration_ms'],
+    });
+    expect(event?.attributes?.['flowgate.duration_ms']).toBeGreaterThanOrEqual(0);
+  });
+
+  it('mark their event, not the span around them, when they throw', async () => {
+    const refused = Object.assign(new Error('no'), { code: 'invalid_token' });
+    await expect(
+      withSpan('request', {}, () =>
+        withSpan('authenticate', { activate: false }, async () => {
+          throw refused;
+        }),
+      ),
+    ).rejects.toBe(refused);
+    const [request] = await finished(1);
+    expect(request?.events[0]?.attributes?.['error.type']).toBe('invalid_token');
+    // The request span itself is failed by withSpan's own catch, as any span a throw passes through.
+    expect(request?.attributes['error.type']).toBe('invalid_token');
+    expect(request?.status.code).toBe(SpanStatusCode.ERROR);
+  });
+
+  it('are a span of their own without a recording span around them', async () => {
+    await withSpan('alone', { activate: false }, async (span) => {
+      span?.setAttribute('k', 'v');
+    });
+    const all = await finished(1);
+    expect(all.map((s) => [s.name, s.attributes.k, s.events.length])).toEqual([['alone', 'v', 0]]);
+  });
+});
+
+describe('extractContext', () => {
+  it('continues an incoming traceparent and starts a new trace without one', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const headers: Record<string, string> = { traceparent: `00-${traceId}-00f067aa0ba902b7-01` };
+    await withSpan('continued', { parent: extractContext((n) => headers[n]) }, async () => {});
+    await withSpan('new', { parent: extractContext(() => undefined) }, async () => {});
+    const [continued, fresh] = await finished(2);
+    expect(continued?.spanContext().traceId).toBe(traceId);
+    expect(continued?.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    expect(fresh?.spanContext().traceId).not.toBe(traceId);
+    expect(fresh?.parentSpanContext).toBeUndefined();
+  });
+});
+
+describe('attributeSet', () => {
+  it('builds a set once per key and hands back the same frozen object', () => {
+    let built = 0;
+    const make = () => {
+      built++;
+      return { 'http.route': '/x' };
+    };
+    const first = attributeSet('test\0/x', make);
+    const second = attributeSet('test\0/x', make);
+    expect(second).toBe(first);
+    expect(built).toBe(1);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(first).toEqual({ 'http.route': '/x' });
+  });
+});
