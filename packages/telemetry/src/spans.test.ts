@@ -49,7 +49,7 @@ describe('leaf steps (activate: false)', () => {
     expect(event?.attributes?.['flowgate.duration_ms']).toBeGreaterThanOrEqual(0);
   });
 
-  it('mark their event, not the span around them, when they throw', async () => {
+  it('carry error.type on their event when they throw', async () => {
     const refused = Object.assign(new Error('no'), { code: 'invalid_token' });
     await expect(
       withSpan('request', {}, () =>
