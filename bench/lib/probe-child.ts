@@ -25,7 +25,7 @@ function send(agent: Agent, body: string): Promise<{ status: number; text: strin
         path: `${target.pathname}${target.search}`,
         method: 'POST',
         headers: { ...spec.headers, 'content-length': Buffer.byteLength(body) },
-        timeout: 10_000,
+        timeout: 30_000,
       },
       (res) => {
         const chunks: Buffer[] = [];
