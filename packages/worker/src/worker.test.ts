@@ -351,20 +351,24 @@ describe('the worker', () => {
     // Runs queued while every slot was busy go first: a slot freed meanwhile is not handed to a newer caller.
     const fifo = worker('w-fifo');
     await fifo.start();
+    // Its first pump (sent at start, for up to 4 runs) must be over, or it could take the run queued below.
+    await new Promise((r) => setTimeout(r, 300));
     const held = [1, 2, 3, 4].map(() => fifo.reserve());
-    const fifoWs = handoffWs(() => handoffOf(h.db, fifo.reserve(), silentLog));
+    const fifoWs = openWorkspace(
+      testWorkspaceDeps(h.db, {
+        now: () => new Date(),
+        runs: {
+          queued: () => fifo.wake(),
+          cancelRequested: () => {},
+          handoff: () => handoffOf(h.db, fifo.reserve(), silentLog),
+        },
+      }),
+      { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
+    );
     try {
-      const older = await start(
-        openWorkspace(
-          testWorkspaceDeps(h.db, {
-            now: () => new Date(),
-            runs: { queued: () => fifo.wake(), cancelRequested: () => {}, handoff: () => null },
-          }),
-          { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
-        ),
-        false,
-      );
+      const older = await start(fifoWs, false);
       expect(older.run.status).toBe('queued');
+      expect((await fifoWs.runs.get(older.run.id))?.status).toBe('queued');
       held[0]?.release();
       // The freed slot belongs to the queued run: the next waiting caller queues behind it.
       expect(fifo.reserve()).toBeNull();
