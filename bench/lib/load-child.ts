@@ -33,13 +33,29 @@ function sameAnswer(expected: string): (answer: string | Buffer | undefined) => 
     );
   };
 }
+/** Whether an answer contains every one of `includes` and none of `excludes`. */
+function containsAll(
+  includes: string[],
+  excludes: string[],
+): (answer: string | Buffer | undefined) => boolean {
+  return (answer) =>
+    typeof answer === 'string' &&
+    includes.every((x) => answer.includes(x)) &&
+    !excludes.some((x) => answer.includes(x));
+}
+const verifyBody =
+  spec.expectBody !== undefined
+    ? sameAnswer(spec.expectBody)
+    : spec.expectIncludes !== undefined || spec.expectExcludes !== undefined
+      ? containsAll(spec.expectIncludes ?? [], spec.expectExcludes ?? [])
+      : undefined;
 const cpuBefore = process.cpuUsage();
 const result = await autocannon({
   url: spec.url,
   method: spec.method,
   headers: spec.headers,
   ...(spec.body !== undefined ? { body: spec.body } : {}),
-  ...(spec.expectBody !== undefined ? { verifyBody: sameAnswer(spec.expectBody) } : {}),
+  ...(verifyBody !== undefined ? { verifyBody } : {}),
   ...(spec.bodies !== undefined
     ? { requests: spec.bodies.map((body) => ({ method: spec.method, body })) }
     : {}),

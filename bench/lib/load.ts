@@ -21,6 +21,12 @@ export const loadSpecSchema = z.object({
    * fails like one with errors.
    */
   expectBody: z.string().optional(),
+  /**
+   * For answers that differ per request (a new run id each time): every answer must contain each of these and none of
+   * `expectExcludes`, else it counts as a mismatch like one that is not `expectBody`.
+   */
+  expectIncludes: z.array(z.string()).optional(),
+  expectExcludes: z.array(z.string()).optional(),
   /** Requests per second across all connections (a client paced like a real agent); unpaced when absent. */
   overallRate: z.number().int().positive().optional(),
 });

@@ -98,6 +98,20 @@ async function waitFor(ws: Workspace, runId: string, done: (status: string) => b
   }
 }
 
+/** Polls `probe` until it answers non-null (a reservation is given back at once). */
+async function expectEventually(probe: () => { release(): void } | null, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const got = probe();
+    if (got) {
+      got.release();
+      return;
+    }
+    if (Date.now() > until) throw new Error('still null');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 const finished = (s: string) => ['completed', 'failed', 'cancelled', 'timed-out'].includes(s);
 
 beforeAll(async () => {
@@ -334,6 +348,44 @@ describe('the worker', () => {
     for (const r of slots) r?.release();
     expect(busy.reserve()).not.toBeNull();
     await busy.stop();
+    // Runs queued while every slot was busy go first: a slot freed meanwhile is not handed to a newer caller.
+    const fifo = worker('w-fifo');
+    await fifo.start();
+    // Its first pump (sent at start, for up to 4 runs) must be over, or it could take the run queued below.
+    await new Promise((r) => setTimeout(r, 300));
+    const held = [1, 2, 3, 4].map(() => fifo.reserve());
+    const fifoWs = openWorkspace(
+      testWorkspaceDeps(h.db, {
+        now: () => new Date(),
+        runs: {
+          queued: () => fifo.wake(),
+          cancelRequested: () => {},
+          handoff: () => handoffOf(h.db, fifo.reserve(), silentLog),
+        },
+      }),
+      { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
+    );
+    try {
+      const older = await start(fifoWs, false);
+      expect(older.run.status).toBe('queued');
+      expect((await fifoWs.runs.get(older.run.id))?.status).toBe('queued');
+      held[0]?.release();
+      // The freed slot belongs to the queued run: the next waiting caller queues behind it.
+      expect(fifo.reserve()).toBeNull();
+      const newer = await start(fifoWs, true);
+      expect(newer.run.status).toBe('queued');
+      for (const r of held.slice(1)) r?.release();
+      const [a, b] = await Promise.all([
+        waitFor(fifoWs, older.run.id, finished),
+        waitFor(fifoWs, newer.run.id, finished),
+      ]);
+      expect([a.status, b.status]).toEqual(['completed', 'completed']);
+      expect(new Date(a.startedAt ?? 0).getTime()).toBeLessThanOrEqual(new Date(b.startedAt ?? 0).getTime());
+      // The queue drained: a waiting caller is handed a slot again.
+      await expectEventually(() => fifo.reserve());
+    } finally {
+      await fifo.stop();
+    }
     // A worker that took a run at its insert and died: its lease expires and another worker runs it.
     const dead = { owner: 'w-dead', leaseMs: 300, take: () => {}, release: () => {} };
     const { run } = await start(

@@ -61,7 +61,8 @@ export interface Worker {
   wake(): void;
   /**
    * Reserves a free slot for a run this process is about to insert already leased to this worker (a caller waits for
-   * it): `take` runs it at once, `release` gives the slot back. Null when every slot is busy or the worker stops.
+   * it): `take` runs it at once, `release` gives the slot back. Null when every slot is busy, runs may be queued
+   * (first come, first served: the queue goes first) or the worker stops.
    */
   reserve(): Reservation | null;
   /**
@@ -270,7 +271,9 @@ export function createWorker(options: WorkerOptions): Worker {
       if (started && !stopping) void pump();
     },
     reserve() {
-      if (!started || stopping || free() <= 0) return null;
+      // While runs may be queued (the last pump ran out of slots), a new run queues behind them: handed a freed slot
+      // ahead of them, the newest calls would answer fast while the oldest waited on (a tail of seconds under load).
+      if (!started || stopping || saturated || free() <= 0) return null;
       reserved++;
       let open = true;
       return {
@@ -293,6 +296,8 @@ export function createWorker(options: WorkerOptions): Worker {
           if (!open) return;
           open = false;
           reserved--;
+          // Runs queued while the slot was promised would otherwise wait for the next attempt's end or the poll.
+          if (saturated) void pump();
         },
       };
     },

@@ -79,21 +79,56 @@ export async function createRun(
 ): Promise<{ run: RunRow; created: boolean } | LiveRunsCapReached> {
   if (lease && run.concurrencyKey !== null) throw new Error('a keyed run is started by a claim');
   const outcome = limit
-    ? await db.transaction(async (tx) => {
-        await tx.execute(
-          sql`select pg_advisory_xact_lock(${LIVE_RUNS_LOCK_SPACE}, hashtext(${workspaceId}))`,
-        );
-        const live = await countLiveRuns(tx, workspaceId);
-        if (live >= limit.maxLive) {
-          const existing =
-            run.idempotencyKey === null ? null : await byIdempotencyKey(tx, workspaceId, run.idempotencyKey);
-          return existing ? { run: existing, created: false } : { capReached: true as const, live };
-        }
-        return insertRun(tx, workspaceId, run, lease);
-      })
+    ? await oneAtATime(db, workspaceId, () =>
+        db.transaction(async (tx) => {
+          await tx.execute(
+            sql`select pg_advisory_xact_lock(${LIVE_RUNS_LOCK_SPACE}, hashtext(${workspaceId}))`,
+          );
+          const live = await countLiveRuns(tx, workspaceId);
+          if (live >= limit.maxLive) {
+            const existing =
+              run.idempotencyKey === null
+                ? null
+                : await byIdempotencyKey(tx, workspaceId, run.idempotencyKey);
+            return existing ? { run: existing, created: false } : { capReached: true as const, live };
+          }
+          return insertRun(tx, workspaceId, run, lease);
+        }),
+      )
     : await insertRun(db, workspaceId, run, lease);
   if ('run' in outcome && outcome.created) recordRunStarted();
   return outcome;
+}
+
+/** Capped starts waiting in this process, per database and workspace: the tail of each queue. */
+const capQueues = new WeakMap<Database, Map<string, Promise<void>>>();
+
+/**
+ * Runs `fn` after every capped start of the workspace queued before it in this process, first come first served.
+ * Concurrent starts would otherwise each take a pooled connection only to wait on the workspace's advisory lock: 50
+ * of them held a pool of 10, and every other statement (claims, run ends, reads) queued behind them. The advisory lock
+ * still orders starts across processes; here at most one connection per workspace waits on it.
+ */
+export async function oneAtATime<T>(db: Database, workspaceId: string, fn: () => Promise<T>): Promise<T> {
+  let queues = capQueues.get(db);
+  if (!queues) {
+    queues = new Map();
+    capQueues.set(db, queues);
+  }
+  const before = queues.get(workspaceId);
+  let done!: () => void;
+  const mine = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  queues.set(workspaceId, mine);
+  try {
+    await before;
+    return await fn();
+  } finally {
+    done();
+    // The last in line leaves no entry behind: the map is as large as the workspaces starting runs now.
+    if (queues.get(workspaceId) === mine) queues.delete(workspaceId);
+  }
 }
 
 /** The query surface a run insert needs; the database or an open transaction. */

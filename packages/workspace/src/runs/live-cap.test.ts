@@ -18,12 +18,17 @@ const ECHO = `{:slug :echo
  :interfaces {:mcp [{:tool-name "echo" :invocation :default}]}
  :flow (flow/step :function :echo {:code (fn [x] x) :input (flow/input)})}`;
 
-function capSuite(name: string, open: () => Promise<DbHandle>) {
+function capSuite(name: string, open: (onStatement: (text: string) => void) => Promise<DbHandle>) {
   describe(name, () => {
     let handle: DbHandle;
+    /** The capped starts' statements, in the order they were sent: a lock, then an insert (or a refusal). */
+    const sent: string[] = [];
     beforeAll(async () => {
-      handle = await open();
-      for (const ws of ['ws-cap', 'ws-cap-other']) {
+      handle = await open((text) => {
+        if (text.includes('pg_advisory_xact_lock')) sent.push('lock');
+        else if (/^insert into "runs"/.test(text)) sent.push('insert');
+      });
+      for (const ws of ['ws-cap', 'ws-cap-other', 'ws-cap-order']) {
         await seedWorkspace(handle.db, ws, ws);
         await seedFlow(handle.db, ws, ECHO, { release: 'r1' });
       }
@@ -52,6 +57,15 @@ function capSuite(name: string, open: () => Promise<DbHandle>) {
         includeInstalled: false,
         allowDraft: false,
       });
+
+    it('concurrent starts of one workspace wait in this process, not each on a pooled connection', async () => {
+      sent.length = 0;
+      const n = 12;
+      const runs = await Promise.all(Array.from({ length: n }, (_, i) => start('ws-cap-order', i)));
+      expect(runs.every((r) => r.created)).toBe(true);
+      // One start at a time reaches the database: never a second lock request before the first start's insert.
+      expect(sent).toEqual(Array.from({ length: n }, () => ['lock', 'insert']).flat());
+    });
 
     it(`${STARTS} concurrent starts against a cap of ${CAP} leave exactly ${CAP} live runs`, async () => {
       const outcomes = await Promise.allSettled(
@@ -95,12 +109,12 @@ function capSuite(name: string, open: () => Promise<DbHandle>) {
   });
 }
 
-capSuite('live-runs cap on PGlite', async () => {
-  const handle = await createDb();
+capSuite('live-runs cap on PGlite', async (onStatement) => {
+  const handle = await createDb({ onStatement });
   await handle.migrate();
   return handle;
 });
 
 describe.skipIf(!process.env.DATABASE_URL)('on Postgres (DATABASE_URL)', () => {
-  capSuite('live-runs cap on Postgres', () => createTestDb());
+  capSuite('live-runs cap on Postgres', (onStatement) => createTestDb({ onStatement }));
 });
