@@ -9,7 +9,9 @@ import {
   fullToolsListJson,
   MODEL_FACING_TOKEN_BUDGET,
   modelFacingJson,
+  SERVER_CARD_DEFAULT_BASE_URL,
   TOOLS_LIST_TOKEN_BUDGET,
+  toolIconUrls,
 } from '@flowgate/workspace-mcp';
 import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base';
@@ -28,7 +30,10 @@ export const tokensBench: Benchmark = {
     for (const t of CATALOG) {
       const m = both(modelFacingJson(t.descriptor));
       const out = both(JSON.stringify(t.descriptor.outputSchema));
-      const whole = both(JSON.stringify(t.descriptor));
+      // As listed to 2025-11-25 and later clients: with the tool's icon URL under the example public URL.
+      const whole = both(
+        JSON.stringify({ ...t.descriptor, icons: toolIconUrls(t, SERVER_CARD_DEFAULT_BASE_URL) }),
+      );
       model[0] += m[0];
       model[1] += m[1];
       rows.push([t.name, pair(m), pair(out), pair(whole)]);

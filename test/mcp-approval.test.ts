@@ -326,7 +326,7 @@ describe('the wire of an approval (raw 2026-07-28 requests)', () => {
     );
     expect(approved.result).toMatchObject({ resultType: 'complete', structuredContent: { version: 1 } });
 
-    // The same accepted retry again is refused: the approved release has happened since.
+    // The same accepted retry again is refused: the approval was spent by the release it approved.
     const replayed = asRpc(
       await call({
         arguments: args,
@@ -339,12 +339,78 @@ describe('the wire of an approval (raw 2026-07-28 requests)', () => {
       isError: true,
       structuredContent: {
         error: {
-          code: 'approval_stale',
+          code: 'approval_used',
           message:
-            'A release happened since this was approved (then: live none, latest none; now: live 1, latest 1); nothing was done. Call release_flow again to be asked anew.',
+            'This approval was already used: an approval releases once, so this retry did nothing. Call release_flow again to be asked anew.',
         },
       },
     });
+    expect(await flowState(slug)).toEqual({ liveVersion: 1, latestVersion: 1 });
+  });
+
+  /** Asks for the approval of `args` and returns the state with an accepting answer. */
+  async function accepted(args: Record<string, unknown>) {
+    const first = asRpc(await call({ arguments: args, _meta: meta({ elicitation: {} }) }));
+    const result = first.result as { resultType: string; requestState: string };
+    expect(result.resultType).toBe('input_required');
+    return {
+      arguments: args,
+      requestState: result.requestState,
+      inputResponses: { approve: { action: 'accept', content: { confirm: true } } },
+      _meta: meta({ elicitation: {} }),
+    };
+  }
+
+  /** Calls recorded (identical consecutive rows are merged, with a count). */
+  const calls = (rows: AuditItem[]) =>
+    rows.reduce((n, r) => n + ((r as { count?: number | null }).count ?? 1), 0);
+  const approvedRows = (items: AuditItem[], slug: string) =>
+    releaseRows(items, slug).filter(
+      (i) => (i.arguments as { approval?: { status?: string } } | null)?.approval?.status === 'approved',
+    );
+
+  it('spends an accepted state once: a replay of a release that changed nothing releases nothing again', async () => {
+    const slug = 'greet-once';
+    await pushDraft(slug, flowText(slug));
+    const first = asRpc(await call(await accepted({ flow_slug: slug })));
+    expect(first.result).toMatchObject({ resultType: 'complete', structuredContent: { version: 1 } });
+    // Version 1 is live and latest: releasing it again leaves "where things stood" unchanged, which is exactly the
+    // replay a binding to the versions alone cannot tell from a first use.
+    const retry = await accepted({ flow_slug: slug, version: 1 });
+    const again = asRpc(await call(retry));
+    expect(again.result).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { version: 1, createdVersion: false },
+    });
+    const replayed = asRpc(await call(retry));
+    expect(replayed.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: 'approval_used' } },
+    });
+    // Two approvals were given, two recorded; the replay's row records none.
+    const items = await gw.waitForAudit(WS, (rows) => calls(releaseRows(rows, slug)) === 5);
+    expect(calls(approvedRows(items, slug))).toBe(2);
+    const last = releaseRows(items, slug).find(
+      (i) => (i.arguments as { version?: number } | null)?.version === 1 && i.outcome === 'error',
+    );
+    expect((last?.arguments as { approval?: unknown } | null)?.approval).toBeUndefined();
+  });
+
+  it('of two concurrent retries with one accepted state, exactly one releases', async () => {
+    const slug = 'greet-race';
+    await pushDraft(slug, flowText(slug));
+    const retry = await accepted({ flow_slug: slug });
+    const answers = await Promise.all([call(retry), call(retry), call(retry)]);
+    const results = answers.map((a) => asRpc(a).result as Record<string, unknown>);
+    const released = results.filter((r) => r.resultType === 'complete' && r.isError !== true);
+    const refused = results.filter((r) => r.isError === true);
+    expect([released.length, refused.length]).toEqual([1, 2]);
+    for (const r of refused)
+      expect((r.structuredContent as { error: { code: string } }).error.code).toBe('approval_used');
+    // One version made, not three; one approval recorded.
+    expect(await flowState(slug)).toEqual({ liveVersion: 1, latestVersion: 1 });
+    const items = await gw.waitForAudit(WS, (rows) => calls(releaseRows(rows, slug)) === 4);
+    expect(calls(approvedRows(items, slug))).toBe(1);
   });
 
   it('serves a 2026 client without form elicitation exactly as before', async () => {

@@ -1,5 +1,6 @@
 import {
   AVAILABLE_PROMPTS,
+  CATALOG,
   DIRECT_RESOURCES,
   iconsForTools,
   RESOURCE_TEMPLATES,
@@ -68,6 +69,35 @@ async function v1(version: '2025-11-25' | '2025-03-26'): Promise<V1Client> {
 const byName = <T extends { name: string }>(items: readonly T[], name: string) =>
   items.find((i) => i.name === name);
 
+/** A tool's icon in tools/list: its first toolset's SVG, by URL on this gateway. */
+function expectedToolIcons(name: string): { src: string }[] {
+  const toolset = CATALOG.find((t) => t.name === name)?.toolsets[0];
+  return [{ src: `${gw.url}/icons/${toolset}.svg` }];
+}
+
+describe('tool icon URLs', () => {
+  it('answer 200 image/svg+xml, public and cacheable, with no authentication, for every toolset', async () => {
+    const urls = new Set(TOOL_NAMES.map((n) => expectedToolIcons(n)[0]?.src as string));
+    expect(urls.size).toBeGreaterThan(1);
+    for (const url of urls) {
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('image/svg+xml');
+      expect(res.headers.get('cache-control')).toBe('public, max-age=604800');
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      const body = await res.text();
+      expect(body.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+      expect(body).not.toMatch(/<script|href=|url\(/i);
+      // Revalidation is cheap: the ETag answers 304.
+      const again = await fetch(url, { headers: { 'if-none-match': res.headers.get('etag') ?? '' } });
+      expect(again.status).toBe(304);
+    }
+    // Only the toolsets' icons exist there.
+    expect((await fetch(`${gw.url}/icons/nope.svg`)).status).toBe(404);
+  });
+});
+
 describe('SDK v2 at 2026-07-28', () => {
   it('lists prompts, resources and templates with their catalog icons, in catalog order, with the cache hints', async () => {
     const client = await v2();
@@ -87,7 +117,7 @@ describe('SDK v2 at 2026-07-28', () => {
         expect(t.icons).toEqual(iconsForTools(byName(RESOURCE_TEMPLATES, t.name)?.exposesTools ?? []));
       const tools = await client.listTools();
       expect(tools.tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
-      for (const t of tools.tools) expect(t.icons).toBeUndefined();
+      for (const t of tools.tools) expect(t.icons).toEqual(expectedToolIcons(t.name));
       // The policy cache (5 s) is shorter than the auth cache (30 s by default): the lists are valid that long.
       for (const result of [prompts, resources, templates, tools] as Record<string, unknown>[])
         expect([result.ttlMs, result.cacheScope]).toEqual([5_000, 'private']);
@@ -108,6 +138,9 @@ describe('SDK v1', () => {
       const templates = await client.listResourceTemplates();
       expect(templates.resourceTemplates[0]?.icons).toEqual(iconsForTools([]));
       expect(prompts).not.toHaveProperty('ttlMs');
+      const tools = await client.listTools();
+      expect(tools.tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+      for (const t of tools.tools) expect(t.icons).toEqual(expectedToolIcons(t.name));
     } finally {
       await client.close();
     }

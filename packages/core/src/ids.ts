@@ -27,7 +27,8 @@ export const workspaceIdSchema = z
   .string()
   .regex(WORKSPACE_ID_PATTERN, 'workspace id must match ^[a-z0-9][a-z0-9-]{1,62}$');
 
-export const FLOW_SLUG_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]{0,127}$/;
-export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+// `\w` is `[A-Za-z0-9_]` in every JSON Schema (ECMA-262) and JS regex: the same sets, fewer tokens in tools/list.
+export const FLOW_SLUG_PATTERN = /^[a-zA-Z][\w-]{0,127}$/;
+export const TOOL_NAME_PATTERN = /^[\w.-]{1,128}$/;
 /** `newId('inst', 16)`. */
 export const INSTALLATION_ID_PATTERN = /^inst_[A-Za-z0-9]{16}$/;

@@ -533,6 +533,26 @@ export const consoleSessions = pgTable(
 );
 
 /**
+ * Approvals by elicitation that released something (workspace-mcp approval.ts): the SHA-256 of each accepted sealed
+ * `requestState`, written in the release's own transaction, so a state releases once across every replica — a replay
+ * or a concurrent second retry finds the row and releases nothing. Kept until the state expires (then it cannot be
+ * opened anyway); later releases delete the expired rows of their workspace.
+ */
+export const approvalUses = pgTable(
+  'approval_uses',
+  {
+    workspaceId: workspaceRef(),
+    stateSha256: text('state_sha256').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.stateSha256] }),
+    index('approval_uses_expires_idx').on(t.workspaceId, t.expiresAt),
+  ],
+);
+
+/**
  * Backfills a database has had (`runBackfills` in maintenance.ts): one row per named backfill, written when it
  * completed, so starting a process does not scan tables for rows older versions wrote once it is done.
  */

@@ -36,11 +36,18 @@ describe('approval state sealing', () => {
   it('opens what it sealed, on any replica with the same deployment key, until the expiry', () => {
     expect(openApprovalState(approvalStateKey('deployment-cursor-key'), state, binding(), T0)).toEqual({
       ok: true,
+      expiresAt: T0 + APPROVAL_TTL_MS,
     });
-    expect(openApprovalState(KEY, state, binding(), T0 + APPROVAL_TTL_MS)).toEqual({ ok: true });
+    expect(openApprovalState(KEY, state, binding(), T0 + APPROVAL_TTL_MS)).toEqual({
+      ok: true,
+      expiresAt: T0 + APPROVAL_TTL_MS,
+    });
     // Argument order does not matter: the arguments are bound by a canonical digest.
     const reordered = binding({ args: { release_note: 'v2', flow_slug: 'enrich' } });
-    expect(openApprovalState(KEY, state, reordered, T0)).toEqual({ ok: true });
+    expect(openApprovalState(KEY, state, reordered, T0)).toEqual({
+      ok: true,
+      expiresAt: T0 + APPROVAL_TTL_MS,
+    });
   });
 
   it('refuses an expired state', () => {
@@ -180,6 +187,7 @@ describe('ApprovalGate', () => {
     });
     expect(openApprovalState(KEY, asked.requestState, binding({ args: subject.args }), T0)).toEqual({
       ok: true,
+      expiresAt: T0 + APPROVAL_TTL_MS,
     });
   });
 

@@ -54,6 +54,21 @@ export interface ApprovalSubject {
   title: string;
 }
 
+/** An approval as spent by the write it approved (see ApprovalGate.spend). */
+export interface ApprovalSpend {
+  stateSha256: string;
+  expiresAt: Date;
+}
+
+/** The refusal of an approval presented again after it was spent. */
+export function approvalUsedFailure(tool: string): ToolFailure {
+  return new ToolFailure(
+    'approval_used',
+    `This approval was already used: an approval releases once, so this retry did nothing. Call ${tool} again to be asked anew.`,
+    {},
+  );
+}
+
 /** Who approved, as the audit row records it. */
 export interface ApprovalRecord {
   approvedBy: 'elicitation';
@@ -106,7 +121,7 @@ export interface StateBinding {
 }
 
 export type OpenedState =
-  | { ok: true }
+  | { ok: true; expiresAt: number }
   | { ok: false; reason: 'invalid' | 'expired' | 'foreign' }
   | { ok: false; reason: 'changed'; approvedSha256: string }
   | { ok: false; reason: 'moved'; approvedStanding: string };
@@ -205,7 +220,7 @@ export function openApprovalState(
     return { ok: false, reason: 'foreign' };
   if (parsed.h !== expected.textSha256) return { ok: false, reason: 'changed', approvedSha256: parsed.h };
   if (parsed.s !== expected.standing) return { ok: false, reason: 'moved', approvedStanding: parsed.s };
-  return { ok: true };
+  return { ok: true, expiresAt: parsed.x };
 }
 
 // ---- the gate a tool calls --------------------------------------------------------------------------------
@@ -232,6 +247,11 @@ export interface ApprovalRequest {
  */
 export class ApprovalGate {
   granted: ApprovalRecord | null = null;
+  /**
+   * What the granted approval spends: the SHA-256 of its sealed state and its expiry. The tool hands it to the write
+   * it approves, which records it in the same transaction, so a state approves one write only, on any replica.
+   */
+  spend: ApprovalSpend | null = null;
   /** The form was sent (this call answered `input_required`). */
   asked = false;
   /** `params.requestState` and `params.inputResponses` of the tools/call, as sent (unvalidated). */
@@ -248,6 +268,18 @@ export class ApprovalGate {
 
   get canElicit(): boolean {
     return this.request.canElicit;
+  }
+
+  /** The SHA-256 of the `requestState` this retry presents (any string; null when none), to look up as spent. */
+  presentedState(): string | null {
+    const state = this.retry.requestState;
+    return this.request.canElicit && typeof state === 'string' && state.length > 0 ? sha256Hex(state) : null;
+  }
+
+  /** The approved write did not happen (its approval was already spent): the call records no approval. */
+  revoke(): void {
+    this.granted = null;
+    this.spend = null;
   }
 
   /**
@@ -297,6 +329,7 @@ export class ApprovalGate {
       principal: { kind: r.principal.kind, id: r.principal.id },
       textSha256: subject.textSha256,
     };
+    this.spend = { stateSha256: sha256Hex(requestState as string), expiresAt: new Date(opened.expiresAt) };
     return this.granted;
   }
 

@@ -3,11 +3,13 @@ import { FLOW_SLUG_PATTERN, TOOL_NAME_PATTERN, zodIssues } from '@flowgate/core'
 import { FLOW_SOURCES } from '@flowgate/workspace';
 import { z } from 'zod';
 import { LIMITS } from './limits.js';
-import { textArg } from './tool.js';
+import { opaqueArg, textArg } from './tool.js';
 
-export const cursorArg = textArg({ min: 1, max: LIMITS.cursorMaxChars }).describe(
-  'nextCursor of the previous page; omit for the first.',
-);
+export const cursorArg = opaqueArg({
+  min: 1,
+  max: LIMITS.cursorMaxChars,
+  description: 'nextCursor of the previous page; omit for the first.',
+});
 
 export const flowSlugArg = textArg().regex(FLOW_SLUG_PATTERN).describe('Flow slug, e.g. "enrich-company".');
 
@@ -15,9 +17,12 @@ export const toolNameArg = textArg()
   .regex(TOOL_NAME_PATTERN)
   .describe('Flow tool name (:tool-name), e.g. "enrich_company".');
 
-export const installationIdArg = textArg({ min: 1, max: LIMITS.installationIdMaxChars })
-  .regex(/^[A-Za-z0-9_-]+$/)
-  .describe('For an installed public flow: its installation id from search results.');
+export const installationIdArg = opaqueArg({
+  min: 1,
+  max: LIMITS.installationIdMaxChars,
+  pattern: /^[A-Za-z0-9_-]+$/,
+  description: 'For an installed public flow: its installation id from search results.',
+});
 
 /** Page size of a paginated tool; the bounds are in the schema, so the wording stays short. */
 export function pageLimitArg(max: number, defaultLimit: number) {

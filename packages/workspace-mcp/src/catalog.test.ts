@@ -77,7 +77,7 @@ describe('catalog', () => {
     }
   });
 
-  it('uses snake_case argument names and bounds every string and array argument', () => {
+  it('uses snake_case argument names and bounds every string and array argument the server accepts', () => {
     const unbounded: string[] = [];
     const visit = (schema: unknown, path: string): void => {
       if (!schema || typeof schema !== 'object') return;
@@ -106,9 +106,50 @@ describe('catalog', () => {
     for (const tool of CATALOG) {
       for (const key of Object.keys((tool.inputSchema.properties ?? {}) as object))
         expect(key).toMatch(/^[a-z][a-z0-9_]*$/);
-      visit(tool.inputSchema, tool.name);
+      // What zod enforces: the published schema leaves the bounds of opaque arguments out (next test).
+      visit(z.toJSONSchema(tool.input, { io: 'input' }), tool.name);
     }
     expect(unbounded).toEqual([]);
+  });
+
+  it('publishes every bound except on the arguments an agent only copies (ids, cursors, URIs)', () => {
+    const unpublished: string[] = [];
+    for (const tool of CATALOG) {
+      const published = tool.inputSchema.properties as Record<string, Record<string, unknown>>;
+      for (const [name, full] of Object.entries(
+        (
+          z.toJSONSchema(tool.input, { io: 'input' }) as {
+            properties: Record<string, Record<string, unknown>>;
+          }
+        ).properties,
+      )) {
+        const item = (s: Record<string, unknown>) =>
+          s.type === 'array' ? (s.items as Record<string, unknown>) : s;
+        const bounded = ['minLength', 'maxLength', 'pattern'].some((k) => k in item(full));
+        const kept = ['minLength', 'maxLength', 'pattern'].some((k) => k in item(published[name] ?? {}));
+        if (bounded && !kept) unpublished.push(`${tool.name}.${name}`);
+        expect(JSON.stringify(published[name])).not.toContain('x-flowgate-opaque');
+      }
+    }
+    expect(unpublished.sort()).toEqual(
+      [
+        'call_flow_tool.installation_id',
+        'check_connections.connection_ids',
+        'check_connections.cursor',
+        'check_flow_readiness.installation_id',
+        'get_flow_definition.installation_id',
+        'get_run_status.run_id',
+        'inspect_flow_tool.installation_id',
+        'inspect_run_step.run_id',
+        'inspect_run_step.step_id',
+        'list_connections.cursor',
+        'search_flow_tools.cursor',
+        'search_flows.cursor',
+        'send_feedback.resource_uri',
+        'send_feedback.run_id',
+        'validate_flow_definition.installation_id',
+      ].sort(),
+    );
   });
 
   it('builds every string argument of every tool with the shared text helper (no NUL, no lone surrogate)', () => {

@@ -4,7 +4,7 @@
  * of them, in listing order. Only tools whose behaviour exists are listed.
  */
 import { type HiddenTools, hiddenAmong } from './guidance.js';
-import { type Icon, toolsetIcons } from './icons.js';
+import { type Icon, toolsetIcons, toolsetIconUrl } from './icons.js';
 import { evaluateTool, type PolicyContext, visibleOf } from './policy.js';
 import type { Toolset } from './schemas.js';
 import { TOOLSETS } from './schemas.js';
@@ -48,13 +48,25 @@ export const CATALOG = Object.freeze([
 
 export type CatalogTool = (typeof CATALOG)[number];
 
+/** The toolset whose icon a tool shows: its first. */
+function iconToolset(tool: AnyToolDefinition): Toolset {
+  return tool.toolsets[0] ?? 'context';
+}
+
 /**
  * A tool's icon: its first toolset's (icons.ts). Defined here, once, for everything that shows catalog content
- * (prompts and resources take the icon of the first tool they use). tools/list itself carries none: 16 icons do
- * not fit its token budget (docs/mcp-surface.md, "Icons and cache hints").
+ * (prompts and resources take the icon of the first tool they use), as a data URI.
  */
 export function toolIcons(tool: AnyToolDefinition): Icon[] {
-  return toolsetIcons(tool.toolsets[0] ?? 'context');
+  return toolsetIcons(iconToolset(tool));
+}
+
+/**
+ * The same icon as tools/list and the server card carry it: the gateway's URL of that SVG under `base` (the
+ * deployment's public URL), the shortest form, so 16 of them fit the tools/list token budget.
+ */
+export function toolIconUrls(tool: AnyToolDefinition, base: string): Icon[] {
+  return toolsetIconUrl(base, iconToolset(tool));
 }
 
 /** The icon of the first catalog tool among `names`; the context icon when none is named (docs, overview). */

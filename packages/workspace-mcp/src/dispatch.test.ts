@@ -390,7 +390,12 @@ describe('batches', () => {
 describe('tools/list', () => {
   it('lists the visible catalog descriptors', async () => {
     const { body } = await rpc(env.ctx(), 'tools/list');
-    expect(body.result).toEqual({ tools: CATALOG.map((t) => JSON.parse(JSON.stringify(t.descriptor))) });
+    expect(body.result).toEqual({
+      tools: CATALOG.map((t) => ({
+        ...JSON.parse(JSON.stringify(t.descriptor)),
+        icons: [{ src: `https://flowgate.test/icons/${t.toolsets[0]}.svg` }],
+      })),
+    });
   });
 
   it('answers with the cached list as UTF-8 bytes equal to the text, for single messages only', async () => {

@@ -1,14 +1,17 @@
 /**
- * The gateway's icons (MCP `Icon`, 2025-11-25 and later; the Server Card extension's `Icon`): small SVGs as base64
- * data URIs, so they need no route and no network. Plain shapes only: no script, no external reference, no text.
+ * The gateway's icons (MCP `Icon`, 2025-11-25 and later; the Server Card extension's `Icon`): small SVGs. Plain shapes
+ * only: no script, no external reference, no text. The server, prompts and resources carry them as base64 data URIs
+ * (no route, no network); tools carry the gateway's URL of the same SVG (`/icons/<toolset>.svg`), the shortest `Icon`
+ * the schema allows, because every byte of tools/list counts against its token budget (token-budget.ts).
  */
 import type { ProtocolVersion } from './protocol.js';
 import { TOOLSETS, type Toolset } from './schemas.js';
 
+/** MCP `Icon`: only `src` is required; `mimeType` and `sizes` are left out where the URL and the SVG say it. */
 export interface Icon {
   src: string;
-  mimeType: string;
-  sizes: string[];
+  mimeType?: string;
+  sizes?: string[];
 }
 
 export const SERVER_ICON_SVG =
@@ -56,10 +59,28 @@ export function toolsetIcons(toolset: Toolset): Icon[] {
   return [dataUriIcon(TOOLSET_ICON_SVGS[toolset])];
 }
 
+/** Where the gateway serves a toolset's SVG (public, cacheable, no authentication; the gateway's discovery routes). */
+export function toolsetIconPath(toolset: Toolset): string {
+  return `/icons/${toolset}.svg`;
+}
+
+/**
+ * The icon of a toolset as the gateway's URL: `{src}` only. The `.svg` path and the served
+ * `Content-Type: image/svg+xml` tell the type, and an SVG scales (the schema's missing `sizes` means any size).
+ */
+export function toolsetIconUrl(base: string, toolset: Toolset): Icon[] {
+  return [{ src: `${base.replace(/\/+$/, '')}${toolsetIconPath(toolset)}` }];
+}
+
 /**
  * `icons` on tools, prompts, resources and resource templates arrived with 2025-11-25 (SEP-973) and stay in
  * 2026-07-28; earlier revisions' schemas have no such field, so their clients never get it.
  */
 export function iconsDefinedAt(version: ProtocolVersion): boolean {
   return version === '2025-11-25' || version === '2026-07-28';
+}
+
+/** The base URL tool icons are served from for a request of `version`, or null where `Tool` has no `icons`. */
+export function toolIconBase(version: ProtocolVersion, publicBaseUrl: string): string | null {
+  return iconsDefinedAt(version) ? publicBaseUrl.replace(/\/+$/, '') : null;
 }

@@ -4,12 +4,19 @@
  * policy), JSON-RPC dispatch, resources, prompts, the agent docs and the server card. The gateway authenticates,
  * parses headers and opens the caller's `Workspace`; everything else happens here.
  */
-export { CATALOG, iconsForTools, TOOL_NAMES, toolIcons } from './catalog.js';
+export { CATALOG, iconsForTools, TOOL_NAMES, toolIcons, toolIconUrls } from './catalog.js';
 export type { ClientInfo, McpAuditEntry, McpRequestContext, McpResponseStream } from './context.js';
 export { principalFromAccess, SERVER_TITLE } from './context.js';
 export { handleMcpMessage } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
-export { type Icon, SERVER_ICON_SVG, serverIcons, TOOLSET_ICON_SVGS, toolsetIcons } from './icons.js';
+export {
+  type Icon,
+  SERVER_ICON_SVG,
+  serverIcons,
+  TOOLSET_ICON_SVGS,
+  toolsetIconPath,
+  toolsetIcons,
+} from './icons.js';
 export {
   createListenHub,
   DEFAULT_LISTEN_MAX_MS,

@@ -129,12 +129,26 @@ describe('icons on the lists', () => {
     });
   }
 
-  it('leaves tools/list without icons on every version (16 icons do not fit its token budget)', async () => {
+  it('gives every tool its toolset icon as a gateway URL in tools/list (the shortest Icon), on both generations', async () => {
     for (const version of ['2025-11-25', '2026-07-28'] as const) {
-      const tools = (await ask(version, 'tools/list')).tools as Record<string, unknown>[];
+      const tools = (await ask(version, 'tools/list')).tools as { name: string; icons?: unknown }[];
       expect(tools).toHaveLength(CATALOG.length);
-      for (const t of tools) expect(t).not.toHaveProperty('icons');
+      for (const t of tools) {
+        const toolset = getTool(t.name)?.toolsets[0];
+        expect(t.icons).toEqual([{ src: `https://flowgate.test/icons/${toolset}.svg` }]);
+      }
+      // The same list, paged with a cursor-less request under narrowing, carries them too.
+      expect(tools.find((t) => t.name === 'call_flow_tool')?.icons).toEqual([
+        { src: 'https://flowgate.test/icons/run.svg' },
+      ]);
     }
+  });
+
+  it("lists the icons under each deployment's own public URL (the cached list is per base)", async () => {
+    const a = (await ask('2026-07-28', 'tools/list', {}, { publicBaseUrl: 'https://a.example' })).tools;
+    const b = (await ask('2026-07-28', 'tools/list', {}, { publicBaseUrl: 'https://b.example/' })).tools;
+    expect((a as { icons: unknown }[])[0]?.icons).toEqual([{ src: 'https://a.example/icons/context.svg' }]);
+    expect((b as { icons: unknown }[])[0]?.icons).toEqual([{ src: 'https://b.example/icons/context.svg' }]);
   });
 });
 

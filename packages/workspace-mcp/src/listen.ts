@@ -24,6 +24,7 @@ import { pause, type RunStatus } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
 import type { McpRequestContext, ToolContext } from './context.js';
+import { toolIconBase } from './icons.js';
 import { LIMITS } from './limits.js';
 import type { Scope } from './methods/scope.js';
 import { readTaskV2 } from './methods/tasks.js';
@@ -391,7 +392,8 @@ async function serveWatched(
   const recheck = scope.request.recheck;
   const toolsListChanged = filter.toolsListChanged === true && watchesToolList(scope.surface, scope.request);
   let surface = scope.surface;
-  let listed = toolsListChanged ? listedTools(surface, scope.request).json : '';
+  const iconBase = toolIconBase(scope.protocolVersion, scope.publicBaseUrl);
+  let listed = toolsListChanged ? listedTools(surface, scope.request, iconBase).json : '';
   const honoured: Record<string, unknown> = {};
   if (toolsListChanged) honoured.toolsListChanged = true;
   if (resources.length > 0) honoured.resourceSubscriptions = resources;
@@ -462,7 +464,7 @@ async function serveWatched(
         if (!again) return 'gone';
         surface = again;
       }
-      const json = listedTools(surface, { ...now, narrowing: scope.request.narrowing }).json;
+      const json = listedTools(surface, { ...now, narrowing: scope.request.narrowing }, iconBase).json;
       if (json !== listed) {
         listed = json;
         if (!stream.send(notification('notifications/tools/list_changed', {}, requestId))) return 'gone';

@@ -11,11 +11,24 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
+ * Marks an argument whose value an agent only ever copies from an answer (a cursor, a run or installation id, a
+ * resource URI): its length bounds and pattern are the server's defence against forged values, which zod enforces,
+ * and say nothing to an agent that pastes what it was given, so the published schema leaves them out.
+ */
+export const OPAQUE_ARG = 'x-flowgate-opaque';
+
+/**
  * Input schema: drop `default`s an agent gains nothing from (false, 0, {}: omitting the argument already means "off",
- * "none" or "empty"). Meaningful defaults (a page size, `true`) stay.
+ * "none" or "empty"). Meaningful defaults (a page size, `true`) stay. Opaque arguments (OPAQUE_ARG) lose their
+ * bounds and pattern.
  */
 export function publishInputSchema(schema: Json): Json {
-  return mapSchema(schema, (node) => {
+  return mapSchema(schema, (found) => {
+    let node = found;
+    if (node[OPAQUE_ARG] === true) {
+      const { [OPAQUE_ARG]: _m, minLength: _a, maxLength: _b, pattern: _p, ...rest } = node;
+      node = rest;
+    }
     if (!('default' in node)) return node;
     const d = node.default;
     const trivial = d === false || d === 0 || (isObject(d) && Object.keys(d).length === 0);
@@ -84,6 +97,11 @@ function compactOutputNode(node: Json): Json {
     const merged = mergeUnion(union);
     if (merged) {
       const { anyOf: _a, oneOf: _o, ...rest } = out;
+      // The discriminator's values gathered from the members are an enum like any other (dropLongEnums).
+      if (isObject(merged.properties))
+        merged.properties = Object.fromEntries(
+          Object.entries(merged.properties).map(([k, v]) => [k, isObject(v) ? dropLongEnums(v) : v]),
+        );
       out = dropLongEnums({ ...rest, ...merged });
     }
   }

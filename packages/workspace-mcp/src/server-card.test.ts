@@ -56,7 +56,12 @@ describe('server card', () => {
   });
 
   it('lists every tool exactly as tools/list describes it', () => {
-    expect(card.tools).toEqual(CATALOG.map((t) => t.descriptor));
+    expect(card.tools).toEqual(
+      CATALOG.map((t) => ({
+        ...t.descriptor,
+        icons: [{ src: `https://flowgate.test/icons/${t.toolsets[0]}.svg` }],
+      })),
+    );
     for (const t of card.tools) {
       // `execution` only on the tools that may run as tasks.
       expect(Object.keys(t)).toEqual([
@@ -67,6 +72,7 @@ describe('server card', () => {
         'outputSchema',
         'annotations',
         ...(t.name === 'call_flow_tool' ? ['execution'] : []),
+        'icons',
       ]);
     }
   });

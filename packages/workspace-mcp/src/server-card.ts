@@ -3,7 +3,7 @@
  * endpoint serves, nothing workspace-specific. Output is deterministic (fixed key order, no timestamps) so a committed
  * copy can be compared byte for byte to detect drift.
  */
-import { CATALOG } from './catalog.js';
+import { CATALOG, toolIconUrls } from './catalog.js';
 import { SERVER_TITLE } from './context.js';
 import { type Icon, serverIcons } from './icons.js';
 import { AVAILABLE_PROMPTS, promptDescriptor } from './prompts.js';
@@ -157,7 +157,8 @@ export function buildServerCard(options: { publicBaseUrl?: string; version: stri
       extensions: { [TASKS_EXTENSION_ID]: {} },
     },
     toolsets: TOOLSETS.map((name) => ({ name, description: TOOLSET_DESCRIPTIONS[name] })),
-    tools: CATALOG.map((t) => t.descriptor),
+    // Each with its icon's URL on this deployment, as tools/list (2025-11-25 and later) lists it.
+    tools: CATALOG.map((t) => ({ ...t.descriptor, icons: toolIconUrls(t, base) })),
     resources: DIRECT_RESOURCES.map((r) => {
       const annotations: ResourceAnnotations = { audience: [...r.audience], priority: r.priority };
       // Live resources have no fixed revision; the card stays free of timestamps.

@@ -5,9 +5,9 @@
  * both, so a tool is callable exactly when it is listed on either.
  */
 import { utf8Bytes } from '@flowgate/core';
-import { CATALOG, TOOL_NAMES } from './catalog.js';
+import { CATALOG, TOOL_NAMES, toolIconUrls } from './catalog.js';
 import { guideDescriptions, guideProse, type HiddenTools, hiddenAmong } from './guidance.js';
-import type { AnyToolDefinition } from './tool.js';
+import type { AnyToolDefinition, ToolDescriptor } from './tool.js';
 
 export interface McpSurface {
   readonly tools: readonly AnyToolDefinition[];
@@ -16,9 +16,12 @@ export interface McpSurface {
   find(name: string): AnyToolDefinition | undefined;
   /**
    * `{"tools":[…]}` for a visibility key (one character per tool), as text and as its UTF-8 bytes (cached together, so
-   * an answer is written without encoding ≈ 25 KB again).
+   * an answer is written without encoding ≈ 25 KB again). With `iconBase` (a revision whose `Tool` has `icons`) each
+   * tool carries its icon's URL under that base.
    */
-  toolsList(key: string): { json: string; bytes: Uint8Array };
+  toolsList(key: string, iconBase: string | null): { json: string; bytes: Uint8Array };
+  /** One listed tool as tools/list sends it (guidance applied, icon under `iconBase` when given). */
+  listed(tool: AnyToolDefinition, hidden: HiddenTools, iconBase: string | null): ToolDescriptor;
   readonly servesResources: boolean;
   readonly servesPrompts: boolean;
   /** The tool names a caller with this visibility key cannot see (every catalog name counts, on any endpoint). */
@@ -58,18 +61,24 @@ export function surfaceOf(
       tools.filter((_, i) => key[i] === '1').map((t) => t.name),
     );
   const instructionsCache = new Map<string, string>();
-  const entry = (key: string) => {
-    const hit = cache.get(key);
+  const listed = (tool: AnyToolDefinition, hidden: HiddenTools, iconBase: string | null): ToolDescriptor => {
+    const descriptor = guideDescriptions(tool.descriptor, hidden);
+    return iconBase === null ? descriptor : { ...descriptor, icons: toolIconUrls(tool, iconBase) };
+  };
+  const entry = (key: string, iconBase: string | null) => {
+    // One process serves one public URL; the base is in the key anyway (tests run several gateways in one process).
+    const cacheKey = iconBase === null ? key : `${key}\u0000${iconBase}`;
+    const hit = cache.get(cacheKey);
     if (hit !== undefined) return hit;
     const hidden = hiddenFor(key);
     const json = JSON.stringify({
-      tools: tools.filter((_, i) => key[i] === '1').map((t) => guideDescriptions(t.descriptor, hidden)),
+      tools: tools.filter((_, i) => key[i] === '1').map((t) => listed(t, hidden, iconBase)),
     });
     const made = { json, bytes: utf8Bytes(json) };
     listSerialisations++;
     if (options.cacheLists) {
       if (cache.size >= TOOLS_LIST_CACHE_MAX) cache.delete(cache.keys().next().value as string);
-      cache.set(key, made);
+      cache.set(cacheKey, made);
     }
     return made;
   };
@@ -78,6 +87,7 @@ export function surfaceOf(
     toolNames: [...served, ...(options.alsoNarrowable ?? []).filter((n) => !byName.has(n))],
     find: (name) => byName.get(name),
     toolsList: entry,
+    listed,
     servesResources: options.resources,
     servesPrompts: options.prompts,
     hiddenFor,

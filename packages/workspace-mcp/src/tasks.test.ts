@@ -70,12 +70,13 @@ describe('task status', () => {
         const v1 = taskV1('t', run);
         const v2 = taskV2('t', run);
         expect(taskStatusOf(run.status)).toBe(MAPPED[run.status]);
-        expect(v1.status).toBe(MAPPED[run.status]);
+        // 2025-11-25: a recorded cancellation makes the task `cancelled` for good, whatever the run does next.
+        expect(v1.status).toBe(run.cancelRequested ? 'cancelled' : MAPPED[run.status]);
         expect(taskStatusV2(run.status)).toBe(MAPPED_V2[run.status]);
         expect(v2.status).toBe(MAPPED_V2[run.status]);
         // Only a task that can still change suggests polling.
         const working = MAPPED[run.status] === 'working';
-        expect('pollInterval' in v1).toBe(working);
+        expect('pollInterval' in v1).toBe(working && !run.cancelRequested);
         expect('pollIntervalMs' in v2).toBe(working);
         // One documented TTL, so a task reads the same from any request (creation, get, list).
         expect(v1.ttl).toBe(TASK_TTL_MS);

@@ -118,10 +118,23 @@ function statusMessage(run: RunRecord): string | undefined {
   return undefined;
 }
 
+/**
+ * The 2025-11-25 status of a run's task. That revision's "Cancelling Tasks" requires the task to be `cancelled` before
+ * tasks/cancel answers and to stay `cancelled` even if execution goes on to complete or fail; a running run only has
+ * its cancellation recorded (`cancelRequested`, the worker stops it at its next lease), so once recorded the task
+ * is `cancelled` whatever the run does next.
+ */
+export function taskStatusV1(run: RunRecord): TaskStatus {
+  return run.cancelRequested ? 'cancelled' : taskStatusOf(run.status);
+}
+
 /** The 2025-11-25 `Task`. */
 export function taskV1(taskId: string, run: RunRecord): Record<string, unknown> {
-  const status = taskStatusOf(run.status);
-  const message = statusMessage(run);
+  const status = taskStatusV1(run);
+  const message =
+    run.cancelRequested && !isTerminal(taskStatusOf(run.status))
+      ? 'cancelled; the run stops at its next step boundary'
+      : statusMessage(run);
   return {
     taskId,
     status,

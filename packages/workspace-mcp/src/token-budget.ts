@@ -4,6 +4,7 @@
  * `pnpm bench --only tokens`.
  */
 import { CATALOG } from './catalog.js';
+import { SERVER_CARD_DEFAULT_BASE_URL } from './server-card.js';
 import { WORKSPACE_SURFACE } from './surface.js';
 import type { ToolDescriptor } from './tool.js';
 
@@ -22,7 +23,11 @@ export function modelFacingJson(d: ToolDescriptor): string {
   });
 }
 
-/** The tools/list body with every catalog tool listed, exactly as the workspace endpoint serialises it. */
-export function fullToolsListJson(): string {
-  return WORKSPACE_SURFACE.toolsList('1'.repeat(CATALOG.length)).json;
+/**
+ * The tools/list body with every catalog tool listed, exactly as the workspace endpoint serialises it for 2025-11-25
+ * and 2026-07-28 (icons included), with the icons under the example public URL (`https://flowgate.example.com`, the
+ * one the generated docs and card use). A deployment's own host changes each icon's cost by its own tokens (16 icons).
+ */
+export function fullToolsListJson(iconBase: string = SERVER_CARD_DEFAULT_BASE_URL): string {
+  return WORKSPACE_SURFACE.toolsList('1'.repeat(CATALOG.length), iconBase).json;
 }

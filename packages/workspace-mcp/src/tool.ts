@@ -9,8 +9,9 @@ import { sha256, toBase64Url } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
 import type { ToolContext } from './context.js';
+import type { Icon } from './icons.js';
 import type { ContentBlock } from './protocol.js';
-import { publishInputSchema, publishOutputSchema } from './published-schema.js';
+import { OPAQUE_ARG, publishInputSchema, publishOutputSchema } from './published-schema.js';
 import type { Toolset } from './schemas.js';
 import { isStorableText } from './storable-text.js';
 
@@ -36,6 +37,8 @@ export interface ToolDescriptor {
   annotations: Partial<ToolAnnotations>;
   /** Only on run-starting tools: they may be called as MCP tasks (tasks.ts); absent means "forbidden". */
   execution?: { taskSupport: 'optional' };
+  /** Added where listed (2025-11-25 and later): the gateway's URL of the tool's toolset icon (catalog.ts). */
+  icons?: Icon[];
 }
 
 /**
@@ -198,6 +201,22 @@ export function textArg(options: { min?: number; max?: number; trim?: boolean } 
   if (options.min !== undefined) s = s.min(options.min);
   if (options.max !== undefined) s = s.max(options.max);
   return s.refine(isStorableText, { message: UNSTORABLE_TEXT_MESSAGE });
+}
+
+/**
+ * A string argument an agent copies from an answer, never composes (ids, cursors, URIs): validated as `textArg` with
+ * these bounds, published without them (published-schema.ts, OPAQUE_ARG). The description goes in here: a later
+ * `.describe()` would replace the marker.
+ */
+export function opaqueArg(
+  options: { min?: number; max?: number; pattern?: RegExp; description?: string } = {},
+): z.ZodString {
+  let s = textArg(options);
+  if (options.pattern) s = s.regex(options.pattern);
+  return s.meta({
+    ...(options.description === undefined ? {} : { description: options.description }),
+    [OPAQUE_ARG]: true,
+  });
 }
 
 // ---- handler verdicts -------------------------------------------------------------------------------------

@@ -4,6 +4,9 @@ import {
   SERVER_CARD_DEFAULT_BASE_URL,
   SERVER_CARD_MEDIA_TYPE,
   serializeServerCard,
+  TOOLSET_ICON_SVGS,
+  TOOLSETS,
+  toolsetIconPath,
 } from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
@@ -44,15 +47,20 @@ export const installDiscovery: RouteInstaller = (app, deps) => {
    * instead of hashing the body per request). The handler answers without reading the path's parameters, so an
    * unknown workspace id or flow slug gets the same 200 as a real one, with no lookup to time.
    */
-  const publish = (path: string, body: string, mediaType: string) => {
+  const publish = (
+    path: string,
+    body: string,
+    mediaType: string,
+    extra: Record<string, string> = { 'cache-control': 'public, max-age=3600' },
+  ) => {
     const tag = `"${toBase64Url(sha256(body)).slice(0, 27)}"`;
     app.use(path, ...documents);
     app.get(path, (c: Context) =>
       c.body(body, 200, {
         etag: tag,
-        'cache-control': 'public, max-age=3600',
         vary: 'Accept-Encoding',
         'content-type': mediaType,
+        ...extra,
       }),
     );
   };
@@ -76,6 +84,15 @@ export const installDiscovery: RouteInstaller = (app, deps) => {
     serializeServerCard(buildAiCatalog(publicUrl)),
     AI_CATALOG_MEDIA_TYPE,
   );
+  // The tool icons tools/list and the scanners' card point at (one SVG per toolset): public and cached for a week, as
+  // an icon changes only with a release. An SVG is active content if opened directly, so it is sandboxed: no script,
+  // no fetch, no sniffing.
+  for (const toolset of TOOLSETS)
+    publish(toolsetIconPath(toolset), TOOLSET_ICON_SVGS[toolset], 'image/svg+xml', {
+      'cache-control': 'public, max-age=604800',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+      'x-content-type-options': 'nosniff',
+    });
   // OAuth discovery for browser-based clients too; the routes themselves exist only with an identity provider.
   app.use(PROTECTED_RESOURCE_WELL_KNOWN, publicCors);
   app.use(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, publicCors);

@@ -2,7 +2,7 @@ import { AppError } from '@flowgate/core';
 import type { FlowModel } from '@flowgate/flows';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { Database, Executor } from '../client.js';
-import { flows, flowVersions } from '../schema.js';
+import { approvalUses, flows, flowVersions } from '../schema.js';
 import { literalSha256 } from './flow-digests.js';
 import { lockFlow } from './flow-lock.js';
 import { type FlowLimits, MAX_VERSIONS_PER_FLOW } from './flows.js';
@@ -122,6 +122,12 @@ export async function releaseFlow(
      * lock, so a draft saved after the approval is refused with `conflict` and nothing is released.
      */
     expectedLiteralSha256?: string | undefined;
+    /**
+     * The approval this release spends (the SHA-256 of an accepted sealed `requestState` and when it expires): recorded
+     * in this transaction, so of any number of releases presenting it, on any replica, exactly one commits; the others
+     * are refused with `conflict` (issue path `requestState`) and release nothing.
+     */
+    approvalUse?: { stateSha256: string; expiresAt: Date } | undefined;
     limits?: FlowLimits | undefined;
   } = {},
 ): Promise<ReleaseResult> {
@@ -131,6 +137,7 @@ export async function releaseFlow(
   return db.transaction(async (tx) => {
     const flow = await lockFlow(tx, workspaceId, slug);
     if (!flow) throw new AppError('not_found', `flow ${slug} not found`);
+    if (options.approvalUse) await spendApproval(tx, workspaceId, options.approvalUse);
 
     let version: number;
     let model: FlowModel;
@@ -249,4 +256,40 @@ export async function releaseFlow(
     }
     return { flowSlug: flow.slug, version, created, previousLiveVersion: flow.liveVersion, releaseNote };
   });
+}
+
+export const APPROVAL_USED_MESSAGE = 'this approval was already used: it releases once';
+
+/**
+ * Records an approval as spent, or refuses it when it already is. The primary key decides between concurrent
+ * spenders: the second insert waits for the first's transaction and then conflicts (or, if that one rolled back,
+ * succeeds), on PGlite and Postgres alike. Expired rows of the workspace go first: they can no longer be presented.
+ */
+async function spendApproval(
+  tx: Executor,
+  workspaceId: string,
+  use: { stateSha256: string; expiresAt: Date },
+): Promise<void> {
+  await tx
+    .delete(approvalUses)
+    .where(and(eq(approvalUses.workspaceId, workspaceId), lt(approvalUses.expiresAt, new Date())));
+  const inserted = await tx
+    .insert(approvalUses)
+    .values({ workspaceId, stateSha256: use.stateSha256, expiresAt: use.expiresAt })
+    .onConflictDoNothing()
+    .returning({ stateSha256: approvalUses.stateSha256 });
+  if (inserted.length === 0)
+    throw new AppError('conflict', APPROVAL_USED_MESSAGE, [
+      { path: 'requestState', message: 'already used' },
+    ]);
+}
+
+/** Whether an approval (the SHA-256 of its sealed state) has already released something in this workspace. */
+export async function approvalUsed(db: Executor, workspaceId: string, stateSha256: string): Promise<boolean> {
+  const rows = await db
+    .select({ stateSha256: approvalUses.stateSha256 })
+    .from(approvalUses)
+    .where(and(eq(approvalUses.workspaceId, workspaceId), eq(approvalUses.stateSha256, stateSha256)))
+    .limit(1);
+  return rows.length > 0;
 }

@@ -24,6 +24,7 @@ import {
   TASK_RESULT_MAX_WAIT_MS,
   TASKS_PAGE_SIZE,
   taskStatusOf,
+  taskStatusV1,
   taskV1,
   taskV2,
   waitForEnd,
@@ -132,7 +133,10 @@ async function taskResult(params: Params, scope: Scope): Promise<unknown> {
   const task = await loadTask(params, scope);
   let run: RunRecord;
   try {
-    run = await waitForEnd(scope, task.run, TASK_RESULT_MAX_WAIT_MS);
+    // A task already final (cancelled while its run still stops) answers at once.
+    run = isTerminal(taskStatusV1(task.run))
+      ? task.run
+      : await waitForEnd(scope, task.run, TASK_RESULT_MAX_WAIT_MS);
   } catch (error) {
     if (!(error instanceof TooManyWaits)) throw error;
     throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, error.message, {
@@ -142,7 +146,8 @@ async function taskResult(params: Params, scope: Scope): Promise<unknown> {
       taskId: task.taskId,
     });
   }
-  if (!isTerminal(taskStatusOf(run.status)))
+  // A cancelled task whose run has not stopped yet is final too: its answer reports the run as it is.
+  if (!isTerminal(taskStatusV1(run)))
     // Never held past the bound: the client polls tasks/get and asks again.
     throw new JsonRpcFailure(JSONRPC_INVALID_REQUEST, 'Task is still working; poll tasks/get and ask again', {
       taskId: task.taskId,
@@ -192,8 +197,9 @@ async function cancelTask(params: Params, scope: Scope, call: AuditedCall): Prom
     throw call.fail('not_found', error);
   });
   call.runId = task.run.id;
-  const status = taskStatusOf(task.run.status);
   const v2 = scope.tasks?.generation === 'v2';
+  // 2025-11-25: a task whose cancellation is already recorded is `cancelled`, so a second cancel is refused.
+  const status = v2 ? taskStatusOf(task.run.status) : taskStatusV1(task.run);
   if (isTerminal(status)) {
     // 2026-07-28: cancellation is a signal, acknowledged for any known task; a task already final stays as it is.
     if (v2) return {};
@@ -204,6 +210,7 @@ async function cancelTask(params: Params, scope: Scope, call: AuditedCall): Prom
   }
   const run = (await scope.workspace.runs.cancel(task.run.id)) ?? task.run;
   // 2026-07-28 answers the empty acknowledgement: the run may still end otherwise (a worker stops at its next lease).
+  // 2025-11-25 answers the task, `cancelled` now that the cancellation is stored (taskStatusV1), running run or not.
   return v2 ? {} : taskV1(task.taskId, run);
 }
 

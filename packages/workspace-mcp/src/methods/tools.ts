@@ -10,7 +10,7 @@ import { argumentIssues } from '../args.js';
 import { auditPreview, auditText, maskSecretInputs } from '../audit-preview.js';
 import type { McpAuditEntry } from '../context.js';
 import { paginate } from '../cursor.js';
-import { guideDescriptions } from '../guidance.js';
+import { toolIconBase } from '../icons.js';
 import { type Narrowing, parseNarrowingParams } from '../narrowing.js';
 import { describeBlockers, evaluateTool, type PolicyContext, visibilityKey } from '../policy.js';
 import { withCallProgress } from '../progress.js';
@@ -45,16 +45,18 @@ function narrowingFromParams(params: Params, surface: McpSurface): Narrowing | n
 export function listedTools(
   surface: McpSurface,
   ctx: PolicyContext,
+  iconBase: string | null,
   extra?: Narrowing | null,
 ): { json: string; bytes: Uint8Array } {
-  return surface.toolsList(visibilityKey(surface.tools, ctx, extra));
+  return surface.toolsList(visibilityKey(surface.tools, ctx, extra), iconBase);
 }
 
 function listTools(params: Params, scope: Scope): RawJson | unknown {
   const surface = scope.surface;
   const extra = narrowingFromParams(params, surface);
+  const iconBase = toolIconBase(scope.protocolVersion, scope.publicBaseUrl);
   if (params.cursor === undefined) {
-    const { json, bytes } = listedTools(surface, scope.request, extra);
+    const { json, bytes } = listedTools(surface, scope.request, iconBase, extra);
     return new RawJson(json, bytes);
   }
   const key = visibilityKey(surface.tools, scope.request, extra);
@@ -62,7 +64,7 @@ function listTools(params: Params, scope: Scope): RawJson | unknown {
   const hidden = surface.hiddenFor(key);
   const descriptors = surface.tools
     .filter((_, i) => key[i] === '1')
-    .map((t) => guideDescriptions(t.descriptor, hidden));
+    .map((t) => surface.listed(t, hidden, iconBase));
   const page = paginate(descriptors, scope.cursors, 'tools/list', params.cursor, 100);
   if (!page) throw invalidParams('Invalid cursor');
   return page.nextCursor ? { tools: page.items, nextCursor: page.nextCursor } : { tools: page.items };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cursorArg, pageLimitArg } from '../args.js';
 import { checkOutput, connectionCheckSchema } from '../connection-outputs.js';
 import { LIMITS } from '../limits.js';
-import { defineTool, openToolCursor, sealToolCursor, textArg } from '../tool.js';
+import { defineTool, opaqueArg, openToolCursor, sealToolCursor } from '../tool.js';
 
 export const checkConnectionsTool = defineTool({
   name: 'check_connections',
@@ -17,7 +17,7 @@ export const checkConnectionsTool = defineTool({
   input: z
     .strictObject({
       connection_ids: z
-        .array(textArg({ min: 1, max: LIMITS.connectionIdMaxChars }))
+        .array(opaqueArg({ min: 1, max: LIMITS.connectionIdMaxChars }))
         .min(1)
         .max(LIMITS.checkConnectionsMaxIds)
         .optional()

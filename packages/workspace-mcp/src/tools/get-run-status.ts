@@ -13,12 +13,14 @@ import {
   runView,
   runViewSchema,
 } from '../run-outputs.js';
-import { defineTool, textArg } from '../tool.js';
+import { defineTool, opaqueArg } from '../tool.js';
 import { runResultUri } from '../uris.js';
 
-export const runIdArg = textArg({ min: 1, max: LIMITS.runIdMaxChars }).describe(
-  'Run id (from call_flow_tool).',
-);
+export const runIdArg = opaqueArg({
+  min: 1,
+  max: LIMITS.runIdMaxChars,
+  description: 'Run id (from call_flow_tool).',
+});
 
 export const getRunStatusTool = defineTool({
   name: 'get_run_status',

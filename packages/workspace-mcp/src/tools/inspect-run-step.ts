@@ -13,7 +13,7 @@ import {
   stepView,
   stepViewSchema,
 } from '../run-outputs.js';
-import { defineTool, textArg } from '../tool.js';
+import { defineTool, opaqueArg, textArg } from '../tool.js';
 import { runUri } from '../uris.js';
 import { runIdArg } from './get-run-status.js';
 
@@ -31,7 +31,7 @@ export const inspectRunStepTool = defineTool({
   capabilities: ['runs.read'],
   input: z.strictObject({
     run_id: runIdArg,
-    step_id: textArg({ min: 1, max: LIMITS.stepIdMaxChars }).describe('e.g. "lookup" or "notify[2]".'),
+    step_id: opaqueArg({ min: 1, max: LIMITS.stepIdMaxChars, description: 'e.g. "lookup" or "notify[2]".' }),
     include_step_results: z.boolean().default(false),
     include_events: z.boolean().default(false),
   }),

@@ -1,11 +1,16 @@
-import { AppError } from '@flowgate/core';
+import { AppError, isAppError } from '@flowgate/core';
 import type { FlowDefinitionRecord, OpenFlow } from '@flowgate/workspace';
 import { z } from 'zod';
-import type { ApprovalSubject } from '../approval.js';
+import {
+  type ApprovalGate,
+  type ApprovalRecord,
+  type ApprovalSubject,
+  approvalUsedFailure,
+} from '../approval.js';
 import { flowSlugArg, versionArg } from '../args.js';
 import { LIMITS } from '../limits.js';
 import { readinessOutput } from '../readiness-output.js';
-import { defineTool, textArg } from '../tool.js';
+import { defineTool, ToolFailure, textArg } from '../tool.js';
 import { flowDefinitionUri, flowVersionUri } from '../uris.js';
 
 export const releaseFlowTool = defineTool({
@@ -87,17 +92,28 @@ export const releaseFlowTool = defineTool({
   }
   // A client that can show a form is asked here, by the server itself; others rely on their host (annotations).
   const approved = ctx.approval?.canElicit
-    ? ctx.approval.confirm(await approvalSubject(open, candidate, args))
+    ? await confirmOnce(ctx.approval, (state) => flows.approvalUsed(state), open, candidate, args)
     : null;
   // The checks above word the common refusals for agents; the release repeats them and enforces the visibility
   // (and an approved text) under its row lock, so a draft changed since is refused (no check-then-write gap).
-  const released = await flows.release({
-    slug: flow.slug,
-    version: args.version ?? null,
-    releaseNote: args.release_note ?? null,
-    keepVisibility: true,
-    expectedLiteralSha256: approved?.textSha256 ?? null,
-  });
+  let released: Awaited<ReturnType<typeof flows.release>>;
+  try {
+    released = await flows.release({
+      slug: flow.slug,
+      version: args.version ?? null,
+      releaseNote: args.release_note ?? null,
+      keepVisibility: true,
+      expectedLiteralSha256: approved?.textSha256 ?? null,
+      // Spent in the release's transaction: of two retries with one accepted state, one releases (any replica).
+      approvalUse: approved ? ctx.approval?.spend : null,
+    });
+  } catch (error) {
+    if (isAppError(error) && error.code === 'conflict' && error.issues?.[0]?.path === 'requestState') {
+      ctx.approval?.revoke();
+      throw approvalUsedFailure('release_flow');
+    }
+    throw error;
+  }
   const resourceUri = flowVersionUri(flow.slug, released.version);
   const after = await flows.open({ slug: flow.slug, installationId: null, includeInstalled: false });
   const readiness = after ? readinessOutput(await after.readiness('live')) : null;
@@ -126,6 +142,33 @@ export const releaseFlowTool = defineTool({
     resourceUris: [resourceUri],
   };
 });
+
+/**
+ * The approval of this call, checked against what stands now. A state refused as stale because a release happened
+ * since is, when that release was its own, refused as used: the clearer answer to a replayed accept.
+ */
+async function confirmOnce(
+  gate: ApprovalGate,
+  used: (stateSha256: string) => Promise<boolean>,
+  open: OpenFlow,
+  candidate: FlowDefinitionRecord,
+  args: { flow_slug: string; version?: number | undefined; release_note?: string | undefined },
+): Promise<ApprovalRecord | null> {
+  const subject = await approvalSubject(open, candidate, args);
+  try {
+    return gate.confirm(subject);
+  } catch (error) {
+    const presented = gate.presentedState();
+    if (
+      error instanceof ToolFailure &&
+      error.code === 'approval_stale' &&
+      presented !== null &&
+      (await used(presented))
+    )
+      throw approvalUsedFailure('release_flow');
+    throw error;
+  }
+}
 
 /**
  * What the approval form shows: the flow, the version it becomes (or the version pointed to again), the definition

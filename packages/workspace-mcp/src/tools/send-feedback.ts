@@ -2,7 +2,7 @@ import { FLOW_SLUG_PATTERN } from '@flowgate/core';
 import { FEEDBACK_AREAS } from '@flowgate/workspace';
 import { z } from 'zod';
 import { LIMITS } from '../limits.js';
-import { defineTool, textArg } from '../tool.js';
+import { defineTool, opaqueArg, textArg } from '../tool.js';
 
 const feedbackContextValue = z.union([
   textArg({ max: LIMITS.feedbackContextValueMaxChars }),
@@ -27,10 +27,12 @@ export const sendFeedbackTool = defineTool({
       'What happened and what you expected.',
     ),
     area: z.enum(FEEDBACK_AREAS),
-    resource_uri: textArg({ min: 1, max: LIMITS.resourceUriMaxChars })
-      .optional()
-      .describe('flowgate:// URI it concerns.'),
-    run_id: textArg({ min: 1, max: 128 }).optional(),
+    resource_uri: opaqueArg({
+      min: 1,
+      max: LIMITS.resourceUriMaxChars,
+      description: 'flowgate:// URI it concerns.',
+    }).optional(),
+    run_id: opaqueArg({ min: 1, max: 128 }).optional(),
     flow_slug: textArg().regex(FLOW_SLUG_PATTERN).optional(),
     context: z
       .record(textArg({ min: 1, max: LIMITS.feedbackContextKeyMaxChars }), feedbackContextValue)

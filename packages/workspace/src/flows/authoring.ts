@@ -109,6 +109,8 @@ export async function release(
     keepVisibility: boolean;
     /** The approved definition text's sha256: a different text under the release's row lock releases nothing. */
     expectedLiteralSha256?: string | null;
+    /** The approval this release spends: recorded under the release's transaction, once (repos.releaseFlow). */
+    approvalUse?: { stateSha256: string; expiresAt: Date } | null;
   },
 ): Promise<ReleaseOutcome> {
   const flow = await repos.getFlow(ctx.db, ctx.workspaceId, input.slug);
@@ -146,6 +148,7 @@ export async function release(
     releaseNote: input.releaseNote ?? undefined,
     expectedPublic,
     expectedLiteralSha256: input.expectedLiteralSha256 ?? undefined,
+    approvalUse: input.approvalUse ?? undefined,
   });
   return {
     flowSlug: released.flowSlug,

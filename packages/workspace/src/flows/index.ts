@@ -80,7 +80,11 @@ export interface FlowUseCases extends FlowAdminUseCases {
     keepVisibility: boolean;
     /** The sha256 of the definition text the user approved; another text under the row lock releases nothing. */
     expectedLiteralSha256?: string | null;
+    /** The approval spent by this release (once only, across replicas; repos.releaseFlow). */
+    approvalUse?: { stateSha256: string; expiresAt: Date } | null;
   }): Promise<ReleaseOutcome>;
+  /** Whether an approval (the SHA-256 of its sealed state) already released something in this workspace. */
+  approvalUsed(stateSha256: string): Promise<boolean>;
 }
 
 async function bindingsOf(
@@ -215,6 +219,9 @@ export function flowUseCases(ctx: UseCaseContext): FlowUseCases {
           return released;
         },
       );
+    },
+    approvalUsed(stateSha256) {
+      return repos.approvalUsed(ctx.db, ctx.workspaceId, stateSha256);
     },
   };
 }
