@@ -13,7 +13,7 @@ import {
   stepView,
   stepViewSchema,
 } from '../run-outputs.js';
-import { defineTool, opaqueArg, textArg } from '../tool.js';
+import { defineTool, opaqueArg } from '../tool.js';
 import { runUri } from '../uris.js';
 import { runIdArg } from './get-run-status.js';
 
