@@ -3,8 +3,9 @@ import { createHarness, type Harness } from '../testing.js';
 
 /**
  * The MCP gate keeps one entry per cached principal. These hold it to the bounds the separate guards had: a change
- * made on this replica applies to the next request, one made on another replica within the authenticator's cache
- * TTL (keys) or the workspace cache's (policy), and never later. Each case warms the entry first.
+ * made on this replica applies to the next request, one made on another replica once that replica hears of it and
+ * within the authenticator's cache TTL (keys) or the workspace cache's (policy) at the latest. Each case warms the
+ * entry first.
  */
 const WS = 'ws-gate';
 const LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
@@ -40,7 +41,7 @@ async function warm(on: Harness, token: string, headers: Record<string, string> 
 }
 
 describe('MCP gate cache', () => {
-  it('refuses a revoked key at once on this replica, and within the auth cache TTL on another', async () => {
+  it('refuses a revoked key at once on this replica, and within the auth cache TTL at the latest on another', async () => {
     let elapsed = 0;
     const start = Date.now();
     const replica = await createHarness({
@@ -60,9 +61,7 @@ describe('MCP gate cache', () => {
       const refused = await list(h, k.apiKey);
       expect(refused.status).toBe(401);
       expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="flowgate", error="invalid_token"');
-      expect((await list(replica, k.apiKey)).status).toBe(200);
-      elapsed = 900;
-      expect((await list(replica, k.apiKey)).status).toBe(200);
+      // The other replica drops it when it hears the change (change-feed.ts), and by its cache TTL at the latest.
       elapsed = 1_100;
       expect((await list(replica, k.apiKey)).status).toBe(401);
     } finally {
@@ -132,7 +131,7 @@ describe('MCP gate cache', () => {
     }
   });
 
-  it("sees another replica's policy change within the workspace cache TTL, not before", async () => {
+  it("sees another replica's policy change within the workspace cache TTL at the latest", async () => {
     const replica = await createHarness({ db: h.db });
     try {
       const k = await h.createServiceAccount(WS, ['runs.read']);
@@ -146,8 +145,7 @@ describe('MCP gate cache', () => {
       ).toBe(200);
       try {
         expect(await toolNames(await list(h, k.apiKey))).not.toContain('get_run_status');
-        // The other replica serves the policy it holds until its entry expires.
-        expect(await toolNames(await list(replica, k.apiKey))).toContain('get_run_status');
+        // The other replica drops its entry when it hears the change, and once it expires at the latest.
         const later = Date.now() + replica.deps.workspaces.ttlMs + 1;
         vi.spyOn(Date, 'now').mockReturnValue(later);
         expect(await toolNames(await list(replica, k.apiKey))).not.toContain('get_run_status');
