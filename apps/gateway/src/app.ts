@@ -5,8 +5,7 @@ import type { SecretBox } from '@flowgate/secrets';
 import type { RunBroker } from '@flowgate/worker';
 import type { WorkspaceDeps } from '@flowgate/workspace';
 import type { ListenHub, WaitGate } from '@flowgate/workspace-mcp';
-import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { adminRoutes } from './admin/routes.js';
 import type { KeyUsageTracker } from './audit/key-usage.js';
@@ -17,9 +16,11 @@ import { protectedResourcesOf } from './discovery/protected-resource.js';
 import { installDiscovery } from './discovery/routes.js';
 import type { ChangeFeed } from './mcp/change-feed.js';
 import { authenticate } from './middleware/authenticate.js';
+import { requestBodyLimit } from './middleware/body-limit.js';
 import { mcpCors } from './middleware/cors.js';
 import { createErrorHandler, errorResponse } from './middleware/errors.js';
 import { ipAllowlist } from './middleware/ip.js';
+import { mcpGate } from './middleware/mcp-gate.js';
 import { originCheck } from './middleware/origin.js';
 import { ipRateLimit, principalRateLimit } from './middleware/rate-limit.js';
 import { requestIds } from './middleware/request-id.js';
@@ -58,8 +59,25 @@ export interface GatewayDeps {
   version: string;
 }
 
-/** Route plug-ins (MCP endpoint, discovery documents) register themselves through this hook. */
-export type RouteInstaller = (app: Hono<AppEnv>, deps: GatewayDeps) => void;
+/** Routes createApp mounts itself (the public discovery documents). */
+export type RouteMount = (app: Hono<AppEnv>, deps: GatewayDeps) => void;
+
+/** Guards a route plug-in mounts its own routes behind. */
+export interface RouteGuards {
+  /** The MCP endpoints' one gate (middleware/mcp-gate.ts). */
+  mcpGate: MiddlewareHandler<AppEnv>;
+}
+
+/** Route plug-ins (MCP endpoint, console) register themselves through this hook. */
+export interface RouteInstaller {
+  (app: Hono<AppEnv>, deps: GatewayDeps, guards: RouteGuards): void;
+  /**
+   * The methods and paths of its routes when every one of them carries a gate of its own: then it is mounted ahead
+   * of the `/api` middlewares, and a request it answers never runs them. Otherwise mounted last, behind the
+   * workspace guard.
+   */
+  readonly gated?: { methods: readonly string[]; paths: readonly string[] };
+}
 
 /**
  * The one Hono app. It uses only web-standard Request/Response, so the same object serves Node
@@ -81,6 +99,22 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
     );
   });
 
+  // The MCP endpoints: one gate runs every check the middlewares below would, in their order (mcp-gate.ts).
+  const guards: RouteGuards = {
+    mcpGate: mcpGate({
+      authenticator: deps.authenticator,
+      workspaces: deps.workspaces,
+      limiter: deps.rateLimiter,
+      publicUrl: deps.config.publicUrl,
+      allowedOrigins: deps.config.allowedOrigins,
+      trustProxy: deps.config.trustProxy,
+      maxBodyBytes: deps.config.maxBodyBytes,
+      rateLimits: deps.config.rateLimits,
+      resources: protectedResourcesOf(deps.config),
+    }),
+  };
+  for (const install of installers) if (install.gated) install(app, deps, guards);
+
   // Per client address before anything else under /api (body reads, token lookups, JSON-RPC).
   app.use(
     '/api/*',
@@ -98,26 +132,9 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   // Public documents first, so the workspace guard below never runs for them.
   installDiscovery(app, deps);
 
-  const tooLarge = () =>
-    new AppError('payload_too_large', `request body exceeds ${deps.config.maxBodyBytes} bytes`);
-  const streamingLimit = bodyLimit({
-    maxSize: deps.config.maxBodyBytes,
-    onError: () => {
-      throw tooLarge();
-    },
-  });
-  // Hono's bodyLimit reads `c.req.raw.body`, which makes @hono/node-server build a full web Request and stream
-  // the body through it; with a Content-Length the header alone decides, and the route's `c.req.text()` keeps
-  // node-server's direct read. Everything else (chunked bodies, or requests built in-process without a
-  // Content-Length) goes through the streaming limit.
-  app.use('/api/*', async (c, next) => {
-    const length = c.req.header('content-length');
-    if (length === undefined || c.req.header('transfer-encoding') !== undefined)
-      return streamingLimit(c, next);
-    if (!/^\d+$/.test(length) || Number(length) > deps.config.maxBodyBytes) throw tooLarge();
-    return next();
-  });
-  // Browsers at allowed origins: preflights are answered before the bearer token is asked for.
+  app.use('/api/*', requestBodyLimit(deps.config.maxBodyBytes));
+  // Browsers at allowed origins: preflights are answered before the bearer token is asked for. The MCP routes have
+  // this in their gate; here it covers the methods no route takes on those paths.
   const corsForMcp = mcpCors({
     publicUrl: deps.config.publicUrl,
     allowedOrigins: deps.config.allowedOrigins,
@@ -137,7 +154,14 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
     ipAllowlist(deps.config.trustProxy),
   );
 
-  for (const install of installers) install(app, deps);
+  for (const install of installers) if (!install.gated) install(app, deps, guards);
+  // A request's span and metrics are named after the last route it matched (telemetry.ts), which for a gated path
+  // would now be the workspace guard's `/api/workspaces/:ws/*`: the same paths again, last, keep the endpoint's name.
+  // Never run: the gated routes answered first.
+  for (const { gated } of installers) {
+    if (!gated) continue;
+    for (const path of gated.paths) app.on([...gated.methods], path, (c) => c.notFound());
+  }
   app.route('/', adminRoutes(deps));
   return app;
 }

@@ -14,6 +14,14 @@ export function createWorkspaceCache(db: Database, ttlMs = 5_000, maxEntries = 1
   return {
     /** How stale a policy this replica serves may be (the MCP lists' cache hints follow it). */
     ttlMs,
+    /**
+     * The cached state while it is fresh, else undefined (then `get`). The same object until the entry is replaced
+     * (expiry, invalidation), so what a caller derived from it stays valid exactly as long as it is returned.
+     */
+    peek(workspaceId: string): WorkspaceState | undefined {
+      const hit = entries.get(workspaceId);
+      return hit && hit.until > Date.now() ? hit.state : undefined;
+    },
     async get(workspaceId: string): Promise<WorkspaceState> {
       const now = Date.now();
       const hit = entries.get(workspaceId);

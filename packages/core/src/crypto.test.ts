@@ -16,6 +16,7 @@ import {
   sha256Hex,
   timingSafeEqual,
   timingSafeEqualText,
+  useNativeSha256,
 } from './crypto.js';
 
 const KEY = new Uint8Array(32).fill(7);
@@ -109,5 +110,31 @@ describe('comparison and randomness', () => {
     expect(big.subarray(65_536).some((b) => b !== 0)).toBe(true);
     expect(toHex(randomBytes(16))).not.toBe(toHex(randomBytes(16)));
     expect(randomUuid()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('a native SHA-256', () => {
+  it('is used once plugged in, with the same bytes as pure JS, and null goes back to pure JS', () => {
+    const pure = sha256Hex('fgk_token');
+    const calls: string[] = [];
+    useNativeSha256({
+      bytes: (data) => {
+        calls.push('bytes');
+        return new Uint8Array(node.createHash('sha256').update(data).digest());
+      },
+      hex: (data) => {
+        calls.push('hex');
+        return node.createHash('sha256').update(data).digest('hex');
+      },
+    });
+    try {
+      expect(sha256Hex('fgk_token')).toBe(pure);
+      expect(toHex(sha256('fgk_token'))).toBe(pure);
+      expect(calls).toEqual(['hex', 'bytes']);
+    } finally {
+      useNativeSha256(null);
+    }
+    expect(sha256Hex('fgk_token')).toBe(pure);
+    expect(calls).toEqual(['hex', 'bytes']);
   });
 });

@@ -16,12 +16,29 @@ export type BytesLike = string | Uint8Array;
 
 const bytesOf = (data: BytesLike): Uint8Array => (typeof data === 'string' ? utf8Bytes(data) : data);
 
+/** A runtime's own SHA-256, byte for byte the same as the pure-JS one. */
+export interface NativeSha256 {
+  bytes(data: BytesLike): Uint8Array;
+  hex(data: BytesLike): string;
+}
+
+let native: NativeSha256 | null = null;
+
+/**
+ * Hash with the runtime's native SHA-256 from now on. A Node entry passes node:crypto's: every authenticated request
+ * hashes its bearer token, and for a token that is ≈15× cheaper than pure JS. The app itself imports no node:crypto,
+ * so it still runs where there is none. Null goes back to pure JS.
+ */
+export function useNativeSha256(impl: NativeSha256 | null): void {
+  native = impl;
+}
+
 export function sha256(data: BytesLike): Uint8Array {
-  return nobleSha256(bytesOf(data));
+  return native ? native.bytes(data) : nobleSha256(bytesOf(data));
 }
 
 export function sha256Hex(data: BytesLike): string {
-  return toHex(sha256(data));
+  return native ? native.hex(data) : toHex(nobleSha256(bytesOf(data)));
 }
 
 /** SHA-1 hex: only for names that must be short and stable (prepared statements), never for security. */

@@ -14,6 +14,7 @@ export {
   hkdfSha256,
   hmacSha256,
   hmacSha256With,
+  type NativeSha256,
   randomBytes,
   randomUuid,
   sha1Hex,
@@ -21,6 +22,7 @@ export {
   sha256Hex,
   timingSafeEqual,
   timingSafeEqualText,
+  useNativeSha256,
 } from './crypto.js';
 export type { AppErrorOptions, ErrorCode, ErrorIssue } from './errors.js';
 export { AppError, isAppError, statusForCode } from './errors.js';

@@ -175,7 +175,11 @@ export function modernRequestHeaders(message: unknown): Record<string, string> |
 
 /** HTTP optional whitespace (space, tab) is not part of a field value. */
 function stripOws(value: string | null): string | null {
-  if (value === null) return null;
+  if (value === null || value === '') return value;
+  // Almost every value has none: three header values per request need no regex replace.
+  const first = value.charCodeAt(0);
+  const last = value.charCodeAt(value.length - 1);
+  if (first !== 32 && first !== 9 && last !== 32 && last !== 9) return value;
   return value.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 

@@ -1,7 +1,7 @@
 import { CAPABILITIES } from '@flowgate/auth';
 import { FLOW_SLUG_PATTERN, WORKSPACE_ID_PATTERN } from '@flowgate/core';
 import type { Context } from 'hono';
-import type { RouteInstaller } from '../app.js';
+import type { RouteMount } from '../app.js';
 import type { GatewayConfig } from '../config.js';
 
 /** RFC 9728 section 3: the well-known suffix, and the place the resource's path is appended to. */
@@ -73,7 +73,7 @@ export function protectedResourcesOf(config: GatewayConfig): ProtectedResources 
  * the same for any well-formed workspace id, so they reveal nothing about which workspaces exist. Not mounted at
  * all (404) when no identity provider is configured.
  */
-export const installProtectedResourceMetadata: RouteInstaller = (app, deps) => {
+export const installProtectedResourceMetadata: RouteMount = (app, deps) => {
   const resources = protectedResourcesOf(deps.config);
   if (!resources) return;
   const prefix = new URL(deps.config.publicUrl).pathname.replace(/\/+$/, '');

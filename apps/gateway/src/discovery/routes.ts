@@ -11,7 +11,7 @@ import {
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import { etag, RETAINED_304_HEADERS } from 'hono/etag';
-import type { RouteInstaller } from '../app.js';
+import type { RouteMount } from '../app.js';
 import { AI_CATALOG_MEDIA_TYPE, buildAiCatalog } from './ai-catalog.js';
 import { installProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN } from './protected-resource.js';
 // Imported as a module, not read from disk, so every runtime (and the bundle) carries it.
@@ -26,7 +26,7 @@ const CARD_TEXT = serializeServerCard(generatedCard);
  * step generated from the catalog (`pnpm generate`), only the example base URL swapped for this deployment's public
  * URL; the SEP-2127 cards and the AI Catalog come from the same builders, rendered once at start-up.
  */
-export const installDiscovery: RouteInstaller = (app, deps) => {
+export const installDiscovery: RouteMount = (app, deps) => {
   const publicUrl = deps.config.publicUrl;
   const scannersCard = CARD_TEXT.split(SERVER_CARD_DEFAULT_BASE_URL).join(publicUrl);
   // The version the endpoint's serverInfo reports, which SEP-2127 says the card should not contradict.

@@ -19,14 +19,18 @@ import {
   WORKSPACE_SURFACE,
 } from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
-import type { GatewayDeps, RouteInstaller } from '../app.js';
+import type { GatewayDeps, RouteGuards, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
 import { protectedResourcesOf } from '../discovery/protected-resource.js';
 import { readBearer } from '../middleware/authenticate.js';
 import { createClientTokens } from './client-token.js';
-import { createSseAnswer, SSE_HEADERS } from './sse.js';
+import { createSseAnswer, SSE_HEADERS, type SseAnswer } from './sse.js';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/** The methods the MCP routes answer (POST, and 405 for the others), every one behind the MCP gate. */
+const MCP_METHODS: readonly string[] = ['POST', 'GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'];
+const MCP_PATHS: readonly string[] = ['/api/workspaces/:ws/mcp', '/api/workspaces/:ws/flows/:slug/mcp'];
 
 /** Accept must allow both JSON and SSE answers (Streamable HTTP); wildcards count. */
 export function acceptsStreamableHttp(accept: string | undefined): boolean {
@@ -65,8 +69,8 @@ function clientFromHeaders(c: Context): ClientInfo | null {
 }
 
 /**
- * `POST /api/workspaces/{ws}/mcp`: Streamable HTTP, stateless, JSON answers. Authentication, workspace access,
- * Origin and IP checks already ran in the workspace guard; this layer checks media types, parses narrowing
+ * `POST /api/workspaces/{ws}/mcp`: Streamable HTTP, stateless, JSON answers. Rate limits, body bound, CORS,
+ * authentication, workspace access, Origin and IP checks already ran in the MCP gate (middleware/mcp-gate.ts); this layer checks media types, parses narrowing
  * headers, and hands the parsed body to the transport-independent dispatcher.
  */
 export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
@@ -79,7 +83,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
     maxVersionsPerFlow: MAX_VERSIONS_PER_FLOW,
   };
 
-  return (app) => {
+  return (app, _deps, { mcpGate }) => {
     const notAllowed = (c: Context) =>
       c.body(
         JSON.stringify({
@@ -96,10 +100,10 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           allow: 'POST',
         },
       );
-    // Every method but POST is 405 (a CORS preflight never gets here: mcpCors answers it).
-    const otherMethods = ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'];
-    app.on(otherMethods, '/api/workspaces/:ws/mcp', notAllowed);
-    app.on(otherMethods, '/api/workspaces/:ws/flows/:slug/mcp', notAllowed);
+    // Every method but POST is 405 (a CORS preflight never gets here: the gate's CORS answers it).
+    const otherMethods = MCP_METHODS.filter((m) => m !== 'POST');
+    app.on(otherMethods, '/api/workspaces/:ws/mcp', mcpGate, notAllowed);
+    app.on(otherMethods, '/api/workspaces/:ws/flows/:slug/mcp', mcpGate, notAllowed);
 
     /**
      * One MCP request on a surface: media types, narrowing headers (checked against the surface's tool names), the
@@ -165,9 +169,20 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       let initialized: { clientInfo: ClientInfo | null; negotiatedVersion: string } | null = null;
       const policy = c.get('policy');
       const requestId = c.get('requestId');
-      // A single request may be answered as an SSE stream (a waiting tools/call with a progress token opens it); a
-      // batch is always answered as one JSON array.
-      const sse = Array.isArray(body) ? null : createSseAnswer({ signal: c.req.raw.signal });
+      // A single request may be answered as an SSE stream (a waiting tools/call with a progress token or a listen
+      // opens it); a batch is always answered as one JSON array. The stream, and the request's abort signal (which
+      // makes @hono/node-server build an AbortController), are made only when a handler asks for them: most requests
+      // answer JSON and never do.
+      const streamable = !Array.isArray(body);
+      let sse: SseAnswer | null = null;
+      let streamOpened: (() => void) | null = null;
+      const openStream = () => {
+        if (sse === null) {
+          sse = createSseAnswer({ signal: c.req.raw.signal });
+          streamOpened?.();
+        }
+        return sse.open();
+      };
       const handled = handleMcpMessage(body, {
         workspaceId: access.workspaceId,
         principal,
@@ -214,8 +229,10 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
             : null;
         },
         // A client that hangs up ends its parked wait at once (its timer, listener and slot are released).
-        signal: c.req.raw.signal,
-        ...(sse ? { openStream: sse.open } : {}),
+        get signal() {
+          return c.req.raw.signal;
+        },
+        ...(streamable ? { openStream } : {}),
         audit: (entry: McpAuditEntry) =>
           deps.audit.record({
             workspaceId: access.workspaceId,
@@ -248,13 +265,20 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           ),
       });
       // Whichever comes first: the whole answer (JSON, exactly as without streaming) or the stream being opened.
-      const result = sse ? await Promise.race([handled, sse.opened.then(() => null)]) : await handled;
-      if (sse?.isOpen()) {
+      const result = streamable
+        ? await new Promise<McpHttpResult | null>((resolve, reject) => {
+            if (sse !== null) return resolve(null);
+            streamOpened = () => resolve(null);
+            handled.then(resolve, reject);
+          })
+        : await handled;
+      const stream = sse as SseAnswer | null;
+      if (stream?.isOpen()) {
         // handleMcpMessage answers every failure itself; the final response is the stream's last event.
         void handled.then(
-          (final) => sse.end(final.body ?? ''),
+          (final) => stream.end(final.body ?? ''),
           () =>
-            sse.end(
+            stream.end(
               JSON.stringify({
                 jsonrpc: '2.0',
                 id: null,
@@ -262,7 +286,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
               }),
             ),
         );
-        return c.body(sse.body, 200, { ...SSE_HEADERS });
+        return c.body(stream.body, 200, { ...SSE_HEADERS });
       }
       if (result === null) throw new Error('unreachable: no stream was offered');
       const answered = initialized as { clientInfo: ClientInfo | null; negotiatedVersion: string } | null;
@@ -285,10 +309,12 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       return respond(c, result);
     };
 
-    app.post('/api/workspaces/:ws/mcp', (c: Context<AppEnv>) => serve(c, async () => WORKSPACE_SURFACE));
+    app.post('/api/workspaces/:ws/mcp', mcpGate, (c: Context<AppEnv>) =>
+      serve(c, async () => WORKSPACE_SURFACE),
+    );
 
     // One flow's MCP interfaces as direct tools; `?installation_id=` picks an installation sharing the slug.
-    app.post('/api/workspaces/:ws/flows/:slug/mcp', (c: Context<AppEnv>) =>
+    app.post('/api/workspaces/:ws/flows/:slug/mcp', mcpGate, (c: Context<AppEnv>) =>
       serve(c, async (workspace) => {
         const slug = c.req.param('slug') ?? '';
         const installationId = c.req.query('installation_id') ?? null;
@@ -312,4 +338,9 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   };
 }
 
-export const installMcp: RouteInstaller = (app, deps) => mcpRoutes(deps)(app, deps);
+/** Gated: the MCP routes are mounted behind their own gate, ahead of the `/api` middlewares. */
+export const installMcp: RouteInstaller = Object.assign(
+  (app: Parameters<RouteInstaller>[0], deps: GatewayDeps, guards: RouteGuards) =>
+    mcpRoutes(deps)(app, deps, guards),
+  { gated: { methods: MCP_METHODS, paths: MCP_PATHS } },
+);
