@@ -73,11 +73,9 @@ describe('MCP admission control', () => {
     expect((await post('ping')).status).toBe(200);
 
     const first = asRpc(await held);
-    expect((first.result?.structuredContent as { run: { status: string } }).run.status).toBe('completed');
+    expect(first.result?.structuredContent).toMatchObject({ run: { status: 'completed' } });
     const next = await nap(10, 5_000);
     expect(next.status).toBe(200);
-    expect((asRpc(next).result?.structuredContent as { run: { status: string } }).run.status).toBe(
-      'completed',
-    );
+    expect(asRpc(next).result?.structuredContent).toMatchObject({ run: { status: 'completed' } });
   });
 });
