@@ -78,6 +78,9 @@ type Request =
   | { op: 'unlisten'; sub: number }
   | { op: 'close' };
 
+/** Young generation of the database thread's V8 heap, in MB (see `start`). */
+const YOUNG_GENERATION_MB = 8;
+
 const OWN_FIELDS = new Set(['message', 'name', 'stack', 'database']);
 
 /** The worker's error as an error of the same kind here: a Postgres error is PGlite's `DatabaseError` again. */
@@ -148,6 +151,9 @@ export class PgliteThread implements ThreadQueryable {
       // Plain JavaScript: none of the parent's loader flags (tsx, a test runner's) are wanted there.
       execArgv: [],
       name: 'flowgate-embedded-db',
+      // The thread's own V8 heap churns with every result it serialises; V8 would grow its young generation to
+      // ≈ 48 MB and keep it at idle. A small one costs more frequent scavenges of short-lived objects only.
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     try {
       await new Promise<void>((resolve, reject) => {
