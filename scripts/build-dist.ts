@@ -8,6 +8,7 @@
  *   dist/bin/flowgate.mjs, dist/bin/*.mjs   the entry and its lazily loaded chunks (one directory: a chunk's
  *                                            `import.meta.url` must resolve the same relative paths as the entry's)
  *   dist/bin/embedded-init.mjs              the child that creates a new embedded database (db/src/embedded.ts)
+ *   dist/bin/pglite-worker.mjs              the thread that owns the embedded database (db/src/pglite-thread.ts)
  *   dist/migrations/                        drizzle migrations (`../migrations` from the bundle, db/src/client.ts)
  *   dist/node_modules/@electric-sql/pglite  kept as a package: it loads its .wasm, .data and extension archives
  *                                            relative to its own files
@@ -77,7 +78,8 @@ export async function buildDist(options: BuildDistOptions = {}): Promise<BuiltDi
     logLevel: 'warning',
   });
 
-  cpSync(join(ROOT, 'packages/db/src/embedded-init.mjs'), join(binDir, 'embedded-init.mjs'));
+  for (const file of ['embedded-init.mjs', 'pglite-worker.mjs'])
+    cpSync(join(ROOT, 'packages/db/src', file), join(binDir, file));
   cpSync(join(ROOT, 'packages/db/migrations'), join(outDir, 'migrations'), { recursive: true });
   const pglite = packageDir('@electric-sql/pglite', 'packages/db');
   const pgliteOut = join(outDir, 'node_modules/@electric-sql/pglite');

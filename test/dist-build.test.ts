@@ -34,7 +34,7 @@ describe('pnpm build:dist', () => {
   }, async () => {
     const built = await buildDist({ outDir: join(root, 'dist') });
     expect(built.cli).toBe(join(root, 'dist', 'bin', 'flowgate.mjs'));
-    for (const file of ['bin/embedded-init.mjs', 'migrations/meta/_journal.json'])
+    for (const file of ['bin/embedded-init.mjs', 'bin/pglite-worker.mjs', 'migrations/meta/_journal.json'])
       expect(existsSync(join(root, 'dist', file))).toBe(true);
     // The discovery card is imported as a module: the bundle carries it, no file next to it.
     expect(existsSync(join(root, 'dist', 'bin', 'server-card.json'))).toBe(false);

@@ -72,6 +72,7 @@ const envSchema = z.object({
     .max(100_000)
     .default(DEFAULT_MAX_WAITS_PER_KEY),
   FLOWGATE_MCP_MAX_WAITS: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_WAITS),
+  FLOWGATE_MCP_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1_000_000).default(1_024),
   FLOWGATE_MCP_MAX_LISTENS_PER_KEY: z.coerce
     .number()
     .int()
@@ -170,6 +171,8 @@ export interface GatewayConfig {
   /** MCP requests parked waiting on runs (wait_ms, per-flow tools, tasks/result): per key, and for the process. */
   mcpMaxWaitsPerKey: number;
   mcpMaxWaits: number;
+  /** MCP requests that reach the database in progress at once in this process; past it `busy` (503). */
+  mcpMaxInFlight: number;
   /** subscriptions/listen streams: per key, for the process, and how long one lasts at most. */
   mcpMaxListensPerKey: number;
   mcpMaxListens: number;
@@ -304,6 +307,7 @@ export function loadConfig(
     mcpMaxResultBytes: e.FLOWGATE_MCP_MAX_RESULT_BYTES,
     mcpMaxWaitsPerKey: e.FLOWGATE_MCP_MAX_WAITS_PER_KEY,
     mcpMaxWaits: e.FLOWGATE_MCP_MAX_WAITS,
+    mcpMaxInFlight: e.FLOWGATE_MCP_MAX_IN_FLIGHT,
     mcpMaxListensPerKey: e.FLOWGATE_MCP_MAX_LISTENS_PER_KEY,
     mcpMaxListens: e.FLOWGATE_MCP_MAX_LISTENS,
     mcpListenMaxMs: e.FLOWGATE_MCP_LISTEN_MAX_SECONDS * 1000,

@@ -1,17 +1,13 @@
 import { fileURLToPath } from 'node:url';
-import { PGlite, parse, protocol } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sha1Hex } from '@flowgate/core';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite, PglitePreparedQuery } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import {
-  DEFAULT_EMBEDDED_SHARED_BUFFERS_MB,
-  EMBEDDED_EXTENSIONS,
-  embeddedSettings,
-  initEmbeddedDataDir,
-} from './embedded.js';
+import { DEFAULT_EMBEDDED_SHARED_BUFFERS_MB, embeddedSettings, initEmbeddedDataDir } from './embedded.js';
 import { runBackfills } from './maintenance.js';
+import { PgliteThread } from './pglite-thread.js';
 import { checkReady, createPostgresDb, statementLogger, TEXT_TYPES } from './postgres.js';
 import * as schema from './schema.js';
 import { type Statement, toQuery } from './statement.js';
@@ -101,61 +97,23 @@ function textParam(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
-
 const statementName = (text: string) => `fg_${sha1Hex(text).slice(0, 24)}`;
 
-/**
- * PGlite caches no plan for the unnamed statements its `query` sends, and SQL `EXECUTE` takes no bind parameters, so
- * prepared statements speak the extended protocol: Parse once per statement text, then Bind/Execute with the generic
- * plan asked for around the Bind (where the plan is chosen), all under the locks `query` itself takes.
- */
-function pgliteStatements(client: PGlite, onStatement: ((text: string) => void) | undefined): Statements {
-  const serialize = protocol.serialize;
-  /** Statement text → the name it was parsed under on this connection. */
-  const parsed = new Map<string, string>();
-  const parsers: Record<number, (v: string) => string> = {};
-  for (const oid of TEXT_TYPES) parsers[oid] = (v) => v;
-  const genericOn = serialize.query('set plan_cache_mode = force_generic_plan');
-  const genericOff = serialize.query('reset plan_cache_mode');
+/** Raw statements on the embedded database's thread (`prepared`: the extended protocol there, see pglite-worker.mjs). */
+function pgliteStatements(
+  thread: PgliteThread,
+  onStatement: ((text: string) => void) | undefined,
+): Statements {
   return {
     async rows<T>(statement: Statement) {
       const { sql: text, params } = toQuery(statement);
       onStatement?.(text);
-      return (await client.query<T>(text, params, { parsers })).rows;
+      return thread.rows<T>(text, params);
     },
     async prepared<T>(statement: Statement) {
       const { sql: text, params } = toQuery(statement);
       onStatement?.(text);
-      const known = parsed.get(text);
-      const name = known ?? statementName(text);
-      const messages = [];
-      if (known === undefined) messages.push(serialize.parse({ name, text }), serialize.sync());
-      messages.push(
-        genericOn,
-        serialize.bind({ statement: name, values: params.map(textParam) }),
-        serialize.describe({ type: 'P' }),
-        serialize.execute({}),
-        serialize.sync(),
-        genericOff,
-      );
-      const message = concatBytes(messages);
-      const result = await client._runExclusiveTransaction(() =>
-        client._runExclusiveQuery(() => client.execProtocol(message)),
-      );
-      parsed.set(text, name);
-      const sets = parse.parseResults(result.messages, { ...client.parsers, ...parsers });
-      // The SET and RESET answer without rows; the statement's rows are the set with a row description.
-      const answer = sets.find((r) => r.fields.length > 0);
-      return (answer?.rows ?? []) as T[];
+      return thread.prepared<T>(text, statementName(text), params.map(textParam));
     },
   };
 }
@@ -167,12 +125,16 @@ async function createPglite(
 ): Promise<DbHandle> {
   instrumentQueryBuilder(PglitePreparedQuery, 'pglite');
   if (dataDir) await initEmbeddedDataDir(dataDir);
-  const options = { extensions: EMBEDDED_EXTENSIONS, postgresqlconf: embeddedSettings(sharedBuffersMb) };
-  const client = dataDir ? new PGlite(dataDir, options) : new PGlite(options);
-  await client.waitReady;
+  const thread = await PgliteThread.start({
+    dataDir,
+    postgresqlconf: embeddedSettings(sharedBuffersMb),
+    textTypes: TEXT_TYPES,
+  });
+  // drizzle's PGlite session calls only `query` and `transaction`, which the thread offers with PGlite's signature.
+  const client = thread as unknown as PGlite;
   const logger = statementLogger(onStatement);
   const db = Object.assign(drizzlePglite(client, { schema, ...(logger ? { logger } : {}) }), {
-    statements: tracedStatements(pgliteStatements(client, onStatement), 'pglite'),
+    statements: tracedStatements(pgliteStatements(thread, onStatement), 'pglite'),
   }) as unknown as Database;
   const handle: DbHandle = {
     db,
@@ -181,17 +143,14 @@ async function createPglite(
       await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER });
       await runBackfills(db);
       // PGlite has no autovacuum: refresh planner statistics at each start so plans follow the data's real size.
-      await client.exec('analyze');
+      await thread.exec('analyze');
     },
     ready: () => checkReady(db),
-    listen: async (channel, onPayload) => {
-      const unsubscribe = await client.listen(channel, onPayload);
-      return async () => unsubscribe();
-    },
+    listen: (channel, onPayload) => thread.listen(channel, onPayload),
     notify: async (channel, payload) => {
-      await client.query('select pg_notify($1, $2)', [channel, payload]);
+      await thread.query('select pg_notify($1, $2)', [channel, payload]);
     },
-    close: () => client.close(),
+    close: () => thread.close(),
   };
   return handle;
 }

@@ -1,6 +1,7 @@
 // Child process of `initEmbeddedDataDir` (embedded.ts): creates the cluster in argv[2], then exits, taking
 // initdb's memory with it. Plain JavaScript so it runs under any loader (tsx, vitest, a compiled build).
-// Its extensions must match EMBEDDED_EXTENSIONS in embedded.ts.
+// Its extensions must match pglite-worker.mjs (the flow-search migration creates them; PGlite can only create the
+// ones it was started with).
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';

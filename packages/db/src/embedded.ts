@@ -1,11 +1,6 @@
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-
-/** The flow-search migration creates these extensions; PGlite can only create the ones it was started with. */
-export const EMBEDDED_EXTENSIONS = { pg_trgm, btree_gin };
 
 /** Default shared buffers of the embedded database, in MB (PGlite's own default is 128). */
 export const DEFAULT_EMBEDDED_SHARED_BUFFERS_MB = 16;

@@ -23,6 +23,7 @@ import type { GatewayDeps, RouteGuards, RouteInstaller } from '../app.js';
 import type { AppEnv } from '../context.js';
 import { protectedResourcesOf } from '../discovery/protected-resource.js';
 import { readBearer } from '../middleware/authenticate.js';
+import { BUSY_RETRY_AFTER_SECONDS, busyBody, createAdmission, needsDatabase } from './admission.js';
 import { createClientTokens } from './client-token.js';
 import { createSseAnswer, SSE_HEADERS, type SseAnswer } from './sse.js';
 
@@ -77,6 +78,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
   // Cursors must open on any replica: the key is derived from the deployment's encryption key.
   const cursorKey = deps.cursorKey;
   const clientTokens = createClientTokens(deps.cursorKey);
+  const admission = createAdmission(deps.config.mcpMaxInFlight);
   const limits = {
     maxRequestBodyBytes: deps.config.maxBodyBytes,
     maxFlowsPerWorkspace: MAX_FLOWS_PER_WORKSPACE,
@@ -151,6 +153,17 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       } catch (err) {
         if ((err as { status?: number }).status === 413) throw err;
         return respond(c, parseErrorResult());
+      }
+      // A bounded number of requests wait on the database; past it the caller is told to come back (admission.ts).
+      let release: (() => void) | null = null;
+      if (needsDatabase(body)) {
+        release = admission.enter();
+        if (!release) {
+          return c.body(busyBody(), 503, {
+            'content-type': 'application/json',
+            'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
+          });
+        }
       }
       // The client named at initialize, echoed back in Mcp-Session-Id (client-token.ts); else the User-Agent.
       const principalTag = `${principal.kind}:${principal.id}`;
@@ -264,6 +277,8 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
             'mcp handler failed',
           ),
       });
+      // Held until the whole answer is done, a streamed one included.
+      if (release) void handled.finally(release).catch(() => {});
       // Whichever comes first: the whole answer (JSON, exactly as without streaming) or the stream being opened.
       const result = streamable
         ? await new Promise<McpHttpResult | null>((resolve, reject) => {

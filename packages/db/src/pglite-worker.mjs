@@ -1,0 +1,250 @@
+// The embedded database's own thread (`startPgliteThread` in pglite-thread.ts): it owns the PGlite instance, so
+// Postgres's work never runs on the gateway's event loop. Plain JavaScript so it runs under any loader (tsx, vitest,
+// the production bundle) without inheriting one. Its extensions must match embedded-init.mjs: the flow-search
+// migration creates them, and PGlite can only create the ones it was started with.
+//
+// Requests arrive as `{ id, op, ... }` and are answered `{ id, ok: true, value }` or `{ id, ok: false, error }`, the
+// error as plain fields (a Postgres error keeps code, detail, constraint, …). Every statement goes through PGlite's
+// own mutexes, which are first-come first-served: statements run in the order they arrive, and an open transaction
+// holds everything else back until it ends, as one Postgres connection would. Notifications are posted as
+// `{ notify: subscription, payload }`.
+import { parentPort, workerData } from 'node:worker_threads';
+import { messages, PGlite, parse, protocol } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+
+/** @type {{ dataDir?: string, postgresqlconf: string[], textTypes: number[] }} */
+const config = workerData;
+const port = parentPort;
+if (!port) throw new Error('pglite-worker.mjs runs as a worker thread');
+
+/** The fields of a Postgres error (pg-protocol's DatabaseError) that cross to the caller. */
+const ERROR_FIELDS = [
+  'severity',
+  'code',
+  'detail',
+  'hint',
+  'position',
+  'internalPosition',
+  'internalQuery',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+  'file',
+  'line',
+  'routine',
+  'query',
+];
+
+/** @param {unknown} error */
+function errorFields(error) {
+  if (!(error instanceof Error)) return { message: String(error) };
+  /** @type {Record<string, unknown>} */
+  const out = {
+    message: error.message,
+    name: error.name,
+    stack: error.stack,
+    database: error instanceof messages.DatabaseError,
+  };
+  for (const field of ERROR_FIELDS) {
+    const value = /** @type {Record<string, unknown>} */ (error)[field];
+    if (typeof value === 'string' || typeof value === 'number') out[field] = value;
+  }
+  return out;
+}
+
+/** Parsers that leave a type's text as it is, by the set of type ids (drizzle's and ours are identity parsers). */
+const identityParsers = new Map();
+/** @param {number[] | undefined} oids */
+function parsersFor(oids) {
+  if (!oids || oids.length === 0) return undefined;
+  const key = oids.join(',');
+  let parsers = identityParsers.get(key);
+  if (!parsers) {
+    parsers = {};
+    for (const oid of oids) parsers[oid] = (/** @type {string} */ v) => v;
+    identityParsers.set(key, parsers);
+  }
+  return parsers;
+}
+
+const textParsers = parsersFor(config.textTypes);
+const options = { extensions: { pg_trgm, btree_gin }, postgresqlconf: config.postgresqlconf };
+// PGlite reads its options from the first argument unless that is a data directory.
+const client = config.dataDir ? new PGlite(config.dataDir, options) : new PGlite(options);
+
+/** Open transactions by id: PGlite's transaction object and how to end it. */
+const transactions = new Map();
+let nextTransaction = 1;
+/** Notification subscriptions by the caller's id → PGlite's unsubscribe. */
+const subscriptions = new Map();
+
+// ---- prepared statements (the extended protocol under PGlite's locks; see `Statements.prepared`) ----------------
+
+const serialize = protocol.serialize;
+/** Statement text → the name it was parsed under on this connection. */
+const parsed = new Map();
+const genericOn = serialize.query('set plan_cache_mode = force_generic_plan');
+const genericOff = serialize.query('reset plan_cache_mode');
+
+/** @param {Uint8Array[]} parts */
+function concatBytes(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * PGlite caches no plan for the unnamed statements its `query` sends, and SQL `EXECUTE` takes no bind parameters, so
+ * prepared statements speak the extended protocol: Parse once per statement text, then Bind/Execute with the generic
+ * plan asked for around the Bind (where the plan is chosen), all under the locks `query` itself takes.
+ * @param {{ text: string, name: string, params: (string | null)[] }} request
+ */
+async function prepared({ text, name, params }) {
+  const known = parsed.get(text);
+  const messages = [];
+  if (known === undefined) messages.push(serialize.parse({ name, text }), serialize.sync());
+  messages.push(
+    genericOn,
+    serialize.bind({ statement: known ?? name, values: params }),
+    serialize.describe({ type: 'P' }),
+    serialize.execute({}),
+    serialize.sync(),
+    genericOff,
+  );
+  const message = concatBytes(messages);
+  const result = await client._runExclusiveTransaction(() =>
+    client._runExclusiveQuery(() => client.execProtocol(message)),
+  );
+  parsed.set(text, known ?? name);
+  const sets = parse.parseResults(result.messages, { ...client.parsers, ...textParsers });
+  // The SET and RESET answer without rows; the statement's rows are the set with a row description.
+  const answer = sets.find((r) => r.fields.length > 0);
+  return answer?.rows ?? [];
+}
+
+// ---- transactions -------------------------------------------------------------------------------------------------
+
+/**
+ * Opens a transaction and holds it: PGlite's `transaction` keeps its mutex until the callback returns, which is when
+ * the caller sends `end`. Resolves with the transaction's id once BEGIN has run.
+ */
+function begin() {
+  return new Promise((resolve, reject) => {
+    const id = nextTransaction++;
+    let opened = false;
+    /** @type {(commit: boolean) => void} */
+    let finish = () => {};
+    const ended = new Promise((r) => {
+      finish = r;
+    });
+    const done = client.transaction(async (tx) => {
+      opened = true;
+      transactions.set(id, { tx, finish, done });
+      resolve(id);
+      if (!(await ended)) await tx.rollback();
+    });
+    // Kept for `end`; a failure before BEGIN completed (closed database) is the answer to `begin` itself.
+    transactions.set(id, { tx: undefined, finish, done });
+    done.catch((error) => {
+      if (!opened) {
+        transactions.delete(id);
+        reject(error);
+      }
+    });
+  });
+}
+
+/** @param {number} id @param {boolean} commit */
+async function end(id, commit) {
+  const open = transactions.get(id);
+  if (!open) throw new Error('Transaction is closed');
+  transactions.delete(id);
+  open.finish(commit);
+  await open.done;
+}
+
+/** @param {number | undefined} id */
+function on(id) {
+  if (id === undefined) return client;
+  const open = transactions.get(id);
+  if (!open?.tx) throw new Error('Transaction is closed');
+  return open.tx;
+}
+
+// ---- requests -----------------------------------------------------------------------------------------------------
+
+/** @param {Record<string, any>} request */
+async function handle(request) {
+  switch (request.op) {
+    case 'query': {
+      const result = await on(request.tx).query(request.text, request.params, {
+        rowMode: request.rowMode,
+        parsers: parsersFor(request.raw),
+      });
+      return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
+    }
+    case 'rows':
+      return (await client.query(request.text, request.params, { parsers: textParsers })).rows;
+    case 'prepared':
+      return prepared(request);
+    case 'exec':
+      await on(request.tx).exec(request.text);
+      return undefined;
+    case 'begin':
+      return begin();
+    case 'end':
+      return end(request.tx, request.commit);
+    case 'listen': {
+      const sub = request.sub;
+      subscriptions.set(
+        sub,
+        await client.listen(request.channel, (payload) => port.postMessage({ notify: sub, payload })),
+      );
+      return undefined;
+    }
+    case 'unlisten': {
+      const unsubscribe = subscriptions.get(request.sub);
+      subscriptions.delete(request.sub);
+      await unsubscribe?.();
+      return undefined;
+    }
+    case 'close':
+      await client.close();
+      return undefined;
+    case 'crash':
+      // Tests: an uncaught error on this thread, as a fault in the database would raise.
+      setImmediate(() => {
+        throw new Error('embedded database thread crashed on request');
+      });
+      return undefined;
+    default:
+      throw new Error(`unknown request ${String(request.op)}`);
+  }
+}
+
+port.on('message', (request) => {
+  handle(request).then(
+    (value) => {
+      port.postMessage({ id: request.id, ok: true, value });
+      // After the answer to `close`, nothing holds this thread: closing the port lets it end on its own.
+      if (request.op === 'close') port.close();
+    },
+    (error) => port.postMessage({ id: request.id, ok: false, error: errorFields(error) }),
+  );
+});
+
+try {
+  await client.waitReady;
+  port.postMessage({ ready: true });
+} catch (error) {
+  port.postMessage({ ready: false, error: errorFields(error) });
+  port.close();
+}
