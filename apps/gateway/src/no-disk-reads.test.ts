@@ -21,6 +21,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'packages/db/src/embedded.ts': ['node:fs', 'node:path', FILE_RELATIVE],
   // The migrations folder drizzle's migrator reads; migrations run from Node (`serve`, `dev`, `flowgate db migrate`).
   'packages/db/src/client.ts': ['node:url', FILE_RELATIVE],
+  // The embedded database's thread runs a script that sits next to this module (Node only, like the two above).
+  'packages/db/src/pglite-thread.ts': [FILE_RELATIVE],
 };
 
 let inputs: Metafile['inputs'];
