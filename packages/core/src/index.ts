@@ -24,6 +24,7 @@ export {
   timingSafeEqualText,
   useNativeSha256,
 } from './crypto.js';
+export { type Deadline, deadlineSignal } from './deadline.js';
 export type { AppErrorOptions, ErrorCode, ErrorIssue } from './errors.js';
 export { AppError, isAppError, statusForCode } from './errors.js';
 export {

@@ -159,7 +159,17 @@ function sessionFetch(options: McpConnectOptions, fromFetch: WeakSet<object>): F
         headers: { allow: 'POST' },
       });
     }
-    const signals = [options.signal, AbortSignal.timeout(options.timeoutMs + FETCH_TIMEOUT_GRACE_MS)];
+    // A timer of our own, not AbortSignal.timeout inside AbortSignal.any: a composite follows its sources weakly
+    // and Node may collect the timeout signal before it fires (nodejs/node#57736). It stays armed after the
+    // headers: the body (an SSE stream) is read under the same bound.
+    const timeout = new AbortController();
+    const timer: { unref?: () => void } | number = setTimeout(
+      () => timeout.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+      options.timeoutMs + FETCH_TIMEOUT_GRACE_MS,
+    );
+    // Node: the bound alone must not keep a finished process alive (other runtimes answer a number).
+    if (typeof timer === 'object') timer.unref?.();
+    const signals = [options.signal, timeout.signal];
     if (init?.signal) signals.push(init.signal);
     try {
       return await options.fetch(input, { ...init, signal: AbortSignal.any(signals) });

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { deadlineSignal } from '@flowgate/core';
 import { STEP_LIMITS } from '@flowgate/flows';
 import { z } from 'zod';
 import { RunError } from '../errors.js';
@@ -187,6 +188,7 @@ export async function runHttpStep(rawConfig: unknown, ctx: StepContext, ports: S
   for (let attempt = 1; ; attempt++) {
     let response: IncomingResponse | undefined;
     let failure: NetworkError | undefined;
+    const attemptDeadline = deadlineSignal(ctx.signal, config['timeout-ms']);
     try {
       response = await send(
         {
@@ -196,7 +198,7 @@ export async function runHttpStep(rawConfig: unknown, ctx: StepContext, ports: S
           body,
           credentialHeaders,
           maxResponseBytes: L.responseBytesMax,
-          signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(config['timeout-ms'])]),
+          signal: attemptDeadline.signal,
           beforeSend: () => ctx.usage.countHttpCall(),
         },
         ports.transport,
@@ -204,6 +206,8 @@ export async function runHttpStep(rawConfig: unknown, ctx: StepContext, ports: S
     } catch (error) {
       if (!(error instanceof NetworkError)) throw error;
       failure = error;
+    } finally {
+      attemptDeadline.clear();
     }
     if (ctx.signal.aborted) throw new RunError('http_request_failed', 'the request was stopped');
     const retryable =

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { deadlineSignal } from '@flowgate/core';
 import { STEP_LIMITS } from '@flowgate/flows';
 import { z } from 'zod';
 import { RunError } from '../errors.js';
@@ -118,6 +119,7 @@ export async function requestCompletion(
   for (let attempt = 1; ; attempt++) {
     let failure: NetworkError | undefined;
     response = undefined;
+    const attemptDeadline = deadlineSignal(ctx.signal, STEP_LIMITS.llm.timeoutMs);
     try {
       response = await send(
         {
@@ -127,7 +129,7 @@ export async function requestCompletion(
           body,
           credentialHeaders: endpoint.credentialHeaders,
           maxResponseBytes: STEP_LIMITS.http.responseBytesMax,
-          signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(STEP_LIMITS.llm.timeoutMs)]),
+          signal: attemptDeadline.signal,
           beforeSend: () => ctx.usage.countHttpCall(),
         },
         ports.transport,
@@ -135,6 +137,8 @@ export async function requestCompletion(
     } catch (error) {
       if (!(error instanceof NetworkError)) throw error;
       failure = error;
+    } finally {
+      attemptDeadline.clear();
     }
     if (ctx.signal.aborted) throw new RunError('llm_request_failed', 'the request was stopped');
     const retryable =

@@ -1,3 +1,4 @@
+import { deadlineSignal } from '@flowgate/core';
 import { STEP_LIMITS } from '@flowgate/flows';
 import { z } from 'zod';
 import { isRunError, RunError } from '../errors.js';
@@ -162,8 +163,8 @@ export function toolResultValue(result: RemoteToolResult, ctx: StepContext): Val
 export async function runMcpStep(rawConfig: unknown, ctx: StepContext, ports: StepPorts): Promise<Value> {
   const config = parseConfig(mcpConfigSchema, rawConfig, ':mcp');
   const timeoutMs = config['timeout-ms'];
-  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
-  const server = new RemoteServer(ports, ctx, config.connection, timeoutMs, signal);
+  const stepDeadline = deadlineSignal(ctx.signal, timeoutMs);
+  const server = new RemoteServer(ports, ctx, config.connection, timeoutMs, stepDeadline.signal);
   try {
     const result = await server.callTool(config.tool, config.arguments as { [key: string]: JsonValue });
     if (result.isError && config['on-error'] === 'fail') {
@@ -176,5 +177,6 @@ export async function runMcpStep(rawConfig: unknown, ctx: StepContext, ports: St
     return toolResultValue(result, ctx);
   } finally {
     await server.close();
+    stepDeadline.clear();
   }
 }
