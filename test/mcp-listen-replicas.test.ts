@@ -2,7 +2,7 @@ import { createDb, type DbHandle } from '@flowgate/db';
 import { ACCESS_CHANNEL } from '@flowgate/gateway';
 import { generateEncryptionKey } from '@flowgate/secrets';
 import { ENDED_CHANNEL, EVENTS_CHANNEL } from '@flowgate/worker';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO } from './support/clients.js';
@@ -12,7 +12,16 @@ import {
   startTestGateway,
   type TestGateway,
 } from './support/gateway.js';
-import { STREAMABLE_ACCEPT } from './support/mcp.js';
+import {
+  envelope,
+  type ListenMessage,
+  modernHeaders,
+  NAP_FLOW,
+  SUB_META,
+  startNap,
+  V2,
+  v2Client,
+} from './support/listen.js';
 import { installFlow, waitForRun } from './support/runs.js';
 import { bridgeCommand, leakedSecrets, ROOT } from './support/stdio-bridge.js';
 
@@ -26,20 +35,9 @@ import { bridgeCommand, leakedSecrets, ROOT } from './support/stdio-bridge.js';
 
 const WS = 'ws-notify-a';
 const OTHER = 'ws-notify-b';
-const V2 = '2026-07-28';
-const TASKS_EXT = 'io.modelcontextprotocol/tasks';
-const SUB_META = 'io.modelcontextprotocol/subscriptionId';
 const ENCRYPTION_KEY = generateEncryptionKey();
 /** Longer than any test here: only a notification can deliver in time. */
 const HOUR_SECONDS = '3600';
-
-const NAP = `{:slug :nap
- :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
- :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
- :flow (let [input (flow/input)
-             a (flow/step :function :before {:code (fn [x] {:ms (:ms x)}) :input input})
-             _ (flow/step :sleep :nap {:duration-ms (:ms a)})]
-         (flow/step :function :after {:code (fn [x] {:slept (:ms x)}) :input a}))}`;
 
 const SLOW_POLLS = {
   FLOWGATE_ENCRYPTION_KEY: ENCRYPTION_KEY,
@@ -59,8 +57,8 @@ beforeAll(async () => {
   gw = await startTestGateway({ ...SLOW_POLLS, FLOWGATE_WORKER: 'true' });
   await gw.createWorkspace(WS);
   await gw.createWorkspace(OTHER);
-  await installFlow(gw, WS, 'nap', NAP);
-  await installFlow(gw, OTHER, 'nap', NAP);
+  await installFlow(gw, WS, 'nap', NAP_FLOW);
+  await installFlow(gw, OTHER, 'nap', NAP_FLOW);
   key = await gw.mintKey(WS, ['workspace.full'], 'listener');
   otherKey = await gw.mintKey(OTHER, ['workspace.full'], 'other');
   const url = databaseUrlOf(gw.db);
@@ -74,57 +72,13 @@ afterAll(async () => {
   await gw?.close();
 });
 
-async function v2Client(url: string, token: string): Promise<Client> {
-  const client = new Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: { pin: V2 } } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
-
-async function startNap(client: Client, ms: number): Promise<string> {
-  const result = await client.callTool({
-    name: 'call_flow_tool',
-    arguments: { flow_slug: 'nap', tool_name: 'take_nap', input: { ms } },
-  });
-  return (result.structuredContent as { run: { runId: string } }).run.runId;
-}
-
-function envelope(declaresTasks: boolean) {
-  return {
-    'io.modelcontextprotocol/protocolVersion': V2,
-    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
-    'io.modelcontextprotocol/clientCapabilities': declaresTasks ? { extensions: { [TASKS_EXT]: {} } } : {},
-  };
-}
-
-function modernHeaders(token: string, method: string, name?: string): Record<string, string> {
-  return {
-    authorization: `Bearer ${token}`,
-    'content-type': 'application/json',
-    accept: STREAMABLE_ACCEPT,
-    'mcp-protocol-version': V2,
-    'mcp-method': method,
-    ...(name ? { 'mcp-name': name } : {}),
-  };
-}
-
-interface Message {
-  id?: string | number;
-  method?: string;
-  params?: Record<string, unknown> & { _meta?: Record<string, unknown> };
-  result?: Record<string, unknown>;
-}
-
 /** A raw listen read as it arrives: each JSON-RPC message with the ms since the POST, until the stream ends. */
 async function rawListen(
   url: string,
   token: string,
   notifications: Record<string, unknown>,
   options: { declaresTasks?: boolean; id: string },
-): Promise<{ at: number; message: Message }[]> {
+): Promise<{ at: number; message: ListenMessage }[]> {
   const started = Date.now();
   const res = await fetch(url, {
     method: 'POST',
@@ -137,7 +91,7 @@ async function rawListen(
     }),
   });
   expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  const out: { at: number; message: Message }[] = [];
+  const out: { at: number; message: ListenMessage }[] = [];
   const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {
@@ -153,7 +107,7 @@ async function rawListen(
         .map((line) => line.slice(6))
         .join('\n');
       buffer = buffer.slice(end + 2);
-      if (data) out.push({ at: Date.now() - started, message: JSON.parse(data) as Message });
+      if (data) out.push({ at: Date.now() - started, message: JSON.parse(data) as ListenMessage });
       end = buffer.indexOf('\n\n');
     }
   }

@@ -1,9 +1,17 @@
 import { generateEncryptionKey } from '@flowgate/secrets';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO } from './support/clients.js';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
-import { asRpc, mcpPost, rpc, STREAMABLE_ACCEPT } from './support/mcp.js';
+import {
+  envelope,
+  type ListenMessage,
+  modernHeaders,
+  NAP_FLOW,
+  SUB_META,
+  startNap,
+  v2Client,
+} from './support/listen.js';
+import { asRpc, mcpPost, rpc } from './support/mcp.js';
 import { installFlow } from './support/runs.js';
 
 /**
@@ -15,19 +23,8 @@ import { installFlow } from './support/runs.js';
 
 const WS = 'ws-listen-a';
 const OTHER = 'ws-listen-b';
-const V2 = '2026-07-28';
 const MAX_SECONDS = 8;
-const TASKS_EXT = 'io.modelcontextprotocol/tasks';
-const SUB_META = 'io.modelcontextprotocol/subscriptionId';
 const ENCRYPTION_KEY = generateEncryptionKey();
-
-const NAP = `{:slug :nap
- :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
- :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
- :flow (let [input (flow/input)
-             a (flow/step :function :before {:code (fn [x] {:ms (:ms x)}) :input input})
-             _ (flow/step :sleep :nap {:duration-ms (:ms a)})]
-         (flow/step :function :after {:code (fn [x] {:slept (:ms x)}) :input a}))}`;
 
 /** A flow whose per-flow endpoint lists `tools` (one MCP interface each); `code` changes its run, not its tools. */
 function greeter(tools: readonly string[], code: string): string {
@@ -55,8 +52,8 @@ beforeAll(async () => {
   });
   await gw.createWorkspace(WS);
   await gw.createWorkspace(OTHER);
-  await installFlow(gw, WS, 'nap', NAP);
-  await installFlow(gw, OTHER, 'nap', NAP);
+  await installFlow(gw, WS, 'nap', NAP_FLOW);
+  await installFlow(gw, OTHER, 'nap', NAP_FLOW);
   await installFlow(gw, WS, 'greeter', greeter(['greet'], '(fn [x] {:hi (:who x)})'));
   key = await gw.mintKey(WS, ['workspace.full'], 'listener');
   otherKey = await gw.mintKey(OTHER, ['workspace.full'], 'other');
@@ -74,59 +71,13 @@ afterAll(async () => {
   await gw?.close();
 });
 
-async function v2Client(url: string, token: string): Promise<Client> {
-  const client = new Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: { pin: V2 } } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
-
-/** Starts a nap run (returns at once) and gives its id. */
-async function startNap(client: Client, ms: number): Promise<string> {
-  const result = await client.callTool({
-    name: 'call_flow_tool',
-    arguments: { flow_slug: 'nap', tool_name: 'take_nap', input: { ms } },
-  });
-  return (result.structuredContent as { run: { runId: string } }).run.runId;
-}
-
-function envelope(declaresTasks: boolean) {
-  return {
-    'io.modelcontextprotocol/protocolVersion': V2,
-    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
-    'io.modelcontextprotocol/clientCapabilities': declaresTasks ? { extensions: { [TASKS_EXT]: {} } } : {},
-  };
-}
-
-function modernHeaders(token: string, method: string, name?: string): Record<string, string> {
-  return {
-    authorization: `Bearer ${token}`,
-    'content-type': 'application/json',
-    accept: STREAMABLE_ACCEPT,
-    'mcp-protocol-version': V2,
-    'mcp-method': method,
-    ...(name ? { 'mcp-name': name } : {}),
-  };
-}
-
-interface Message {
-  id?: string | number;
-  method?: string;
-  params?: Record<string, unknown> & { _meta?: Record<string, unknown> };
-  result?: Record<string, unknown> & { _meta?: Record<string, unknown> };
-  error?: { code: number; message: string; data?: Record<string, unknown> };
-}
-
 /** A raw listen: the HTTP answer, and every JSON-RPC message of its SSE body until the stream ends. */
 async function rawListen(
   url: string,
   token: string,
   notifications: Record<string, unknown>,
   options: { declaresTasks?: boolean; id?: string } = {},
-): Promise<{ status: number; type: string | null; messages: Message[]; ms: number }> {
+): Promise<{ status: number; type: string | null; messages: ListenMessage[]; ms: number }> {
   const started = Date.now();
   const res = await fetch(url, {
     method: 'POST',
@@ -140,7 +91,7 @@ async function rawListen(
   });
   const type = res.headers.get('content-type');
   const text = await res.text();
-  const messages: Message[] = type?.startsWith('text/event-stream')
+  const messages: ListenMessage[] = type?.startsWith('text/event-stream')
     ? text
         .split('\n\n')
         .map((block) =>
@@ -151,8 +102,8 @@ async function rawListen(
             .join('\n'),
         )
         .filter((data) => data.length > 0)
-        .map((data) => JSON.parse(data) as Message)
-    : [JSON.parse(text) as Message];
+        .map((data) => JSON.parse(data) as ListenMessage)
+    : [JSON.parse(text) as ListenMessage];
   return { status: res.status, type, messages, ms: Date.now() - started };
 }
 
