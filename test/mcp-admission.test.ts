@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
 import { asRpc, mcpPost, rpc } from './support/mcp.js';
-import { installFlow } from './support/runs.js';
+import { installFlow, SLEEP_NAP_FLOW } from './support/runs.js';
 
 /**
  * Admission control on the MCP endpoint (FLOWGATE_MCP_MAX_IN_FLIGHT): past the bound of requests in progress that
@@ -11,12 +11,6 @@ import { installFlow } from './support/runs.js';
 
 const WS = 'ws-admission';
 const V = '2025-11-25';
-const NAP = `{:slug :nap
- :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
- :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
- :flow (let [input (flow/input)
-             _ (flow/step :sleep :nap {:duration-ms (:ms input)})]
-         {:slept (:ms input)})}`;
 
 let gw: TestGateway;
 let key: ServiceAccountKey;
@@ -24,7 +18,7 @@ let key: ServiceAccountKey;
 beforeAll(async () => {
   gw = await startTestGateway({ FLOWGATE_WORKER: 'true', FLOWGATE_MCP_MAX_IN_FLIGHT: '1' });
   await gw.createWorkspace(WS);
-  await installFlow(gw, WS, 'nap', NAP);
+  await installFlow(gw, WS, 'nap', SLEEP_NAP_FLOW);
   key = await gw.mintKey(WS, ['workspace.full'], 'agent');
 }, 120_000);
 

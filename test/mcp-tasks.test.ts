@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_INFO } from './support/clients.js';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
 import { asRpc, mcpPost, rpc, STREAMABLE_ACCEPT } from './support/mcp.js';
-import { installFlow } from './support/runs.js';
+import { installFlow, SLEEP_NAP_FLOW } from './support/runs.js';
 
 /**
  * Runs as MCP Tasks, driven by the SDK's own requester (`@modelcontextprotocol/ext-tasks`) over the SDK v2 client
@@ -27,13 +27,6 @@ const WS = 'ws-tasks-a';
 const OTHER = 'ws-tasks-b';
 const V2 = '2026-07-28';
 const NAP_MS = 1500;
-
-const NAP = `{:slug :nap
- :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
- :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
- :flow (let [input (flow/input)
-             _ (flow/step :sleep :nap {:duration-ms (:ms input)})]
-         {:slept (:ms input)})}`;
 
 const BREAKS = `{:slug :breaks
  :invocations {:default {:inputs [{:name :n :type :integer :required true}]}}
@@ -61,10 +54,10 @@ beforeAll(async () => {
   replica = await startTestGateway({ FLOWGATE_ENCRYPTION_KEY: ENCRYPTION_KEY }, { db: gw.db });
   await gw.createWorkspace(WS);
   await gw.createWorkspace(OTHER);
-  await installFlow(gw, WS, 'nap', NAP);
+  await installFlow(gw, WS, 'nap', SLEEP_NAP_FLOW);
   await installFlow(gw, WS, 'greet', GREET);
   await installFlow(gw, WS, 'breaks', BREAKS);
-  await installFlow(gw, OTHER, 'nap', NAP);
+  await installFlow(gw, OTHER, 'nap', SLEEP_NAP_FLOW);
   key = await gw.mintKey(WS, ['workspace.full'], 'tasks');
   otherKey = await gw.mintKey(OTHER, ['workspace.full'], 'tasks-other');
 }, 120_000);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
 import { asRpc, mcpPost, rpc, STREAMABLE_ACCEPT } from './support/mcp.js';
-import { installFlow } from './support/runs.js';
+import { installFlow, SLEEP_NAP_FLOW } from './support/runs.js';
 
 /**
  * Parked waits against the real gateway and its in-process worker: `wait_ms` and tasks/result wait through a sleep
@@ -11,12 +11,6 @@ import { installFlow } from './support/runs.js';
 
 const WS = 'ws-waits';
 const V = '2025-11-25';
-const NAP = `{:slug :nap
- :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
- :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
- :flow (let [input (flow/input)
-             _ (flow/step :sleep :nap {:duration-ms (:ms input)})]
-         {:slept (:ms input)})}`;
 
 let gw: TestGateway;
 let alice: ServiceAccountKey;
@@ -30,7 +24,7 @@ beforeAll(async () => {
     FLOWGATE_MCP_MAX_WAITS: '3',
   });
   await gw.createWorkspace(WS);
-  await installFlow(gw, WS, 'nap', NAP);
+  await installFlow(gw, WS, 'nap', SLEEP_NAP_FLOW);
   alice = await gw.mintKey(WS, ['workspace.full'], 'alice');
   bob = await gw.mintKey(WS, ['workspace.full'], 'bob');
   carol = await gw.mintKey(WS, ['workspace.full'], 'carol');

@@ -12,7 +12,7 @@ import {
 } from './support/gateway.js';
 import { asRpc, mcpPost, rpc } from './support/mcp.js';
 import { type CapturedProcess, spawnCaptured } from './support/process.js';
-import { installFlow } from './support/runs.js';
+import { installFlow, SLEEP_NAP_FLOW } from './support/runs.js';
 import type { E2eRuntime } from './support/runtimes.js';
 import { ROOT } from './support/stdio-bridge.js';
 
@@ -35,13 +35,6 @@ const AUTH_CACHE_TTL_S = 1;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `flowgate-test:${randomBytes(6).toString('hex')}:`;
 const ENCRYPTION_KEY = generateEncryptionKey();
-
-const NAP = `{:slug :nap
- :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
- :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
- :flow (let [input (flow/input)
-             _ (flow/step :sleep :nap {:duration-ms (:ms input)})]
-         {:slept (:ms input)})}`;
 
 /** Flows whose tools the pagination check pages through. */
 const TOOL_FLOWS = ['alpha', 'bravo', 'charlie', 'delta', 'echo'].map((slug) => ({
@@ -115,7 +108,7 @@ beforeAll(async () => {
 
   await owner.createWorkspace(WS);
   await owner.createWorkspace(WS_LIMITED);
-  await installFlow(owner, WS, 'nap', NAP);
+  await installFlow(owner, WS, 'nap', SLEEP_NAP_FLOW);
   for (const flow of TOOL_FLOWS) await installFlow(owner, WS, flow.slug, flow.edn);
   agent = await owner.mintKey(WS, ['workspace.full'], 'agent');
 }, 180_000);

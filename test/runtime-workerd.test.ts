@@ -7,7 +7,7 @@ import { connectClient } from './support/clients.js';
 import { ADMIN_TOKEN, answer } from './support/gateway.js';
 import { asRpc, mcpPost, rpc } from './support/mcp.js';
 import { type CapturedProcess, spawnCaptured } from './support/process.js';
-import { installFlow } from './support/runs.js';
+import { installFlow, SLEEP_NAP_FLOW } from './support/runs.js';
 
 /**
  * The gateway on workerd (`pnpm serve:workerd`, the Worker bundle under Miniflare) over Postgres, migrated from Node.
@@ -58,12 +58,6 @@ const baseUrl = process.env.DATABASE_URL;
 if (baseUrl) {
   describe('serve:workerd on Postgres with a Node worker', () => {
     const WS = 'ws-workerd';
-    const NAP = `{:slug :nap
- :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
- :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
- :flow (let [input (flow/input)
-             _ (flow/step :sleep :nap {:duration-ms (:ms input)})]
-         {:slept (:ms input)})}`;
     const encryptionKey = generateEncryptionKey();
     let database: { url: string; drop(): Promise<void> };
     let db: DbHandle;
@@ -123,7 +117,7 @@ if (baseUrl) {
       const key = await admin('POST', `/api/workspaces/${WS}/service-accounts/${id}/keys`, {});
       expect(key.status).toBe(201);
       apiKey = (key.json as { key: { apiKey: string } }).key.apiKey;
-      await installFlow({ url: gateway.url, admin }, WS, 'nap', NAP);
+      await installFlow({ url: gateway.url, admin }, WS, 'nap', SLEEP_NAP_FLOW);
     });
 
     it('initializes and lists tools over Streamable HTTP with the key', async () => {

@@ -161,3 +161,11 @@ export async function startLoopback(handle: LoopbackHandler): Promise<Loopback> 
       }),
   };
 }
+
+/** A flow whose run only sleeps `ms` (one durable `:sleep` step): a run that stays in progress as long as asked. */
+export const SLEEP_NAP_FLOW = `{:slug :nap
+ :invocations {:default {:inputs [{:name :ms :type :integer :required true}]}}
+ :interfaces {:mcp [{:tool-name "take_nap" :invocation :default}]}
+ :flow (let [input (flow/input)
+             _ (flow/step :sleep :nap {:duration-ms (:ms input)})]
+         {:slept (:ms input)})}`;
