@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ROOT, readCpuMs } from './proc.js';
+import { readCpuMs, runJsonChild } from './proc.js';
 
 export const loadSpecSchema = z.object({
   url: z.url(),
@@ -68,25 +66,7 @@ export async function runLoad(spec: LoadSpec, server?: CpuSource): Promise<Measu
   const cpu = () =>
     server === undefined ? 0 : typeof server === 'number' ? readCpuMs(server) : server.cpuMs();
   const cpuBefore = cpu();
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', resolve(ROOT, 'bench/lib/load-child.ts'), JSON.stringify(checked)],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const code = await new Promise<number | null>((res) => child.once('exit', res));
-  if (code !== 0) throw new Error(`load generator exited with ${code}: ${stderr.trim()}`);
-  const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as LoadResult;
+  const result = await runJsonChild<LoadResult>('bench/lib/load-child.ts', checked, 'load generator');
   if (result.errors > 0 || result.non2xx > 0 || result.mismatches > 0 || result.ok === 0) {
     throw new Error(
       `load against ${checked.url} had ${result.non2xx} non-2xx answers, ${result.mismatches} answers other than the expected body and ${result.errors} errors (${result.timeouts} timeouts) in ${result.requests} requests`,

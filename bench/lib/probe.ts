@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ROOT } from './proc.js';
+import { runJsonChild } from './proc.js';
 
 export const probeSpecSchema = z.object({
   url: z.url(),
@@ -45,22 +43,7 @@ export interface ProbeResult {
  */
 export async function runProbe(spec: ProbeSpec): Promise<ProbeResult> {
   const checked = probeSpecSchema.parse(spec);
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', resolve(ROOT, 'bench/lib/probe-child.ts'), JSON.stringify(checked)],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const code = await new Promise<number | null>((res) => child.once('exit', res));
-  if (code !== 0) throw new Error(`prober exited with ${code}: ${stderr.trim()}`);
-  const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as ProbeResult;
+  const result = await runJsonChild<ProbeResult>('bench/lib/probe-child.ts', checked, 'prober');
   for (const s of result.streams) {
     if (s.errors > 0 || s.mismatches > 0 || s.requests === 0) {
       throw new Error(

@@ -207,3 +207,25 @@ export function readCpuMs(pid: number): number {
   const stime = Number(rest[12]);
   return ((utime + stime) * 1000) / clockTicks;
 }
+
+/**
+ * Runs a bench child script (`bench/lib/<name>.ts`) under tsx with one JSON argument, to its exit, and gives the
+ * JSON of the last line it printed; a non-zero exit throws with its stderr, named by `label`.
+ */
+export async function runJsonChild<T>(script: string, arg: unknown, label: string): Promise<T> {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, script), JSON.stringify(arg)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((res) => child.once('exit', res));
+  if (code !== 0) throw new Error(`${label} exited with ${code}: ${stderr.trim()}`);
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as T;
+}
