@@ -50,6 +50,24 @@ iframe.result{width:100%;min-height:16rem;border:1px solid var(--line)}
 .pager{display:flex;gap:12px;margin:12px 0}
 .muted{color:var(--muted)}
 .signin{max-width:28rem;margin:10vh auto}
+.charts{display:grid;gap:8px 24px;grid-template-columns:repeat(auto-fit,minmax(min(100%,24rem),1fr))}
+.charts>section{min-width:0}
+.chart-box{margin:4px 0 12px;min-width:0}
+svg.chart{display:block;width:100%;height:auto}
+svg .axis{stroke:var(--muted);stroke-width:1}
+svg .tick,svg .value{font-size:14px;fill:var(--muted)}
+svg .label{font-size:14px;fill:var(--fg)}
+svg .chart-empty{font-size:15px;fill:var(--muted)}
+svg .track{fill:var(--panel);stroke:var(--line)}
+.c-ok{fill:var(--good);background:var(--good)}.c-error{fill:var(--bad);background:var(--bad)}.c-blocked{fill:var(--warn);background:var(--warn)}.c-limited{fill:#6f42c1;background:#6f42c1}.c-muted{fill:#8c959f;background:#8c959f}.c-1{fill:var(--accent);background:var(--accent)}
+.legend{display:flex;flex-wrap:wrap;gap:2px 14px;list-style:none;margin:2px 0;padding:0;font-size:.88rem}
+.swatch{display:inline-block;width:.8em;height:.8em;margin-right:6px;border-radius:2px;vertical-align:-1px}
+.numbers summary{cursor:pointer;color:var(--accent);font-size:.9rem}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.spark-box{display:block;min-width:6rem;max-width:10rem}
+svg.spark{display:block;width:100%;height:auto}
+svg .spark-line{fill:none;stroke:var(--accent);stroke-width:1.5}
+svg .spark-dot{fill:var(--accent)}
 @media (max-width:600px){main{padding:10px}th,td{padding:4px}header.top form{margin-left:0}}
 `;
 
