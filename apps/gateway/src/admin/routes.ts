@@ -15,6 +15,7 @@ import { reviewRoutes } from './review.js';
 import { runRoutes } from './runs.js';
 import { serviceAccountRoutes } from './service-accounts.js';
 import { toolsPreviewRoutes } from './tools-preview.js';
+import { operatorUsageRoutes, usageRoutes } from './usage.js';
 import type { AdminWorkspaces } from './workspace-of.js';
 import { workspaceRoutes } from './workspaces.js';
 
@@ -59,16 +60,13 @@ export function adminRoutes(deps: AdminDeps) {
     .route('/', policyRoutes({ ...opened, toolNames: deps.toolNames }))
     .route('/', auditRoutes(opened))
     .route('/', reviewRoutes(opened))
-    .route('/', toolsPreviewRoutes(opened));
+    .route('/', toolsPreviewRoutes(opened))
+    .route('/', usageRoutes(opened));
 
+  const operator = deps.operatorGuard ?? operatorGuard(deps.authenticator);
   return new Hono<AppEnv>()
-    .route(
-      '/',
-      workspaceRoutes({
-        ...opened,
-        operatorGuard: deps.operatorGuard ?? operatorGuard(deps.authenticator),
-      }),
-    )
+    .route('/', workspaceRoutes({ ...opened, operatorGuard: operator }))
+    .route('/', operatorUsageRoutes({ ...opened, operatorGuard: operator }))
     .route('/api/workspaces/:ws', ws);
 }
 
