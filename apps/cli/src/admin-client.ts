@@ -66,6 +66,11 @@ export type AuditPage = InferResponseType<Ws['audit']['$get'], 200>;
 export type FeedbackPage = InferResponseType<Ws['feedback']['$get'], 200>;
 export type FeedbackQuery = InferRequestType<Ws['feedback']['$get']>['query'];
 export type FeedbackArea = NonNullable<FeedbackQuery['area']>;
+export type UsageSeries = InferResponseType<Ws['usage']['$get'], 200>;
+export type UsagePoint = UsageSeries['points'][number];
+type UsageApiQuery = InferRequestType<Ws['usage']['$get']>['query'];
+export type UsageGroup = NonNullable<UsageApiQuery['group_by']>;
+export type UsageGranularity = NonNullable<UsageApiQuery['granularity']>;
 export type DraftAnswer = InferResponseType<Flow['draft']['$put']>;
 export type FlowDiagnostic = DraftAnswer['diagnostics'][number];
 export type ReleaseAnswer = InferResponseType<Flow['release']['$post'], 200>;
@@ -260,6 +265,19 @@ export class AdminClient {
           ...(query.area !== undefined ? { area: query.area } : {}),
           ...(query.since !== undefined ? { since: query.since } : {}),
         },
+      }),
+    );
+  }
+
+  /** A workspace's usage series over `[from, to)`, per hour or day bucket and group. */
+  usage(
+    ws: string,
+    query: { from: string; to: string; granularity: UsageGranularity; groupBy: UsageGroup },
+  ): Promise<UsageSeries> {
+    return this.#json((api) =>
+      api.api.workspaces[':ws'].usage.$get({
+        param: { ws: seg(ws) },
+        query: { from: query.from, to: query.to, granularity: query.granularity, group_by: query.groupBy },
       }),
     );
   }

@@ -18,6 +18,7 @@ import { renderJson, renderSummary, renderTable } from './output.js';
 import { parsePositiveInt, parseWorkspaceId } from './parsers.js';
 import { renderError } from './render-error.js';
 import { registerRunCommands } from './runs-commands.js';
+import { registerUsageCommands } from './usage-commands.js';
 import { acceptWorkspaceIdAlias } from './workspace-flag.js';
 
 export { CliError, CliExit, type CliIo, DEFAULT_API_URL } from './cli-io.js';
@@ -569,6 +570,7 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
   registerFlowCommands(program, { io, client, out });
   registerRunCommands(program, { io, client, out });
   registerFeedbackCommands(program, { client, out });
+  registerUsageCommands(program, { client, out });
   registerMcpCommands(program, io);
   acceptWorkspaceIdAlias(program);
 
