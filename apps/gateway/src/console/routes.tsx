@@ -17,6 +17,7 @@ import { installFlowsPages } from './pages/flows.js';
 import { installKeysPages } from './pages/keys.js';
 import { installPolicyPage } from './pages/policy.js';
 import { installRunsPages } from './pages/runs.js';
+import { installUsagePage } from './pages/usage.js';
 import { installWorkspacesPage } from './pages/workspaces.js';
 import {
   createSession,
@@ -231,6 +232,7 @@ export function consoleRoutes(
   installWorkspacesPage(kit);
   installKeysPages(kit);
   installRunsPages(kit);
+  installUsagePage(kit);
   installAuditPage(kit);
   installFeedbackPage(kit);
   installConnectionsPages(kit);

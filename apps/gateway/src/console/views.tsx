@@ -7,6 +7,7 @@ export type Nav =
   | 'connections'
   | 'flows'
   | 'runs'
+  | 'usage'
   | 'audit'
   | 'feedback'
   | 'policy'
@@ -30,6 +31,7 @@ const NAV: { id: Nav; label: string; path: string }[] = [
   { id: 'connections', label: 'Connections', path: 'connections' },
   { id: 'flows', label: 'Flows', path: 'flows' },
   { id: 'runs', label: 'Runs', path: 'runs' },
+  { id: 'usage', label: 'Usage', path: 'usage' },
   { id: 'audit', label: 'Audit', path: 'audit' },
   { id: 'feedback', label: 'Feedback', path: 'feedback' },
   { id: 'policy', label: 'MCP policy', path: 'policy' },
