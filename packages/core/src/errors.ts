@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'conflict'
   | 'invalid_request'
   | 'invalid_cursor'
+  | 'invalid_usage_query'
   | 'validation_failed'
   | 'unsupported_media_type'
   | 'not_acceptable'
@@ -35,6 +36,7 @@ const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   invalid_request: 400,
   invalid_cursor: 400,
+  invalid_usage_query: 400,
   validation_failed: 400,
   unsupported_media_type: 415,
   not_acceptable: 406,

@@ -9,3 +9,4 @@ export type { ConnectionRow, ConnectionView } from './repos/connections.js';
 export * as repos from './repos/index.js';
 export type { WorkspacePolicy } from './repos/policy.js';
 export * as schema from './schema.js';
+export { USAGE_DURATION_BOUNDS_MS } from './schema.js';

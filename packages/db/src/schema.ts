@@ -1,6 +1,7 @@
 import type { ConnectionType, RunStatus, StepStatus } from '@flowgate/core';
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   bigserial,
   boolean,
   index,
@@ -562,3 +563,99 @@ export const backfills = pgTable('backfills', {
   rowsFilled: integer('rows_filled').notNull(),
   completedAt: ts('completed_at').notNull().defaultNow(),
 });
+
+/**
+ * Upper bounds (ms) of the fixed duration buckets of `usage_calls` (`d0`..`d11`): roughly log-spaced, the last one
+ * open-ended. Fixed buckets merge by addition, so any set of rows (hours, keys, replicas) sums to one histogram.
+ */
+export const USAGE_DURATION_BOUNDS_MS = [
+  5,
+  10,
+  25,
+  50,
+  100,
+  250,
+  500,
+  1_000,
+  2_500,
+  5_000,
+  10_000,
+  null,
+] as const;
+
+const durationBuckets = () => ({
+  d0: integer('d0').notNull().default(0),
+  d1: integer('d1').notNull().default(0),
+  d2: integer('d2').notNull().default(0),
+  d3: integer('d3').notNull().default(0),
+  d4: integer('d4').notNull().default(0),
+  d5: integer('d5').notNull().default(0),
+  d6: integer('d6').notNull().default(0),
+  d7: integer('d7').notNull().default(0),
+  d8: integer('d8').notNull().default(0),
+  d9: integer('d9').notNull().default(0),
+  d10: integer('d10').notNull().default(0),
+  d11: integer('d11').notNull().default(0),
+});
+
+/**
+ * MCP requests per workspace × hour × dimensions, written in batches by the gateway's usage meter (upserts add).
+ * Dimensions are never null (`''` when absent) so they can form the key. Not a foreign key to `workspaces`: like the
+ * audit log, usage of a workspace deleted meanwhile is dropped by retention, and an upsert never fails on it.
+ */
+export const usageCalls = pgTable(
+  'usage_calls',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    /** Start of the UTC hour. */
+    hour: ts('hour').notNull(),
+    /** The JSON-RPC method (`tools/call`, `tools/list`, `initialize`, ...). */
+    method: text('method').notNull(),
+    /** The tool name for `tools/call`, else `''`. */
+    tool: text('tool').notNull(),
+    /** The API key id, `jwt:<sub>` for a token's subject, or the principal id otherwise. */
+    principal: text('principal').notNull(),
+    /** The client's name from `initialize` (`''` when unknown). */
+    client: text('client').notNull(),
+    outcome: text('outcome').$type<'ok' | 'error' | 'blocked' | 'rate_limited'>().notNull(),
+    count: integer('count').notNull(),
+    ...durationBuckets(),
+  },
+  (t) => [
+    primaryKey({
+      columns: [t.workspaceId, t.hour, t.method, t.tool, t.principal, t.client, t.outcome],
+    }),
+    index('usage_calls_hour_idx').on(t.hour),
+  ],
+);
+
+/** Runs per workspace × hour × flow: starts counted when started, the rest when the run settled. */
+export const usageRuns = pgTable(
+  'usage_runs',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    hour: ts('hour').notNull(),
+    flow: text('flow').notNull(),
+    started: integer('started').notNull().default(0),
+    completed: integer('completed').notNull().default(0),
+    failed: integer('failed').notNull().default(0),
+    cancelled: integer('cancelled').notNull().default(0),
+    steps: integer('steps').notNull().default(0),
+    httpCalls: integer('http_calls').notNull().default(0),
+    llmTokens: bigint('llm_tokens', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.hour, t.flow] }), index('usage_runs_hour_idx').on(t.hour)],
+);
+
+/**
+ * Usage batches already applied, written in the batch's own transaction: a batch retried after its acknowledgement
+ * was lost finds its id here and adds nothing again. Kept for days (retries come within seconds), then pruned.
+ */
+export const usageBatches = pgTable(
+  'usage_batches',
+  {
+    id: text('id').primaryKey(),
+    appliedAt: ts('applied_at').notNull().defaultNow(),
+  },
+  (t) => [index('usage_batches_applied_idx').on(t.appliedAt)],
+);

@@ -136,4 +136,24 @@ export {
   trustFor,
   type UntrustedReason,
 } from './trust.js';
+export {
+  MAX_HOURLY_SPAN_DAYS,
+  MAX_USAGE_GROUPS,
+  MAX_USAGE_SPAN_DAYS,
+  MAX_USAGE_WORKSPACES,
+  quantileMs,
+  USAGE_GRANULARITIES,
+  USAGE_GROUPS,
+  USAGE_OTHER_GROUP,
+  USAGE_OUTCOMES,
+  USAGE_UNKNOWN_CLIENT,
+  type UsageGranularity,
+  type UsageGroupBy,
+  type UsageOutcome,
+  type UsagePoint,
+  type UsageQuery,
+  type UsageSeries,
+  type UsageUseCases,
+  type WorkspaceUsage,
+} from './usage/index.js';
 export { openWorkspace, type Workspace } from './workspace.js';

@@ -1,5 +1,5 @@
 /**
- * What the deployment's operator does outside any one workspace: create workspaces and list them. Creating one is
+ * What the deployment's operator does outside any one workspace: create workspaces, list them, rank their usage. Creating one is
  * recorded as the new workspace's first audit event.
  */
 import { AppError } from '@flowgate/core';
@@ -7,6 +7,7 @@ import { repos } from '@flowgate/db';
 import { type AuditRecorder, audited } from './audit.js';
 import type { Page } from './flows/records.js';
 import type { Actor, WorkspaceDeps } from './scope.js';
+import { type UsageQuery, usageByWorkspace, type WorkspaceUsage } from './usage/index.js';
 
 export interface WorkspaceRecord {
   id: string;
@@ -26,6 +27,11 @@ export interface Operator {
     /** In id order, so a cursor resumes exactly. */
     list(input: { limit: number; after: string | null }): Promise<Page<WorkspaceRecord>>;
   };
+  /**
+   * Workspaces with usage in the range (whole UTC days), most calls first, at most 200; `daily` is calls per day.
+   * Rejects with `invalid_usage_query` when the range is out of bounds.
+   */
+  usageByWorkspace(query: Omit<UsageQuery, 'groupBy'>): Promise<WorkspaceUsage[]>;
 }
 
 const record = (row: repos.WorkspaceRow): WorkspaceRecord => ({
@@ -56,5 +62,6 @@ export function openOperator(deps: Pick<WorkspaceDeps, 'db' | 'changes'>, scope:
         return { items, nextAfter: rows.length > limit ? (items.at(-1)?.id ?? null) : null };
       },
     },
+    usageByWorkspace: (query) => usageByWorkspace(deps.db, query),
   };
 }

@@ -16,6 +16,7 @@ import { auditedRuns } from './runs/audited.js';
 import { type RunUseCases, runUseCases } from './runs/index.js';
 import type { UseCaseContext, WorkspaceDeps, WorkspaceScope } from './scope.js';
 import { type ServiceAccountUseCases, serviceAccountUseCases } from './service-accounts.js';
+import { type UsageUseCases, usageUseCases } from './usage/index.js';
 
 export interface Workspace {
   readonly id: string;
@@ -29,6 +30,8 @@ export interface Workspace {
   readonly policy: PolicyUseCases;
   readonly runs: RunUseCases;
   readonly serviceAccounts: ServiceAccountUseCases;
+  /** Metered usage (calls, runs, tokens) of this workspace only. */
+  readonly usage: UsageUseCases;
 }
 
 /**
@@ -58,5 +61,6 @@ export function openWorkspace(deps: WorkspaceDeps, scope: WorkspaceScope): Works
     policy: policyUseCases(ctx),
     runs: auditedRuns(ctx, runUseCases(ctx)),
     serviceAccounts: serviceAccountUseCases(ctx),
+    usage: usageUseCases(ctx),
   };
 }

@@ -18,4 +18,5 @@ export * from './search.js';
 export { flowSearchText, toolRowsFromModel, versionSummary } from './search-projection.js';
 export * from './service-accounts.js';
 export * from './trust-pins.js';
+export * from './usage.js';
 export * from './workspaces.js';
