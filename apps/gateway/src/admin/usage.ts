@@ -1,32 +1,33 @@
 import { AppError } from '@flowgate/core';
-import { type AuditRecorder, openOperator, type WorkspaceDeps } from '@flowgate/workspace';
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
-import type { AppEnv } from '../context.js';
-import { requireWorkspaceAdmin } from '../middleware/workspace-access.js';
 import {
+  type AuditRecorder,
+  MAX_HOURLY_SPAN_DAYS,
+  MAX_USAGE_SPAN_DAYS,
+  openOperator,
+  USAGE_GRANULARITIES,
   USAGE_GROUPS,
   type UsageGranularity,
   type UsagePoint,
   type UsageSeries,
-  usageByWorkspace,
-  usageOf,
-  type WorkspaceUsageRow,
-} from './usage-contract.js';
+  type WorkspaceDeps,
+  type WorkspaceUsage,
+} from '@flowgate/workspace';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../context.js';
+import { requireWorkspaceAdmin } from '../middleware/workspace-access.js';
 import { query } from './validation.js';
 import { type AdminWorkspaces, workspaceOf } from './workspace-of.js';
 
 const DAY_MS = 86_400_000;
 /** The window when none is given: the last 7 days up to now. */
 export const DEFAULT_USAGE_DAYS = 7;
-/** The longest window one answer covers (the domain's bound too). */
-export const MAX_USAGE_DAYS = 400;
 
 const instant = z.iso.datetime({ offset: true });
 const windowFields = {
   from: instant.optional(),
   to: instant.optional(),
-  granularity: z.enum(['hour', 'day']).default('day'),
+  granularity: z.enum(USAGE_GRANULARITIES).default('day'),
 };
 
 export const usageQuery = z.object({ ...windowFields, group_by: z.enum(USAGE_GROUPS).default('tool') });
@@ -43,17 +44,22 @@ const invalid = (extra: string) =>
 
 /**
  * The window asked for, defaults filled in (`to` now, `from` 7 days before `to`): `from` before `to`, at most 400
- * days apart, else 400 before the domain is asked.
+ * days apart (31 by hour), else 400 `invalid_request` before the domain is asked.
  */
 function windowOf(
-  q: { from?: string | undefined; to?: string | undefined },
+  q: { from?: string | undefined; to?: string | undefined; granularity: UsageGranularity },
   now: Date,
 ): { from: Date; to: Date } {
   const to = q.to !== undefined ? new Date(q.to) : now;
   const from = q.from !== undefined ? new Date(q.from) : new Date(to.getTime() - DEFAULT_USAGE_DAYS * DAY_MS);
   if (from.getTime() >= to.getTime()) throw new AppError('invalid_request', 'from must be before to');
-  if (to.getTime() - from.getTime() > MAX_USAGE_DAYS * DAY_MS)
-    throw new AppError('invalid_request', `from and to may be at most ${MAX_USAGE_DAYS} days apart`);
+  if (to.getTime() - from.getTime() > MAX_USAGE_SPAN_DAYS * DAY_MS)
+    throw new AppError('invalid_request', `from and to may be at most ${MAX_USAGE_SPAN_DAYS} days apart`);
+  if (q.granularity === 'hour' && to.getTime() - from.getTime() > MAX_HOURLY_SPAN_DAYS * DAY_MS)
+    throw new AppError(
+      'invalid_request',
+      `an hourly series spans at most ${MAX_HOURLY_SPAN_DAYS} days; use granularity=day`,
+    );
   return { from, to };
 }
 
@@ -98,10 +104,11 @@ function seriesView(s: UsageSeries) {
   };
 }
 
-function rankingView(from: Date, to: Date, granularity: UsageGranularity, rows: WorkspaceUsageRow[]) {
+/** The ranking over whole UTC days (the domain's `daily` is per day): `from` and `to` aligned outward as it does. */
+function rankingView(from: Date, to: Date, granularity: UsageGranularity, rows: WorkspaceUsage[]) {
   return {
-    from: from.toISOString(),
-    to: to.toISOString(),
+    from: new Date(Math.floor(from.getTime() / DAY_MS) * DAY_MS).toISOString(),
+    to: new Date(Math.ceil(to.getTime() / DAY_MS) * DAY_MS).toISOString(),
     granularity,
     groupBy: 'workspace' as const,
     items: rows.map((r) => ({
@@ -128,7 +135,7 @@ export function usageRoutes(deps: AdminWorkspaces) {
     async (c) => {
       const q = c.req.valid('query');
       const { from, to } = windowOf(q, now());
-      const series = await usageOf(workspaceOf(c, deps)).series({
+      const series = await workspaceOf(c, deps).usage.series({
         from,
         to,
         granularity: q.granularity,
@@ -159,7 +166,7 @@ export function operatorUsageRoutes(deps: {
     async (c) => {
       const q = c.req.valid('query');
       const { from, to } = windowOf(q, now());
-      const rows = await usageByWorkspace(operator(c), { from, to, granularity: q.granularity });
+      const rows = await operator(c).usageByWorkspace({ from, to, granularity: q.granularity });
       return c.json(rankingView(from, to, q.granularity, rows));
     },
   );
