@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXAMPLE_FLOWS } from '@flowgate/flows';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Chromium, launchChromium, seriousAxeViolations } from './support/chromium.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from './support/gateway.js';
 import { asRpc, mcpPost, rpc } from './support/mcp.js';
 import { installFlow, type Loopback, startLoopback } from './support/runs.js';
@@ -16,19 +15,17 @@ import { installFlow, type Loopback, startLoopback } from './support/runs.js';
  */
 
 const WS = 'ws-console';
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(process.cwd(), '.tmp', 'console-screenshots');
 const HOSTILE =
   '<script>document.title="PWNED";parent.document.title="PWNED"</script><img src=x onerror="alert(1)">';
 /** Flow-authored text (a description) with markup; EDN strings allow no double quotes inside. */
 const HOSTILE_DESCRIPTION = "<script>document.title='PWNED'</script><img src=x onerror=alert(2)>";
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let gw: TestGateway;
 let api: Loopback;
 let context: BrowserContext;
 let page: Page;
-let profile: string;
+let browser: Chromium;
 const dialogs: string[] = [];
 const axeFindings: string[] = [];
 
@@ -36,22 +33,8 @@ async function shot(name: string) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-/** axe-core evaluated through the DevTools protocol (the page's CSP allows no injected script, rightly). */
 async function axePass(label: string) {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run: (o: unknown) => Promise<{ violations: { id: string; impact: string | null }[] }> };
-      }
-    ).axe;
-    const result = await axe.run({ resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact }));
-  });
-  for (const v of violations) {
-    if (v.impact === 'serious' || v.impact === 'critical')
-      axeFindings.push(`${label}: ${v.id} (${v.impact})`);
-  }
+  for (const v of await seriousAxeViolations(page)) axeFindings.push(`${label}: ${v}`);
 }
 
 beforeAll(async () => {
@@ -76,24 +59,8 @@ beforeAll(async () => {
   if (!edn.includes(HOSTILE_DESCRIPTION))
     throw new Error('the example flow changed; update the hostile description');
   await installFlow(gw, WS, 'daily-report', edn, { sales: sales.connectionId });
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
-  profile = mkdtempSync(join(tmpdir(), 'fg-chromium-'));
-  // A fresh profile per run (playwright passes it as --user-data-dir).
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 360, height: 800 },
-  });
+  browser = await launchChromium({ width: 360, height: 800 });
+  context = browser.context;
   page = await context.newPage();
   page.on('dialog', (d) => {
     dialogs.push(d.message());
@@ -102,10 +69,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await gw?.close();
   await api?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 describe('admin console in chromium', () => {

@@ -64,8 +64,8 @@ svg .track{fill:var(--panel);stroke:var(--line)}
 .swatch{display:inline-block;width:.8em;height:.8em;margin-right:6px;border-radius:2px;vertical-align:-1px}
 .numbers summary{cursor:pointer;color:var(--accent);font-size:.9rem}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-.spark-cell{display:flex;gap:8px;align-items:flex-start}
-.spark-box{display:block;width:8rem;min-width:6rem}
+.spark-cell{display:flex;flex-wrap:wrap;gap:2px 8px;align-items:center}
+.spark-box{display:block;width:7rem}
 svg.spark{display:block;width:100%;height:auto}
 svg .spark-line{fill:none;stroke:var(--accent);stroke-width:1.5}
 svg .spark-dot{fill:var(--accent)}

@@ -85,6 +85,8 @@ describe('StackedBars', () => {
     expect(tags(empty, 'rect')).toHaveLength(0);
     expect(tags(empty, 'g')).toHaveLength(0);
     expect(empty).toContain('No data in this period');
+    // Nothing drawn, nothing to name in a legend.
+    expect(empty).not.toContain('swatch');
     const zeros = html(
       StackedBars({
         id: 'z',
@@ -140,13 +142,19 @@ describe('HorizontalBars', () => {
         series: [
           { key: 'completed', label: 'completed', tone: 'c-ok' },
           { key: 'failed', label: 'failed', tone: 'c-error' },
+          { key: 'cancelled', label: 'cancelled', tone: 'c-muted' },
         ],
-        items: [{ key: 'f', label: 'f', values: { completed: 3, failed: 1 } }],
+        items: [{ key: 'f', label: 'f', values: { completed: 3, failed: 1, cancelled: 0 } }],
       }),
     );
     expect(tags(chart, 'rect').map((r) => [r['data-series'], r.x, r.width])).toEqual([
       ['completed', '0', '247.5'],
       ['failed', '247.5', '82.5'],
+    ]);
+    // The legend names what is drawn: nothing was cancelled.
+    expect([...chart.matchAll(/<span class="swatch (c-\w+)"/g)].map((m) => m[1])).toEqual([
+      'c-ok',
+      'c-error',
     ]);
   });
 

@@ -68,11 +68,14 @@ function Frame(props: ChartText & { viewBox: string; kind: string; children?: Ch
   );
 }
 
-function Legend(props: { series: readonly ChartSeries[] }) {
+/** The series a chart stacks, named by colour; only those drawn, and none for a single series. */
+function Legend(props: { series: readonly ChartSeries[]; items: readonly ChartItem[] }) {
   if (props.series.length < 2) return null;
+  const drawn = props.series.filter((s) => props.items.some((i) => safe(i.values[s.key]) > 0));
+  if (drawn.length === 0) return null;
   return (
     <ul class="legend">
-      {props.series.map((s) => (
+      {drawn.map((s) => (
         <li>
           <span class={`swatch ${s.tone}`} aria-hidden="true" />
           {s.label}
@@ -203,7 +206,7 @@ export function StackedBars(
           </text>
         ) : null}
       </Frame>
-      <Legend series={props.series} />
+      <Legend series={props.series} items={props.items} />
       <NumbersTable caption={props.title} first={props.first} items={props.items} series={props.series} />
     </figure>
   );
@@ -273,7 +276,7 @@ export function HorizontalBars(
           })
         )}
       </Frame>
-      <Legend series={props.series} />
+      <Legend series={props.series} items={props.items} />
       <NumbersTable caption={props.title} first={props.first} items={props.items} series={props.series} />
     </figure>
   );
