@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { runWith } from './testing.js';
+import { repos } from '@flowgate/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runWith, startTestGateway, type TestGateway } from './testing.js';
 import { parseSince } from './usage-commands.js';
 
 const env = { FLOWGATE_API_URL: 'http://gateway.test', FLOWGATE_ADMIN_TOKEN: 'op_test' };
@@ -171,5 +172,79 @@ describe('parseSince', () => {
     expect(parseSince('9600h')).toBe(400 * 86_400_000);
     for (const bad of ['0h', '401d', '9601h', '7', 'd', '-1d', '1.5d', '7D'])
       expect(() => parseSince(bad), bad).toThrow('expected hours or days');
+  });
+});
+
+describe('flowgate usage against the gateway', () => {
+  let gateway: TestGateway;
+  let env: Record<string, string>;
+  const WS = 'ws-usage-cli';
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+    env = { FLOWGATE_API_URL: gateway.url, FLOWGATE_ADMIN_TOKEN: gateway.token };
+    await gateway.client.createWorkspace({ id: WS, name: 'usage' });
+    await gateway.client.createWorkspace({ id: 'ws-usage-cli-other', name: 'other' });
+    const hour = repos.usageHourOf(Date.now());
+    const durations = (n: number) => Array.from({ length: 12 }, (_, i) => (i === 1 ? n : 0));
+    const call = (tool: string, client: string, outcome: repos.UsageCallOutcome, count: number) => ({
+      workspaceId: WS,
+      hour,
+      method: 'tools/call',
+      tool,
+      principal: 'key_1',
+      client,
+      outcome,
+      count,
+      durations: durations(count),
+    });
+    await repos.applyUsageBatch(gateway.db.db, {
+      id: 'cli-seed',
+      calls: [
+        call('run_flow', 'claude', 'ok', 5),
+        call('run_flow', 'cursor', 'error', 2),
+        call('list_runs', 'cursor', 'ok', 3),
+        { ...call('run_flow', 'claude', 'ok', 70), workspaceId: 'ws-usage-cli-other' },
+      ],
+      runs: [],
+    });
+  });
+  afterAll(async () => gateway?.close());
+
+  it('prints the numbers the API answers, of this workspace only', async () => {
+    const r = await runWith(['usage', '--workspace', WS, '--since', '24h', '--by', 'client'], { env });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    // A tie in calls goes by name.
+    expect(r.stdout.split('\n').slice(0, 3)).toEqual([
+      'CLIENT  CALLS  ERRORS',
+      'claude  5      0',
+      'cursor  5      2',
+    ]);
+    expect(r.stdout).toContain('total: 10 calls, 2 errors, 0 runs, 0 LLM tokens');
+    const json = await runWith(['usage', '--workspace', WS, '--since', '24h', '--by', 'tool', '--json'], {
+      env,
+    });
+    const answer = JSON.parse(json.stdout) as {
+      points: Array<{ group: string; count: number }>;
+      totals: unknown;
+    };
+    const api = await gateway.client.usage(WS, {
+      from: new Date(Date.now() - 86_400_000).toISOString(),
+      to: new Date().toISOString(),
+      granularity: 'day',
+      groupBy: 'tool',
+    });
+    expect(answer.points).toEqual(api.points);
+    expect(answer.totals).toEqual({ calls: 10, errors: 2, runs: 0, llmTokens: 0 });
+    expect(answer.points.map((p) => [p.group, p.count]).sort()).toEqual([
+      ['list_runs', 3],
+      ['run_flow', 7],
+    ]);
+  });
+
+  it('says what went wrong when the workspace is not one the token opens', async () => {
+    const r = await runWith(['usage', '--workspace', 'ws-missing-usage'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: not_found: workspace not found\n');
   });
 });
