@@ -8,8 +8,6 @@ import { parseWorkspaceId } from './parsers.js';
 export interface UsageCommandContext {
   client: (cmd: Command) => AdminClient;
   out: (cmd: Command, json: unknown, human: () => string) => void;
-  /** The clock `--since` counts back from; tests inject one. */
-  now?: () => Date;
 }
 
 // Checked against the route's own query type, so a group the API drops breaks the build here.
@@ -24,6 +22,8 @@ const GROUPS = [
 const GRANULARITIES = ['hour', 'day'] as const satisfies readonly UsageGranularity[];
 
 const HOUR_MS = 3_600_000;
+/** `--since` when not given: the API's own default window. */
+const DEFAULT_SINCE_MS = 7 * 24 * HOUR_MS;
 /** The API's longest window. */
 const MAX_DAYS = 400;
 
@@ -141,16 +141,14 @@ function footer(series: UsageSeries): string {
 
 export function registerUsageCommands(program: Command, ctx: UsageCommandContext): void {
   const { client, out } = ctx;
-  const now = ctx.now ?? (() => new Date());
   program
     .command('usage')
     .description('what a workspace used: calls by tool, method, key, client or outcome, runs by flow')
     .requiredOption('--workspace <id>', 'workspace id', parseWorkspaceId)
     .option(
       '--since <period>',
-      'how far back: hours or days, e.g. 24h, 7d (at most 400d)',
+      'how far back: hours or days, e.g. 24h (default: 7d, at most 400d)',
       parseSince,
-      parseSince('7d'),
     )
     .addOption(new Option('--by <group>', 'group by').choices(GROUPS).default('tool'))
     .addOption(
@@ -161,15 +159,15 @@ export function registerUsageCommands(program: Command, ctx: UsageCommandContext
       async (
         opts: {
           workspace: string;
-          since: number;
+          since?: number;
           by: UsageGroup;
           granularity: UsageGranularity;
           series?: boolean;
         },
         cmd: Command,
       ) => {
-        const to = now();
-        const from = new Date(to.getTime() - opts.since);
+        const to = new Date();
+        const from = new Date(to.getTime() - (opts.since ?? DEFAULT_SINCE_MS));
         const series = await client(cmd).usage(opts.workspace, {
           from: from.toISOString(),
           to: to.toISOString(),
