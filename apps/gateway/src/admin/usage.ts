@@ -21,7 +21,7 @@ import { type AdminWorkspaces, workspaceOf } from './workspace-of.js';
 
 const DAY_MS = 86_400_000;
 /** The window when none is given: the last 7 days up to now. */
-export const DEFAULT_USAGE_DAYS = 7;
+const DEFAULT_USAGE_DAYS = 7;
 
 const instant = z.iso.datetime({ offset: true });
 const windowFields = {
@@ -30,8 +30,8 @@ const windowFields = {
   granularity: z.enum(USAGE_GRANULARITIES).default('day'),
 };
 
-export const usageQuery = z.object({ ...windowFields, group_by: z.enum(USAGE_GROUPS).default('tool') });
-export const operatorUsageQuery = z.object({
+const usageQuery = z.object({ ...windowFields, group_by: z.enum(USAGE_GROUPS).default('tool') });
+const operatorUsageQuery = z.object({
   ...windowFields,
   group_by: z.literal('workspace').default('workspace'),
 });
