@@ -1,5 +1,5 @@
 import { createDb, databaseState } from '@flowgate/db';
-import { createLogger, loadConfig } from '@flowgate/gateway';
+import { createLogger, createUsageMeter, loadConfig } from '@flowgate/gateway';
 import { createSecretBox, parseEncryptionKey } from '@flowgate/secrets';
 import { startTelemetry } from '@flowgate/telemetry';
 import { createWorker, type WorkerLog } from '@flowgate/worker';
@@ -50,6 +50,8 @@ export async function runWorker(
       signal: stopWaiting.signal,
     });
     if (!ready) return;
+    // Runs this worker ends are counted here and written like a gateway's (same tables, batch ids).
+    const usage = createUsageMeter(db.db, logger, { enabled: config.usageMetering, flushIntervalMs: 1_000 });
     const worker = createWorker({
       db,
       secretBox: createSecretBox(parseEncryptionKey(encryptionKey)),
@@ -58,12 +60,14 @@ export async function runWorker(
       allowPrivateNetwork: config.allowPrivateNetwork,
       limits: config.runLimits,
       log: logger,
+      usage,
     });
     await worker.start();
     hooks.onStarted?.();
     const signal = await shutdown;
     logger.info({ signal, workerId: worker.id }, 'flowgate worker shutting down');
     await worker.stop();
+    await usage.close();
   } finally {
     await db.close();
     await telemetry?.shutdown().catch(() => {});

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { adminRoutes } from './admin/routes.js';
 import type { KeyUsageTracker } from './audit/key-usage.js';
 import type { AuditSink } from './audit/queue.js';
+import type { UsageMeter } from './audit/usage-meter.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { GatewayConfig } from './config.js';
 import type { AppEnv } from './context.js';
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   secretBox: SecretBox;
   audit: AuditSink;
   keyUsage: KeyUsageTracker;
+  /** Usage rollups (MCP requests, runs), written with the audit queue's flushes. */
+  usage: UsageMeter;
   /** HMAC key for opaque pagination cursors; the same on every replica of a deployment. */
   cursorKey: Uint8Array;
   workspaces: WorkspaceCache;
@@ -111,6 +114,7 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
       maxBodyBytes: deps.config.maxBodyBytes,
       rateLimits: deps.config.rateLimits,
       resources: protectedResourcesOf(deps.config),
+      usage: deps.usage,
     }),
   };
   for (const install of installers) if (install.gated) install(app, deps, guards);

@@ -143,6 +143,8 @@ const envSchema = z.object({
   FLOWGATE_REDIS_PREFIX: z.string().min(1).max(100).default('flowgate:'),
   FLOWGATE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
   FLOWGATE_AUDIT_MAX_ROWS_PER_WORKSPACE: z.coerce.number().int().min(0).max(1_000_000_000).default(1_000_000),
+  FLOWGATE_USAGE_METERING: bool.default(true),
+  FLOWGATE_USAGE_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(400),
 });
 
 export type JwtSettings = JwtConfig;
@@ -218,6 +220,10 @@ export interface GatewayConfig {
   auditRetentionDays: number;
   /** Each workspace keeps at most this many newest audit entries (0 = no cap). */
   auditMaxRowsPerWorkspace: number;
+  /** Whether MCP requests and runs are counted into the usage rollups (off: for cost comparisons). */
+  usageMetering: boolean;
+  /** Usage rollup hours older than this are pruned (0 = kept forever). */
+  usageRetentionDays: number;
 }
 
 export function hostForUrl(host: string): string {
@@ -339,5 +345,7 @@ export function loadConfig(
     redisPrefix: e.FLOWGATE_REDIS_PREFIX,
     auditRetentionDays: e.FLOWGATE_AUDIT_RETENTION_DAYS,
     auditMaxRowsPerWorkspace: e.FLOWGATE_AUDIT_MAX_ROWS_PER_WORKSPACE,
+    usageMetering: e.FLOWGATE_USAGE_METERING,
+    usageRetentionDays: e.FLOWGATE_USAGE_RETENTION_DAYS,
   };
 }

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { GatewayDeps } from './app.js';
 import { createKeyUsageTracker } from './audit/key-usage.js';
 import { createAuditQueue } from './audit/queue.js';
+import { createUsageMeter } from './audit/usage-meter.js';
 import { createChangeFeed } from './change-feed.js';
 import type { GatewayConfig } from './config.js';
 import { TOOL_NAMES } from './installers.js';
@@ -55,7 +56,8 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
     cacheTtlMs: config.authCacheTtlMs,
     ...(now ? { now } : {}),
   });
-  const audit = createAuditQueue(db.db, logger, perRequest ? { flushIntervalMs: 0 } : {});
+  const usage = createUsageMeter(db.db, logger, { enabled: config.usageMetering, ...(now ? { now } : {}) });
+  const audit = createAuditQueue(db.db, logger, { ...(perRequest ? { flushIntervalMs: 0 } : {}), usage });
   const runWorkers = createRunBroker({
     db,
     secretBox,
@@ -66,6 +68,7 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
       allowPrivateNetwork: config.allowPrivateNetwork,
       limits: config.runLimits,
     },
+    usage,
     maxLiveRuns: config.maxLiveRunsPerWorkspace,
     maxRunDurationMs: config.runMaxDurationMs,
     ...(perRequest ? { wakeUps: { pollMs: perRequest.pollMs } } : {}),
@@ -98,6 +101,7 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
     secretBox,
     audit,
     keyUsage,
+    usage,
     cursorKey,
     workspaces,
     workspaceDeps: {
@@ -110,6 +114,7 @@ export function composeDeps(options: ComposeOptions): GatewayDeps {
       mcpCheck: options.mcpCheck ?? checkMcpServer,
       runs: runWorkers.hooks,
       changes: changeFeed.changes,
+      usage,
     },
     runWorkers,
     rateLimiter,

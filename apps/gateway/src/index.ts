@@ -1,6 +1,7 @@
 export type { AdminApi } from './admin/routes.js';
 export type { GatewayDeps, RouteInstaller } from './app.js';
 export { createApp } from './app.js';
+export { createUsageMeter, type UsageMeter } from './audit/usage-meter.js';
 export { ACCESS_CHANNEL } from './change-feed.js';
 export type { GatewayConfig, JwtSettings, LoadConfigOptions } from './config.js';
 export { loadConfig } from './config.js';

@@ -118,6 +118,7 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
     logger,
     retentionDays: config.auditRetentionDays,
     maxRowsPerWorkspace: config.auditMaxRowsPerWorkspace,
+    usageRetentionDays: config.usageRetentionDays,
   });
   await runWorkers.listen();
   await deps.changeFeed.listen();

@@ -14,6 +14,7 @@ import {
   type HandedOffRun,
   type RunHandoff,
   type RunHooks,
+  type RunUsageHooks,
   type SettledRun,
   settledRunOf,
 } from '@flowgate/workspace';
@@ -47,6 +48,8 @@ export interface RunBrokerOptions {
   log: WorkerLog;
   /** How the in-process worker runs, when this process starts one. */
   worker: Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'allowPrivateNetwork' | 'limits'>;
+  /** Told of every run the in-process worker ends (the usage meter). */
+  usage?: Pick<RunUsageHooks, 'runEnded'> | undefined;
   /** Live runs one workspace may have. */
   maxLiveRuns?: number;
   /** Whole-life bound of a run in ms, sleeps included. */
@@ -237,6 +240,7 @@ export function createRunBroker(options: RunBrokerOptions): RunBroker {
         ...options.worker,
         log: options.log,
         onSettled: settle,
+        ...(options.usage ? { usage: options.usage } : {}),
       });
       await local.start();
       return local;

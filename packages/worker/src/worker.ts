@@ -11,6 +11,7 @@ import { connectRemoteMcp } from '@flowgate/mcp-remote';
 import type { McpConnector, RunLimits } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
 import { observeQueueDepth } from '@flowgate/telemetry';
+import { endedRunUsage, type RunUsageHooks } from '@flowgate/workspace';
 import { AttemptAbandoned, type AttemptResult, type ExecuteDeps, executeAttempt } from './execute.js';
 import { tracedAttempt } from './telemetry.js';
 
@@ -48,6 +49,8 @@ export interface WorkerOptions {
   id?: string;
   /** A run ended or parked itself (waiting), as it now is: in-process callers waiting for it learn at once. */
   onSettled?: (runId: string, run: repos.RunRow) => void;
+  /** Told of every run this worker ends (not a sleep), with its usage: the usage meter. Must not throw. */
+  usage?: Pick<RunUsageHooks, 'runEnded'>;
   /** Called after every attempt (tests and metrics). */
   onAttempt?: (runId: string, result: AttemptResult | { kind: 'error' }) => void;
 }
@@ -156,7 +159,10 @@ export function createWorker(options: WorkerOptions): Worker {
         if (result.kind === 'finished') {
           // ENDED_CHANNEL was notified by the finishing statement itself.
           options.onSettled?.(run.id, result.run);
-          if (result.status !== 'waiting') logFinished(result.run);
+          if (result.status !== 'waiting') {
+            logFinished(result.run);
+            options.usage?.runEnded(endedRunUsage({ ...result.run, status: result.status }));
+          }
           if (result.freedSlot) notifyOthers();
           quiet = result.status !== 'waiting' && !result.freedSlot;
         }

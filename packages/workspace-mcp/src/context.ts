@@ -65,6 +65,22 @@ export interface McpAuditEntry {
   protocolVersion: ProtocolVersion;
 }
 
+/**
+ * One JSON-RPC request as usage sees it (the gateway's usage meter): every request with an id, audited or not. A
+ * method this endpoint does not serve is `(unknown)` and an unreadable message `(invalid)`, so a caller cannot make
+ * up names that become rows.
+ */
+export interface McpUsageEntry {
+  method: string;
+  /** The tool of a `tools/call` (a task-augmented one included), once its parameters named a known tool. */
+  tool: string | null;
+  /** `error`: a JSON-RPC error or a tool error result; `blocked`: refused by policy, capability or approval. */
+  outcome: 'ok' | 'error' | 'blocked';
+  durationMs: number;
+  /** The client as the audit names it: from initialize (the session), the request envelope, or the User-Agent. */
+  clientName: string | null;
+}
+
 /** One request's answer as an SSE stream (progress.ts): notifications go out first, the final response ends it. */
 export interface McpResponseStream {
   /** Writes one serialised JSON-RPC notification; false once the client has gone (then nothing more is sent). */
@@ -106,6 +122,8 @@ export interface McpRequestContext {
   limits?: Readonly<Record<string, number>>;
   /** Receives one entry per audited operation; must not throw or block (queue it). */
   audit?: (entry: McpAuditEntry) => void;
+  /** Receives one entry per JSON-RPC request (notifications excluded); must not throw or block. */
+  meter?: (entry: McpUsageEntry) => void;
   /** Called with the initialize params so the gateway can log the client. */
   onInitialize?: (info: {
     clientInfo: ClientInfo | null;

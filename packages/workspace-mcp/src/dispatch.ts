@@ -6,7 +6,7 @@
  * (the one method filter, span and error answer of both revisions) → the method's family in methods/.
  */
 import { listTtlMs } from './cache-hints.js';
-import type { McpRequestContext } from './context.js';
+import type { ClientInfo, McpRequestContext, McpUsageEntry } from './context.js';
 import {
   batchRefusal,
   fail,
@@ -17,6 +17,7 @@ import {
 } from './envelope.js';
 import { LISTEN_METHOD, listen } from './listen.js';
 import {
+  clientInfoFrom,
   DISCOVER_ERROR,
   discover,
   initialize,
@@ -112,32 +113,81 @@ async function handleBatch(batch: unknown[], ctx: McpRequestContext): Promise<Mc
   return parts.length === 0 ? ACCEPTED : { status: 200, body: `[${parts.join(',')}]` };
 }
 
+/** A method name as usage records it: only names this server knows, so a caller cannot invent rows. */
+function meteredMethod(method: string): string {
+  return method === 'initialize' || method === 'server/discover' || METHODS.has(method)
+    ? method
+    : '(unknown)';
+}
+
+/** Tells the usage meter about one answered request; never lets the meter fail the request. */
+function meter(
+  ctx: McpRequestContext,
+  started: number,
+  entry: Omit<McpUsageEntry, 'durationMs' | 'clientName'>,
+  client: ClientInfo | null | undefined = ctx.clientInfo,
+): void {
+  if (!ctx.meter) return;
+  try {
+    ctx.meter({ ...entry, durationMs: performance.now() - started, clientName: client?.name ?? null });
+  } catch (error) {
+    ctx.onError?.(error);
+  }
+}
+
+/** An answer the dispatcher gave itself (no handler ran): a refusal unless said otherwise. */
+function meterAnswer(
+  ctx: McpRequestContext,
+  started: number,
+  method: string,
+  outcome: Outcome,
+  verdict: McpUsageEntry['outcome'] = 'error',
+): Outcome {
+  if (outcome !== null) meter(ctx, started, { method: meteredMethod(method), tool: null, outcome: verdict });
+  return outcome;
+}
+
 async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: boolean): Promise<Outcome> {
+  const started = performance.now();
   const read = readMessage(message);
-  if ('answer' in read) return read.answer;
+  if ('answer' in read) {
+    if (read.answer !== null) meter(ctx, started, { method: '(invalid)', tool: null, outcome: 'error' });
+    return read.answer;
+  }
   const { id, method, params } = read;
   const era = classifyMessage(method, params, id !== null, {
     protocolVersion: ctx.protocolVersionHeader ?? null,
     method: ctx.mcpMethodHeader ?? null,
     name: ctx.mcpNameHeader ?? null,
   });
-  if (era.kind === 'reject') return fail(era.status, id, era.error);
+  if (era.kind === 'reject') return meterAnswer(ctx, started, method, fail(era.status, id, era.error));
   if (era.kind === 'modern') {
     if (id === null) return null;
     // server/discover opens no span: it only says what the endpoint serves.
     if (method === 'server/discover')
-      return modernRevision(ctx, era.envelope).answer(id, method, discover(ctx), inBatch);
+      return meterAnswer(
+        ctx,
+        started,
+        method,
+        modernRevision(ctx, era.envelope).answer(id, method, discover(ctx), inBatch),
+        'ok',
+      );
     return serve(method, params, id, modernRevision(ctx, era.envelope), ctx, inBatch);
   }
 
-  if (method === 'server/discover') return fail(400, id, DISCOVER_ERROR);
+  if (method === 'server/discover') return meterAnswer(ctx, started, method, fail(400, id, DISCOVER_ERROR));
   if (method === 'initialize') {
     if (id === null) return null;
     if (inBatch)
-      return fail(200, id, {
-        code: JSONRPC_INVALID_REQUEST,
-        message: 'initialize must not be part of a JSON-RPC batch',
-      });
+      return meterAnswer(
+        ctx,
+        started,
+        method,
+        fail(200, id, {
+          code: JSONRPC_INVALID_REQUEST,
+          message: 'initialize must not be part of a JSON-RPC batch',
+        }),
+      );
     const info = {
       method,
       target: null,
@@ -147,6 +197,13 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
       single: true,
     };
     const result = await traceMethod(info, async () => initialize(params, ctx));
+    // The name the client gives now is the one its session carries from here on.
+    meter(
+      ctx,
+      started,
+      { method, tool: null, outcome: 'ok' },
+      clientInfoFrom(params.clientInfo) ?? ctx.clientInfo,
+    );
     return { status: 200, json: serializeResult(id, result) };
   }
 
@@ -154,7 +211,8 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
   if (inBatch) version = DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
   else {
     const v = headerVersion(ctx);
-    if (typeof v !== 'string') return fail(400, id, unsupportedVersionError(v.unsupported));
+    if (typeof v !== 'string')
+      return meterAnswer(ctx, started, method, fail(400, id, unsupportedVersionError(v.unsupported)));
     version = v;
   }
   // Notifications (no id) need no answer; nothing the client can notify changes server state.
@@ -249,23 +307,40 @@ async function serve(
   ctx: McpRequestContext,
   inBatch: boolean,
 ): Promise<Outcome> {
+  const started = performance.now();
   const handler = servedHandler(method, revision, ctx);
   if (!handler)
-    return fail(revision.notFoundStatus, id, {
-      code: JSONRPC_METHOD_NOT_FOUND,
-      message: `Method not found: ${clip(method, 100)}`,
-    });
+    return meterAnswer(
+      ctx,
+      started,
+      method,
+      fail(revision.notFoundStatus, id, {
+        code: JSONRPC_METHOD_NOT_FOUND,
+        message: `Method not found: ${clip(method, 100)}`,
+      }),
+    );
   const refusal = revision.refusal(method, params);
-  if (refusal) return fail(400, id, refusal);
+  if (refusal) return meterAnswer(ctx, started, method, fail(400, id, refusal));
+  const scope = revision.scope(id);
+  let failed = false;
   try {
     const result = await traceMethod(
       methodInfo(method, params, surfaceOf(ctx), revision.version, id, !inBatch),
-      async () => handler(params, revision.scope(id)),
+      async () => handler(params, scope),
     );
     return revision.answer(id, method, result, inBatch);
   } catch (error) {
+    failed = true;
     if (error instanceof JsonRpcFailure) return fail(200, id, error.toError());
     ctx.onError?.(error);
     return fail(200, id, { code: JSONRPC_INTERNAL_ERROR, message: 'Internal error' });
+  } finally {
+    // An audited call's verdict (a tool error result, a block) when it has one; a thrown failure is an error.
+    meter(
+      ctx,
+      started,
+      { method, tool: scope.verdict.tool, outcome: failed ? 'error' : scope.verdict.outcome },
+      scope.clientInfo,
+    );
   }
 }

@@ -5,9 +5,15 @@
  * parses headers and opens the caller's `Workspace`; everything else happens here.
  */
 export { CATALOG, iconsForTools, TOOL_NAMES, toolIcons, toolIconUrls } from './catalog.js';
-export type { ClientInfo, McpAuditEntry, McpRequestContext, McpResponseStream } from './context.js';
+export type {
+  ClientInfo,
+  McpAuditEntry,
+  McpRequestContext,
+  McpResponseStream,
+  McpUsageEntry,
+} from './context.js';
 export { principalFromAccess, SERVER_TITLE } from './context.js';
-export { handleMcpMessage } from './dispatch.js';
+export { handleMcpMessage, SUPPORTED_METHODS } from './dispatch.js';
 export { FLOW_TOOL_WAIT_MS, flowSurface } from './flow-surface.js';
 export {
   type Icon,

@@ -107,18 +107,21 @@ export {
   type StartRunInput,
   settledRunOf,
 } from './runs/index.js';
-export type {
-  Actor,
-  ChangeListener,
-  HandedOffRun,
-  McpCheck,
-  McpCheckResult,
-  McpCheckTarget,
-  RunHandoff,
-  RunHooks,
-  SettledRun,
-  WorkspaceDeps,
-  WorkspaceScope,
+export {
+  type Actor,
+  type ChangeListener,
+  type EndedRunUsage,
+  endedRunUsage,
+  type HandedOffRun,
+  type McpCheck,
+  type McpCheckResult,
+  type McpCheckTarget,
+  type RunHandoff,
+  type RunHooks,
+  type RunUsageHooks,
+  type SettledRun,
+  type WorkspaceDeps,
+  type WorkspaceScope,
 } from './scope.js';
 export type {
   ApiKeyRecord,

@@ -28,6 +28,48 @@ export interface WorkspaceDeps {
   changes?: ChangeListener;
   /** How run starts and cancellations reach the workers; without it runs are queued and nobody is told. */
   runs?: RunHooks;
+  /** Told of runs started and of runs the domain ends itself (the usage meter); nothing is told without it. */
+  usage?: RunUsageHooks;
+}
+
+/**
+ * Where run usage goes (the gateway's usage meter): starts from the domain, ends from whoever ended the run — the
+ * worker that ran it, or the domain for a run cancelled before a worker had it. Must not throw or block.
+ */
+export interface RunUsageHooks {
+  runStarted(run: { workspaceId: string; flowSlug: string }): void;
+  runEnded(run: EndedRunUsage): void;
+}
+
+/** A run as it ended, with the usage it accumulated over all its attempts. */
+export interface EndedRunUsage {
+  workspaceId: string;
+  flowSlug: string;
+  status: 'completed' | 'failed' | 'cancelled' | 'timed-out';
+  steps: number;
+  httpCalls: number;
+  llmTokens: number;
+}
+
+/** The usage record of a run that ended, from its stored counters. */
+export function endedRunUsage(run: {
+  workspaceId: string;
+  flowSlug: string;
+  status: EndedRunUsage['status'];
+  usage: Record<string, number>;
+}): EndedRunUsage {
+  const count = (name: string) => {
+    const n = run.usage[name];
+    return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+  };
+  return {
+    workspaceId: run.workspaceId,
+    flowSlug: run.flowSlug,
+    status: run.status,
+    steps: count('steps'),
+    httpCalls: count('httpCalls'),
+    llmTokens: count('llmTokens'),
+  };
 }
 
 /** Where and how an `mcp-server` health check connects; the outbound address policy is the implementation's to apply. */

@@ -2,29 +2,42 @@ import { type Database, repos } from '@flowgate/db';
 import type { Logger } from 'pino';
 
 const DAY_MS = 86_400_000;
+/** Applied usage batch ids are kept this long: a retry comes within seconds, from a process still holding it. */
+export const USAGE_BATCH_IDS_KEPT_MS = DAY_MS;
+
+export interface PruneCounts {
+  expired: number;
+  overCap: number;
+  /** Usage rollup rows (and applied batch ids) pruned. */
+  usage: number;
+}
 
 export interface AuditPruner {
-  /** One pass: entries past the retention, then each workspace's oldest entries past the cap. */
-  runOnce(): Promise<{ expired: number; overCap: number }>;
+  /** One pass: entries past the retention, each workspace's oldest entries past the cap, then usage past its retention. */
+  runOnce(): Promise<PruneCounts>;
   stop(): Promise<void>;
 }
 
 /**
- * Keeps `audit_entries` bounded on disk: every `intervalMs` (and once shortly after start) it deletes entries
- * older than `retentionDays` and trims each workspace to its newest `maxRowsPerWorkspace`. Replicas may all run
- * it; the deletes are idempotent. 0 turns either bound off.
+ * Keeps `audit_entries` and the usage rollups bounded on disk: every `intervalMs` (and once shortly after start) it
+ * deletes entries older than `retentionDays`, trims each workspace to its newest `maxRowsPerWorkspace`, deletes
+ * usage hours older than `usageRetentionDays` and applied usage batch ids older than a day. Replicas may all run
+ * it; the deletes are idempotent. 0 turns a bound off.
  */
 export function startAuditPruner(options: {
   db: Database;
   logger: Logger;
   retentionDays: number;
   maxRowsPerWorkspace: number;
+  /** Usage rollup hours older than this are deleted (0 = kept forever; batch ids are pruned regardless). */
+  usageRetentionDays?: number;
   intervalMs?: number;
   now?: () => number;
 }): AuditPruner {
   const now = options.now ?? Date.now;
   const intervalMs = options.intervalMs ?? 10 * 60_000;
-  let running: Promise<{ expired: number; overCap: number }> | null = null;
+  const usageRetentionDays = options.usageRetentionDays ?? 0;
+  let running: Promise<PruneCounts> | null = null;
 
   const pass = async () => {
     const expired =
@@ -36,7 +49,12 @@ export function startAuditPruner(options: {
         ? await repos.pruneAuditOverCap(options.db, options.maxRowsPerWorkspace)
         : 0;
     if (expired + overCap > 0) options.logger.info({ expired, overCap }, 'audit entries pruned');
-    return { expired, overCap };
+    const usage =
+      (usageRetentionDays > 0
+        ? await repos.pruneUsageBefore(options.db, new Date(now() - usageRetentionDays * DAY_MS))
+        : 0) + (await repos.pruneUsageBatchesBefore(options.db, new Date(now() - USAGE_BATCH_IDS_KEPT_MS)));
+    if (usage > 0) options.logger.info({ usage }, 'usage rollups pruned');
+    return { expired, overCap, usage };
   };
 
   const runOnce = () => {
@@ -52,18 +70,18 @@ export function startAuditPruner(options: {
       ),
     );
   };
-  const enabled = options.retentionDays > 0 || options.maxRowsPerWorkspace > 0;
-  // Not at once: a start (and the tests' many short-lived gateways) should not begin with a table scan.
-  const first = enabled ? setTimeout(tick, Math.min(intervalMs, 60_000)) : null;
-  const timer = enabled ? setInterval(tick, intervalMs) : null;
-  first?.unref();
-  timer?.unref();
+  // Not at once: a start (and the tests' many short-lived gateways) should not begin with a table scan. Always on:
+  // usage batch ids are pruned whatever the retentions.
+  const first = setTimeout(tick, Math.min(intervalMs, 60_000));
+  const timer = setInterval(tick, intervalMs);
+  first.unref?.();
+  timer.unref?.();
 
   return {
     runOnce,
     async stop() {
-      if (first) clearTimeout(first);
-      if (timer) clearInterval(timer);
+      clearTimeout(first);
+      clearInterval(timer);
       await running?.catch(() => {});
     },
   };

@@ -3,6 +3,7 @@ import { type Database, repos } from '@flowgate/db';
 import { redact, redactString } from '@flowgate/secrets';
 import type { Logger } from 'pino';
 import { boundedJson, cleanText } from './sanitize.js';
+import type { UsageMeter } from './usage-meter.js';
 
 export type AuditEntry = repos.NewAuditEntry;
 
@@ -69,6 +70,8 @@ export function createAuditQueue(
     maxQueued?: number;
     /** How long identical refused calls fold into one row (default 60 s; 0 = never). */
     collapseWindowMs?: number;
+    /** Written with every flush of the queue (same cadence, and on close): the usage meter's batches. */
+    usage?: Pick<UsageMeter, 'pending' | 'flush'>;
     /** Distinct refused calls followed at once (default 10 000); past it new ones are simply written. */
     maxCollapsing?: number;
     now?: () => number;
@@ -80,6 +83,7 @@ export function createAuditQueue(
   const collapseWindowMs = options.collapseWindowMs ?? 60_000;
   const maxCollapsing = options.maxCollapsing ?? 10_000;
   const now = options.now ?? Date.now;
+  const usage = options.usage;
   let queue: AuditEntry[] = [];
   let dropped = 0;
   let running: Promise<void> | null = null;
@@ -163,6 +167,8 @@ export function createAuditQueue(
       queue = queue.slice(batch.length);
     }
     if (collapsing.size > 0) await settleRepeats();
+    // Never throws: a failed usage batch waits for the next flush.
+    if (usage?.pending) await usage.flush();
     if (dropped > 0) {
       logger.warn({ code: 'audit_dropped', dropped }, 'audit queue overflowed; oldest entries dropped');
       dropped = 0;
@@ -177,7 +183,7 @@ export function createAuditQueue(
   const timer =
     flushIntervalMs > 0
       ? setInterval(() => {
-          if (queue.length > 0 || collapsing.size > 0) void flush();
+          if (queue.length > 0 || collapsing.size > 0 || usage?.pending) void flush();
         }, flushIntervalMs)
       : null;
   timer?.unref();
@@ -235,13 +241,13 @@ export function createAuditQueue(
     async flush() {
       await flush();
       // A flush may have started before the latest record(); run once more to cover it.
-      if (queue.length > 0) await flush();
+      if (queue.length > 0 || usage?.pending) await flush();
     },
     async close() {
       closed = true;
       if (timer) clearInterval(timer);
       await flush();
-      if (queue.length > 0) await flush();
+      if (queue.length > 0 || usage?.pending) await flush();
     },
   };
 }

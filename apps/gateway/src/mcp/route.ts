@@ -12,6 +12,7 @@ import {
   type McpAuditEntry,
   type McpHttpResult,
   type McpSurface,
+  type McpUsageEntry,
   narrowingHeadersFrom,
   parseErrorResult,
   parseNarrowingHeaders,
@@ -20,6 +21,7 @@ import {
 } from '@flowgate/workspace-mcp';
 import type { Context } from 'hono';
 import type { GatewayDeps, RouteGuards, RouteInstaller } from '../app.js';
+import { usagePrincipal } from '../audit/usage-meter.js';
 import type { AppEnv } from '../context.js';
 import { protectedResourcesOf } from '../discovery/protected-resource.js';
 import { readBearer } from '../middleware/authenticate.js';
@@ -128,6 +130,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
       }
       const access = c.get('access');
       const principal = principalFromAccess(access);
+      const usage = deps.usage.enabled ? deps.usage : null;
       // Opened on first use: list calls and ping never touch the use cases (≈ 3% of a tools/list's CPU).
       let opened: Workspace | undefined;
       const workspace = () => {
@@ -246,6 +249,20 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
           return c.req.raw.signal;
         },
         ...(streamable ? { openStream } : {}),
+        ...(usage
+          ? {
+              meter: (entry: McpUsageEntry) =>
+                usage.call({
+                  workspaceId: access.workspaceId,
+                  method: entry.method,
+                  tool: entry.tool,
+                  principal: usagePrincipal({ kind: principal.kind, id: principal.id, keyId: access.keyId }),
+                  client: entry.clientName,
+                  outcome: entry.outcome,
+                  durationMs: entry.durationMs,
+                }),
+            }
+          : {}),
         audit: (entry: McpAuditEntry) =>
           deps.audit.record({
             workspaceId: access.workspaceId,

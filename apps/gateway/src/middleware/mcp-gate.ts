@@ -1,6 +1,8 @@
 import type { Authenticator, Principal, WorkspaceAccess } from '@flowgate/auth';
 import { AppError, WORKSPACE_ID_PATTERN } from '@flowgate/core';
+import { SUPPORTED_METHODS } from '@flowgate/workspace-mcp';
 import type { Context, MiddlewareHandler, Next } from 'hono';
+import { type UsageMeter, usagePrincipal } from '../audit/usage-meter.js';
 import type { AppEnv } from '../context.js';
 import type { ProtectedResources } from '../discovery/protected-resource.js';
 import type { BucketSpec, RateLimiter } from '../rate-limit/bucket.js';
@@ -23,7 +25,11 @@ export interface McpGateOptions {
   rateLimits: { ipPerMinute: number; keyPerMinute: number };
   /** The OAuth protected resources when an identity provider is configured. */
   resources?: ProtectedResources | undefined;
+  /** Counts requests the gate refuses for a known caller (rate-limited; blocked by Origin or IP policy). */
+  usage?: Pick<UsageMeter, 'enabled' | 'call'> | undefined;
 }
+
+const KNOWN_METHODS: ReadonlySet<string> = new Set(SUPPORTED_METHODS);
 
 /**
  * What one principal may do in one workspace, derived once from the authenticator's cached principal and the
@@ -89,6 +95,24 @@ export function mcpGate(options: McpGateOptions): MiddlewareHandler<AppEnv> {
     return entry;
   }
 
+  const usage = options.usage?.enabled ? options.usage : null;
+  /**
+   * A refusal of a caller whose workspace is known, for usage. The body is not read here: the method is the
+   * `Mcp-Method` header when it names a method served, else `(unknown)`; no tool or client is taken from the request.
+   */
+  const meterRefusal = (c: Context<AppEnv>, access: WorkspaceAccess, outcome: 'rate_limited' | 'blocked') => {
+    const header = c.req.header('mcp-method');
+    usage?.call({
+      workspaceId: access.workspaceId,
+      method: header !== undefined && KNOWN_METHODS.has(header) ? header : '(unknown)',
+      tool: null,
+      principal: usagePrincipal({ ...access.principal, keyId: access.keyId }),
+      client: null,
+      outcome,
+      durationMs: 0,
+    });
+  };
+
   /** Everything after CORS: who is calling, and whether they may come in from where they are. */
   const guards = async (c: Context<AppEnv>, next: Next): Promise<void> => {
     const principal = await principalOf(c, authenticator, options.resources);
@@ -101,6 +125,7 @@ export function mcpGate(options: McpGateOptions): MiddlewareHandler<AppEnv> {
       const taken = await limiter.take(entry.bucket, entry.spec);
       // Set, not returned: this runs as CORS's `next`, which answers with the context's response.
       if (!taken.allowed) {
+        meterRefusal(c, entry.access, 'rate_limited');
         c.res = rateLimitedResponse(c, 'key', taken.retryAfterMs);
         return;
       }
@@ -111,12 +136,16 @@ export function mcpGate(options: McpGateOptions): MiddlewareHandler<AppEnv> {
       origin !== publicOrigin &&
       !options.allowedOrigins.includes(origin) &&
       !policy.allowedOrigins.includes(origin)
-    )
+    ) {
+      meterRefusal(c, entry.access, 'blocked');
       throw new AppError('origin_not_allowed', 'this Origin is not allowed');
+    }
     // The allowlist covers MCP traffic from anyone, the operator included.
     const ip = c.get('clientIp');
-    if (policy.allowedIps.length > 0 && (ip === null || !ipAllowed(ip, policy.allowedIps)))
+    if (policy.allowedIps.length > 0 && (ip === null || !ipAllowed(ip, policy.allowedIps))) {
+      meterRefusal(c, entry.access, 'blocked');
       throw new AppError('ip_not_allowed', "the client address is not in this workspace's IP allowlist");
+    }
     await next();
   };
 

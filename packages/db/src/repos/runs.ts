@@ -282,13 +282,13 @@ export async function listRunStepEnds(
 /**
  * Cancels a run: a queued or waiting run ends `cancelled` at once (its concurrency slot is freed); a running run is
  * marked, and the worker holding it stops it at its next lease renewal. A finished run is returned unchanged.
- * `stopping` is true when the run was running and will end shortly.
+ * `stopping` is true when the run was running and will end shortly; `ended` when this call ended it.
  */
 export async function cancelRun(
   db: Database,
   workspaceId: string,
   runId: string,
-): Promise<{ run: RunRow; stopping: boolean; freedSlot: boolean } | null> {
+): Promise<{ run: RunRow; stopping: boolean; freedSlot: boolean; ended: boolean } | null> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .select()
@@ -320,7 +320,7 @@ export async function cancelRun(
         status: 'cancelled',
         detail: { before: row.status },
       });
-      return { run: done as RunRow, stopping: false, freedSlot: freed.length > 0 };
+      return { run: done as RunRow, stopping: false, freedSlot: freed.length > 0, ended: true };
     }
     if (row.status === 'running') {
       const [marked] = await tx
@@ -328,9 +328,9 @@ export async function cancelRun(
         .set({ cancelRequested: true, updatedAt: new Date() })
         .where(and(eq(runs.workspaceId, workspaceId), eq(runs.id, runId)))
         .returning();
-      return { run: marked as RunRow, stopping: true, freedSlot: false };
+      return { run: marked as RunRow, stopping: true, freedSlot: false, ended: false };
     }
-    return { run: row, stopping: false, freedSlot: false };
+    return { run: row, stopping: false, freedSlot: false, ended: false };
   });
 }
 

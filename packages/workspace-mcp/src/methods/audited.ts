@@ -78,6 +78,7 @@ export function audited(
       throw error;
     } finally {
       reportCall(call.tool, call.outcome, call.errorCode, call.blockers?.map((b) => b.reason) ?? []);
+      scope.verdict.outcome = call.outcome;
       audit(scope, {
         kind: call.kind,
         action: call.subject.action,

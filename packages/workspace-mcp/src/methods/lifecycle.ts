@@ -75,7 +75,8 @@ export function discover(ctx: McpRequestContext): Record<string, unknown> {
   });
 }
 
-function clientInfoFrom(value: unknown): ClientInfo | null {
+/** The client an initialize names, bounded; null when it names none. */
+export function clientInfoFrom(value: unknown): ClientInfo | null {
   if (!isJsonObject(value) || typeof value.name !== 'string') return null;
   return {
     name: clip(value.name, 200),

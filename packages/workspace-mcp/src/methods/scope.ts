@@ -39,6 +39,8 @@ export interface Scope extends ToolContext {
   readonly approval: ApprovalGate;
   /** The JSON-RPC id of the request served (a listen stream names its subscription by it). */
   readonly requestId?: JsonRpcId | null;
+  /** What an audited call concluded, for the usage meter (set by `audited`; untouched by other methods). */
+  readonly verdict: { outcome: 'ok' | 'error' | 'blocked'; tool: string | null };
 }
 
 /** A method result that is already serialised JSON. */
@@ -109,5 +111,6 @@ export function makeScope(
     publicBaseUrl: ctx.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL,
     serverVersion: ctx.serverVersion ?? DEFAULT_SERVER_VERSION,
     clientInfo,
+    verdict: { outcome: 'ok', tool: null },
   };
 }

@@ -266,6 +266,8 @@ async function callTool(params: Params, scope: Scope, call: AuditedCall): Promis
   const name = params.name as string;
   const args = argumentsOf(params);
   const tool = scope.surface.find(name);
+  // Only a name this endpoint serves: made-up names must not become usage rows.
+  if (tool) scope.verdict.tool = name;
   if (!tool) {
     const near = closest(
       name,

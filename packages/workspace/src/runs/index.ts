@@ -9,7 +9,7 @@ import { closest, type FlowModel } from '@flowgate/flows';
 import { type JsonValue, storedToJson } from '@flowgate/run-engine';
 import { redact } from '@flowgate/secrets';
 import { flowUseCases } from '../flows/index.js';
-import type { SettledRun, UseCaseContext } from '../scope.js';
+import { endedRunUsage, type SettledRun, type UseCaseContext } from '../scope.js';
 import { checkInput, secretInputNames } from './input.js';
 
 export interface RunRecord {
@@ -239,6 +239,7 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
   const { db, workspaceId } = ctx;
   const flows = flowUseCases(ctx);
   const hooks = ctx.deps.runs;
+  const usage = ctx.deps.usage;
 
   async function own(runId: string): Promise<repos.RunRow | null> {
     return RUN_ID.test(runId) ? repos.getRun(db, workspaceId, runId) : null;
@@ -403,8 +404,20 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
         }
       }
       if (created) {
+        usage?.runStarted({ workspaceId, flowSlug: flow.slug });
         if (key !== null && model.concurrency?.onNewVersion === 'supersede' && definition.version !== null) {
-          await repos.supersedeQueuedRuns(db, workspaceId, key, definition.version);
+          const superseded = await repos.supersedeQueuedRuns(db, workspaceId, key, definition.version);
+          // Queued runs of this flow: ended before a worker had them, so nothing was used.
+          for (const _ of superseded) {
+            usage?.runEnded({
+              workspaceId,
+              flowSlug: flow.slug,
+              status: 'cancelled',
+              steps: 0,
+              httpCalls: 0,
+              llmTokens: 0,
+            });
+          }
         }
         // A run handed off is running already: no worker needs waking.
         if (!handoff) hooks?.queued();
@@ -527,6 +540,9 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       if (!RUN_ID.test(runId)) return null;
       const outcome = await repos.cancelRun(db, workspaceId, runId);
       if (!outcome) return null;
+      if (outcome.ended && outcome.run.status === 'cancelled') {
+        usage?.runEnded(endedRunUsage({ ...outcome.run, status: 'cancelled' }));
+      }
       if (outcome.stopping) hooks?.cancelRequested(runId);
       // Cancelled while queued or asleep: no worker ends it, so no worker tells its followers.
       else if (outcome.run.status === 'cancelled') hooks?.ended?.(runId);

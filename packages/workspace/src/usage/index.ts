@@ -21,7 +21,7 @@ export const MAX_HOURLY_SPAN_DAYS = 31;
 /** Groups per answer: past it the least used fold into `USAGE_OTHER_GROUP`. */
 export const MAX_USAGE_GROUPS = 200;
 export const USAGE_OTHER_GROUP = '(other)';
-/** The client group of calls whose client did not say its name. */
+/** The group of calls whose client did not say its name (group_by=client) or whose tool was unknown (tool). */
 export const USAGE_UNKNOWN_CLIENT = '(unknown)';
 /** Workspaces one operator answer ranks. */
 export const MAX_USAGE_WORKSPACES = 200;
@@ -213,7 +213,9 @@ export function usageUseCases(ctx: { db: Database; workspaceId: string }): Usage
         );
         points = rows.map((r) => ({
           time: time(r.epoch),
-          group: groupBy === 'client' && r.group === '' ? USAGE_UNKNOWN_CLIENT : r.group,
+          // A client that gave no name, a tools/call whose tool was not one served here.
+          group:
+            (groupBy === 'client' || groupBy === 'tool') && r.group === '' ? USAGE_UNKNOWN_CLIENT : r.group,
           count: r.count,
           errors: r.errors,
           p50Ms: quantileMs(r.durations, 0.5),
