@@ -89,9 +89,9 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) await callTool(WS, beta, 'cursor', 'list_connections');
   for (let i = 0; i < 4; i++) await callTool(OTHER, gamma, 'other-client', 'get_workspace_context');
 
-  // The meter writes with the audit queue (every 250 ms): wait until all 8 calls are in.
+  // The meter writes with the audit queue (every 250 ms): wait until all 12 calls are in.
   const deadline = Date.now() + 10_000;
-  while ((await usage(WS, 'tool')).totals.calls < 8) {
+  while ((await usage(WS, 'tool')).totals.calls < 8 || (await usage(OTHER, 'tool')).totals.calls < 4) {
     if (Date.now() > deadline) throw new Error('the usage of the workload never arrived');
     await new Promise((r) => setTimeout(r, 100));
   }
