@@ -48,6 +48,8 @@ export interface ConnectOptions {
   headers?: Record<string, string>;
   /** v2 only: probe with server/discover first, as dual-era clients do. */
   autoNegotiation?: boolean;
+  /** The name and version the client gives at initialize (default `CLIENT_INFO`). */
+  clientInfo?: { name: string; version: string };
 }
 
 export const CLIENT_INFO = { name: 'flowgate-e2e', version: '9.9.9' };
@@ -63,7 +65,7 @@ async function connectV2(url: string, options: ConnectOptions): Promise<McpSessi
   const transport = new V2Transport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${options.token}`, ...options.headers } },
   });
-  const client = new V2Client(CLIENT_INFO, {
+  const client = new V2Client(options.clientInfo ?? CLIENT_INFO, {
     capabilities: {},
     ...(options.autoNegotiation ? { versionNegotiation: { mode: 'auto' as const } } : {}),
   });
@@ -92,7 +94,7 @@ async function connectV1(url: string, options: ConnectOptions): Promise<McpSessi
   const transport = new V1Transport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${options.token}`, ...options.headers } },
   });
-  const client = new V1Client(CLIENT_INFO, { capabilities: {} });
+  const client = new V1Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} });
   await client.connect(transport);
   return {
     flavour: 'sdk-v1',
