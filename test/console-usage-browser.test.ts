@@ -224,8 +224,9 @@ describe('usage charts in chromium at 360 px', () => {
       ['failed', '1'],
       ['cancelled', '1'],
     ]);
-    const tokens = page.locator('svg[data-chart="quota"] rect[data-value]');
+    const tokens = page.locator('svg[data-chart="quota"] g.quota');
     expect(await tokens.getAttribute('data-value')).toBe('2500');
+    expect(await tokens.getAttribute('data-limit')).toBeNull();
     expect(await page.getByTestId('usage-totals').textContent()).toBe(
       '23 MCP calls (5 with errors), 6 runs and 2,500 LLM tokens in the last 7 days, by day (UTC).',
     );

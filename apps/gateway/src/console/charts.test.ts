@@ -168,34 +168,30 @@ describe('HorizontalBars', () => {
 });
 
 describe('QuotaBar', () => {
+  const quota = (used: number, limit: number | null) =>
+    html(QuotaBar({ id: 'q', title: 'T', description: 'D', used, limit, unit: 'tokens' }));
+
   it('fills the share of the limit, and marks a reached limit', () => {
-    const half = html(
-      QuotaBar({ id: 'q', title: 'T', description: 'D', used: 250, limit: 1000, unit: 'tokens' }),
-    );
-    expect(tags(half, 'rect')[1]).toMatchObject({
-      width: '100',
-      'data-value': '250',
-      'data-limit': '1000',
-      class: 'c-1',
-    });
+    const half = quota(250, 1000);
+    expect(tags(half, 'g')).toEqual([{ class: 'quota', 'data-value': '250', 'data-limit': '1000' }]);
+    expect(tags(half, 'rect').map((r) => [r.class, r.width])).toEqual([
+      ['track', '400'],
+      ['c-1', '100'],
+    ]);
     expect(half).toContain('250 of 1,000 tokens');
-    const over = html(
-      QuotaBar({ id: 'q', title: 'T', description: 'D', used: 1500, limit: 1000, unit: 'tokens' }),
-    );
-    expect(tags(over, 'rect')[1]).toMatchObject({ width: '400', class: 'c-error' });
+    expect(tags(quota(1500, 1000), 'rect').map((r) => [r.class, r.width])).toEqual([
+      ['track', '400'],
+      ['c-error', '400'],
+    ]);
+    expect(tags(quota(0, 1000), 'rect').map((r) => r.class)).toEqual(['track']);
   });
 
   it('shows the amount alone without a limit', () => {
-    const none = html(
-      QuotaBar({ id: 'q', title: 'T', description: 'D', used: 42, limit: null, unit: 'tokens' }),
-    );
-    expect(tags(none, 'rect')[1]).not.toHaveProperty('data-limit');
-    expect(none).toContain('42 tokens');
+    const none = quota(42, null);
+    expect(tags(none, 'g')).toEqual([{ class: 'quota', 'data-value': '42' }]);
+    expect(tags(none, 'rect')).toHaveLength(0);
+    expect(none).toContain('42 tokens, no quota');
     expect(none).toContain('<td class="num">none</td>');
-    const zero = html(
-      QuotaBar({ id: 'q', title: 'T', description: 'D', used: 0, limit: null, unit: 'tokens' }),
-    );
-    expect(tags(zero, 'rect')).toHaveLength(1);
   });
 });
 

@@ -282,12 +282,16 @@ export function HorizontalBars(
   );
 }
 
-/** A used amount against an optional limit: the bar fills `used / limit`, capped at the full width. */
+/**
+ * A used amount against an optional limit, in one `<g class="quota">` (`data-value`, `data-limit` when there is one):
+ * with a limit, a track and a bar filling `used / limit` (capped at the full width, marked once reached); without
+ * one, the amount as text alone, since there is nothing to fill.
+ */
 export function QuotaBar(props: ChartText & { used: number; limit: number | null; unit: string }) {
   const { width } = HBARS;
   const used = safe(props.used);
   const limit = props.limit !== null && props.limit > 0 ? props.limit : null;
-  const share = limit === null ? (used > 0 ? 1 : 0) : Math.min(1, used / limit);
+  const share = limit === null ? 0 : Math.min(1, used / limit);
   const over = limit !== null && used >= limit;
   return (
     <figure class="chart-box">
@@ -298,21 +302,17 @@ export function QuotaBar(props: ChartText & { used: number; limit: number | null
         viewBox={`0 0 ${width} 40`}
         kind="quota"
       >
-        <rect class="track" x={0} y={8} width={width} height={16} />
-        {share > 0 ? (
-          <rect
-            class={over ? 'c-error' : 'c-1'}
-            x={0}
-            y={8}
-            width={r2(share * width)}
-            height={16}
-            data-value={used}
-            data-limit={limit ?? undefined}
-          />
-        ) : null}
-        <text class="tick" x={0} y={38}>
-          {limit === null ? `${fmt(used)} ${props.unit}` : `${fmt(used)} of ${fmt(limit)} ${props.unit}`}
-        </text>
+        <g class="quota" data-value={used} data-limit={limit ?? undefined}>
+          {limit !== null ? <rect class="track" x={0} y={8} width={width} height={16} /> : null}
+          {share > 0 ? (
+            <rect class={over ? 'c-error' : 'c-1'} x={0} y={8} width={r2(share * width)} height={16} />
+          ) : null}
+          <text class={limit === null ? 'label' : 'tick'} x={0} y={limit === null ? 24 : 38}>
+            {limit === null
+              ? `${fmt(used)} ${props.unit}, no quota`
+              : `${fmt(used)} of ${fmt(limit)} ${props.unit}`}
+          </text>
+        </g>
       </Frame>
       <details class="numbers">
         <summary>Numbers: {props.title}</summary>
