@@ -105,6 +105,11 @@ async function probeCall(url: string, headers: Record<string, string>): Promise<
   return String(result.structuredContent.run.runId);
 }
 
+/** Usage metering as this process's environment says (on unless `FLOWGATE_USAGE_METERING` turns it off). */
+function usageMetering(): string {
+  return process.env.FLOWGATE_USAGE_METERING ?? 'on';
+}
+
 async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): Promise<DriverFigures> {
   const previous = process.env.DATABASE_URL;
   if (driver === 'pglite') delete process.env.DATABASE_URL;
@@ -136,6 +141,8 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
         // One key stands for `--connections` agents here: past its default bound of parked waits (32) calls would be
         // answered too_many_waits at once, with no run, and the figures would mix those answers in.
         FLOWGATE_MCP_MAX_WAITS_PER_KEY: String(Math.max(64, options.connections * 2)),
+        // `FLOWGATE_USAGE_METERING=off pnpm bench --only call-flow-tool` measures without usage metering.
+        FLOWGATE_USAGE_METERING: usageMetering(),
       }),
       db: h,
       logger: createLogger('silent'),
@@ -421,7 +428,8 @@ function report(f: DriverFigures): Check[] {
 async function run(options: BenchOptions): Promise<Check[]> {
   heading('call-flow-tool: call_flow_tool with wait_ms (one :function step) beside tools/list');
   log(
-    `  API key over HTTP, in-process worker; ${options.rounds} rounds × ${options.durationS} s per contender, interleaved`,
+    `  API key over HTTP, in-process worker; ${options.rounds} rounds × ${options.durationS} s per contender, interleaved; ` +
+      `usage metering ${usageMetering()} (FLOWGATE_USAGE_METERING=off|on to compare)`,
   );
   const checks = report(await runDriver('pglite', options));
   if (await postgresReachable()) checks.push(...report(await runDriver('postgres', options)));

@@ -46,6 +46,8 @@ const TARGETS = {
   jwt: 0.7,
   rssChangePct: 10,
   otel: 0.9,
+  /** Usage metering on ÷ off: within noise (issue 27). */
+  metering: 0.95,
   idleRssMb: { pglite: 250, postgres: 100 },
 };
 
@@ -216,9 +218,14 @@ async function run(options: BenchOptions): Promise<Check[]> {
   // The same gateway with OpenTelemetry on, exporting every span and metric to a loopback OTLP sink.
   let sink: OtlpSink | undefined;
   let otel: Setup | undefined;
+  // The same gateway with usage metering off: what metering costs per request.
+  let unmetered: Setup | undefined;
   try {
     sink = await startOtlpSink();
     otel = await startSeededGateway('gateway:otel', otlpEnv(sink));
+    unmetered = await startSeededGateway('gateway:unmetered', { FLOWGATE_USAGE_METERING: 'off' });
+    const unmeteredUrl = mcpUrl(unmetered.gw, WORKSPACE);
+    await probe(unmeteredUrl, unmetered.apiKey, 'gateway (API key, usage metering off)');
     const otelUrl = mcpUrl(otel.gw, WORKSPACE);
     await probe(otelUrl, otel.apiKey, 'gateway (API key, OpenTelemetry on)');
     const url = mcpUrl(setup.gw, WORKSPACE);
@@ -248,6 +255,11 @@ async function run(options: BenchOptions): Promise<Check[]> {
       { name: 'gateway, API key', spec: spec(url, setup.apiKey, options), pid: setup.gw.child.pid },
       { name: 'gateway, JWT ES256', spec: spec(url, setup.jwt, options), pid: setup.gw.child.pid },
       { name: 'gateway, API key, OTel', spec: spec(otelUrl, otel.apiKey, options), pid: otel.gw.child.pid },
+      {
+        name: 'gateway, API key, unmetered',
+        spec: spec(unmeteredUrl, unmetered.apiKey, options),
+        pid: unmetered.gw.child.pid,
+      },
     ];
     for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
     const contenders: Contender[] = targets.map((t) => ({ name: t.name, run: () => runLoad(t.spec, t.pid) }));
@@ -256,14 +268,23 @@ async function run(options: BenchOptions): Promise<Check[]> {
         `  round ${round}  ${name.padEnd(22)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.latencyMs.p50, 2)} ms  p99 ${fmt(s.latencyMs.p99, 2)} ms`,
       ),
     );
-    const [base, key, jwt, traced] = contenders.map((c) => summaryOf(summaries, c.name)) as [
+    const [base, key, jwt, traced, plain] = contenders.map((c) => summaryOf(summaries, c.name)) as [
+      Summary,
       Summary,
       Summary,
       Summary,
       Summary,
     ];
     log();
-    printSummaries([base, key, jwt, traced], base.name);
+    printSummaries([base, key, jwt, traced, plain], base.name);
+    const meteringRatio = key.rps / plain.rps;
+    log(
+      `  usage metering on ÷ off (API key): ${fmt(meteringRatio, 3)} (per round ${roundRatios(key, plain)
+        .map((r) => fmt(r, 3))
+        .join(', ')}); p50 ${fmt(key.p50, 2)} vs ${fmt(plain.p50, 2)} ms`,
+    );
+    await unmetered.gw.stop();
+    unmetered = undefined;
     const otelRatio = traced.rps / key.rps;
     if (sink.exports === 0) throw new Error('the OpenTelemetry gateway exported nothing to the OTLP sink');
     log(
@@ -332,6 +353,13 @@ async function run(options: BenchOptions): Promise<Check[]> {
       },
       {
         benchmark: 'tools-list',
+        name: 'usage metering on ÷ off (API key)',
+        value: fmt(meteringRatio, 3),
+        target: `≥ ${TARGETS.metering}`,
+        pass: meteringRatio >= TARGETS.metering,
+      },
+      {
+        benchmark: 'tools-list',
         name: `RSS change over ${options.rssRequests / 1000}k requests`,
         value: `${change >= 0 ? '+' : ''}${change.toFixed(1)}%`,
         target: `±${TARGETS.rssChangePct}%`,
@@ -354,6 +382,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
   } finally {
     await baseline?.stop();
     await otel?.gw.stop();
+    await unmetered?.gw.stop();
     await sink?.close();
     await setup.gw.stop();
     rmSync(tmp, { recursive: true, force: true });
