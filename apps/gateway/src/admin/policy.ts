@@ -15,6 +15,11 @@ function policyView(p: PolicyRecord) {
     allowedOrigins: p.allowedOrigins,
     allowedIps: p.allowedIps,
     rateLimitPerMinute: p.rateLimitPerMinute,
+    quotas: {
+      runsPerMonth: p.quotas.runsPerMonth,
+      llmTokensPerMonth: p.quotas.llmTokensPerMonth,
+      toolCallsPerDay: p.quotas.toolCallsPerDay,
+    },
     updatedAt: p.updatedAt,
   };
 }

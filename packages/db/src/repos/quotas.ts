@@ -17,7 +17,11 @@ const counter = workspaceQuotaCounters;
 const COUNTER_KEY = [counter.workspaceId, counter.quota, counter.periodStart];
 
 /** The stored limit of one quota; null: none. */
-export async function quotaLimit(db: Executor, workspaceId: string, quota: QuotaName): Promise<number | null> {
+export async function quotaLimit(
+  db: Executor,
+  workspaceId: string,
+  quota: QuotaName,
+): Promise<number | null> {
   const [row] = await db
     .select({ limit: LIMIT_COLUMN[quota] })
     .from(workspaceMcpPolicies)

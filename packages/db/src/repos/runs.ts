@@ -107,7 +107,11 @@ export async function createRun(
           // The quota unit is taken in the insert's transaction: a start that is refused or rolled back uses none.
           const period = limit.runsQuotaPeriod;
           const quota = period ? await quotaLimit(tx, workspaceId, 'runsPerMonth') : null;
-          if (period && quota !== null && !(await takeQuota(tx, workspaceId, 'runsPerMonth', period, quota))) {
+          if (
+            period &&
+            quota !== null &&
+            !(await takeQuota(tx, workspaceId, 'runsPerMonth', period, quota))
+          ) {
             const found = await existing();
             return found ? { run: found, created: false } : { quotaReached: true as const, limit: quota };
           }

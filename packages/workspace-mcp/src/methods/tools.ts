@@ -93,8 +93,14 @@ function invalidArgumentsResult(tool: string, issues: { path: string; message: s
 }
 
 /** The workspace used up a quota: which, its limit and when it resets, with nothing done. */
-export function quotaExceededResult(error: QuotaExceeded, maxBytes = DEFAULT_MAX_RESULT_BYTES): CallToolResult {
-  return toolError({ error: { code: error.code, message: error.message }, details: { ...error.details } }, maxBytes);
+export function quotaExceededResult(
+  error: QuotaExceeded,
+  maxBytes = DEFAULT_MAX_RESULT_BYTES,
+): CallToolResult {
+  return toolError(
+    { error: { code: error.code, message: error.message }, details: { ...error.details } },
+    maxBytes,
+  );
 }
 
 /** The verdict of one call: what the client gets, and what the audit records. */
@@ -310,10 +316,10 @@ async function callTool(params: Params, scope: Scope, call: AuditedCall): Promis
   if (asTask) call.kind = 'tasks/create';
   const verdict: CallVerdict = evaluation.visible
     ? ((await admitted(scope)) ??
-      await traceToolExecution(tool.name, () =>
+      (await traceToolExecution(tool.name, () =>
         // A task answers at once: only a call that waits may stream progress.
         runTool(tool, args, asTask ? scope : withCallProgress(scope, params), asTask),
-      ))
+      )))
     : {
         result: blockedResult(tool.name, evaluation.blockers),
         outcome: 'blocked',

@@ -349,7 +349,10 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       // A keyed run must take its key's slot first, which only a claim does.
       const handoff = input.waits && key === null ? (hooks?.handoff?.() ?? null) : null;
       const maxLive = hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE;
-      let outcome: { run: repos.RunRow; created: boolean } | repos.LiveRunsCapReached | repos.RunsQuotaReached;
+      let outcome:
+        | { run: repos.RunRow; created: boolean }
+        | repos.LiveRunsCapReached
+        | repos.RunsQuotaReached;
       // Every edge starts runs here, so the `runsPerMonth` quota bounds them all (counted in the insert).
       const now = ctx.now();
       try {

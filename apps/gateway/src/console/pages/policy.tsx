@@ -12,6 +12,21 @@ import {
 } from '../kit.js';
 import { Csrf, Empty, Notice, Table } from '../views.js';
 
+const QUOTA_FIELDS = [
+  ['runsPerMonth', 'Runs per month'],
+  ['llmTokensPerMonth', 'LLM tokens per month'],
+  ['toolCallsPerDay', 'MCP tool calls per day'],
+] as const;
+
+const quotaText = (value: number | null) => (value === null ? '' : String(value));
+
+/** A typed number field as the API gets it: empty is null; anything but digits goes as typed, for the API to refuse. */
+function typedNumber(text: string): number | string | null {
+  const trimmed = text.trim();
+  if (trimmed === '') return null;
+  return /^\d{1,15}$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
 /** The MCP policy form and its tools/list preview. */
 export function installPolicyPage(kit: PageKit): void {
   const { app: console_, deps, api, wsParam, failed } = kit;
@@ -52,6 +67,11 @@ export function installPolicyPage(kit: PageKit): void {
       allowedOrigins: policy.allowedOrigins.join('\n'),
       allowedIps: policy.allowedIps.join('\n'),
       rateLimitPerMinute: policy.rateLimitPerMinute === null ? '' : String(policy.rateLimitPerMinute),
+      quotas: {
+        runsPerMonth: quotaText(policy.quotas.runsPerMonth),
+        llmTokensPerMonth: quotaText(policy.quotas.llmTokensPerMonth),
+        toolCallsPerDay: quotaText(policy.quotas.toolCallsPerDay),
+      },
     };
     const csrf = c.get('csrf');
     return render(
@@ -88,6 +108,14 @@ export function installPolicyPage(kit: PageKit): void {
                     : `${policy.rateLimitPerMinute} requests a minute per key`}
                 </td>
               </tr>
+              {QUOTA_FIELDS.map(([name, label]) => (
+                <tr>
+                  <th scope="row">{label}</th>
+                  <td>
+                    {policy.quotas[name] === null ? 'no quota' : policy.quotas[name].toLocaleString('en')}
+                  </td>
+                </tr>
+              ))}
             </tbody>
           </table>
         </div>
@@ -137,6 +165,15 @@ export function installPolicyPage(kit: PageKit): void {
               maxlength={16}
             />
           </label>
+          <fieldset>
+            <legend>Quotas (empty for none; periods are UTC, counted from when a quota is set)</legend>
+            {QUOTA_FIELDS.map(([name, label]) => (
+              <label>
+                {label}
+                <input name={name} inputmode="numeric" value={draft.quotas[name]} maxlength={16} />
+              </label>
+            ))}
+          </fieldset>
           <button type="submit">Save policy</button>
         </form>
         <h2>Preview the tool list</h2>
@@ -208,6 +245,11 @@ export function installPolicyPage(kit: PageKit): void {
       allowedOrigins: formText(form, 'allowedOrigins'),
       allowedIps: formText(form, 'allowedIps'),
       rateLimitPerMinute: formText(form, 'rateLimitPerMinute'),
+      quotas: {
+        runsPerMonth: formText(form, 'runsPerMonth'),
+        llmTokensPerMonth: formText(form, 'llmTokensPerMonth'),
+        toolCallsPerDay: formText(form, 'toolCallsPerDay'),
+      },
     };
     const rate = draft.rateLimitPerMinute;
     const res = await workspace(c)['mcp-policy'].$put({
@@ -218,7 +260,12 @@ export function installPolicyPage(kit: PageKit): void {
         allowedOrigins: entries(draft.allowedOrigins),
         allowedIps: entries(draft.allowedIps),
         // Anything but digits goes to the API as typed, so its validation (not a silent NaN) answers.
-        rateLimitPerMinute: rate === '' ? null : /^\d{1,15}$/.test(rate) ? Number(rate) : rate,
+        rateLimitPerMinute: typedNumber(rate),
+        quotas: {
+          runsPerMonth: typedNumber(draft.quotas.runsPerMonth),
+          llmTokensPerMonth: typedNumber(draft.quotas.llmTokensPerMonth),
+          toolCallsPerDay: typedNumber(draft.quotas.toolCallsPerDay),
+        },
       }),
     });
     if (!res.ok) {
