@@ -29,9 +29,9 @@ export function parsePositiveInt(value: string): number {
   return n;
 }
 
-/** A quota: a positive integer, or `none` to remove it. */
-export function parseQuota(value: string): number | null {
-  if (value.trim().toLowerCase() === 'none') return null;
+/** A quota: a positive integer, or `none` to remove it (a string: commander turns a parsed null into ''). */
+export function parseQuota(value: string): number | 'none' {
+  if (value.trim().toLowerCase() === 'none') return 'none';
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1)
     throw new InvalidArgumentError('expected a positive integer, or none to remove the quota');

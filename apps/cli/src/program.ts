@@ -533,9 +533,9 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
           disabledTools?: string[];
           allowedOrigins?: string[];
           allowedIps?: string[];
-          runsPerMonth?: number | null;
-          llmTokensPerMonth?: number | null;
-          toolCallsPerDay?: number | null;
+          runsPerMonth?: number | 'none';
+          llmTokensPerMonth?: number | 'none';
+          toolCallsPerDay?: number | 'none';
         },
         cmd: Command,
       ) => {
@@ -545,9 +545,10 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
         if (opts.allowedOrigins !== undefined) input.allowedOrigins = opts.allowedOrigins;
         if (opts.allowedIps !== undefined) input.allowedIps = opts.allowedIps;
         const quotas: NonNullable<McpPolicyInput['quotas']> = {};
-        if (opts.runsPerMonth !== undefined) quotas.runsPerMonth = opts.runsPerMonth;
-        if (opts.llmTokensPerMonth !== undefined) quotas.llmTokensPerMonth = opts.llmTokensPerMonth;
-        if (opts.toolCallsPerDay !== undefined) quotas.toolCallsPerDay = opts.toolCallsPerDay;
+        const quota = (v: number | 'none') => (v === 'none' ? null : v);
+        if (opts.runsPerMonth !== undefined) quotas.runsPerMonth = quota(opts.runsPerMonth);
+        if (opts.llmTokensPerMonth !== undefined) quotas.llmTokensPerMonth = quota(opts.llmTokensPerMonth);
+        if (opts.toolCallsPerDay !== undefined) quotas.toolCallsPerDay = quota(opts.toolCallsPerDay);
         if (Object.keys(quotas).length > 0) input.quotas = quotas;
         if (Object.keys(input).length === 0) {
           throw new CliError(
