@@ -9,5 +9,4 @@ CREATE TABLE "workspace_quota_counters" (
 ALTER TABLE "workspace_mcp_policies" ADD COLUMN "quota_runs_per_month" integer;--> statement-breakpoint
 ALTER TABLE "workspace_mcp_policies" ADD COLUMN "quota_llm_tokens_per_month" bigint;--> statement-breakpoint
 ALTER TABLE "workspace_mcp_policies" ADD COLUMN "quota_tool_calls_per_day" integer;--> statement-breakpoint
-ALTER TABLE "workspace_quota_counters" ADD CONSTRAINT "workspace_quota_counters_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "workspace_quota_counters_period_idx" ON "workspace_quota_counters" USING btree ("period_start");
+ALTER TABLE "workspace_quota_counters" ADD CONSTRAINT "workspace_quota_counters_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;

@@ -507,7 +507,7 @@ export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
 /**
  * What a workspace used of each quota in one period (a UTC day or month, by its start). Enforcement reads and bumps
  * these rows in the statement that admits the work, never the usage rollups (batched, so behind). Only periods a
- * quota was set in have a row; old periods are pruned.
+ * quota was set in have a row; the last two periods of each quota are kept.
  */
 export const workspaceQuotaCounters = pgTable(
   'workspace_quota_counters',
@@ -517,10 +517,8 @@ export const workspaceQuotaCounters = pgTable(
     periodStart: ts('period_start').notNull(),
     used: bigint('used', { mode: 'number' }).notNull().default(0),
   },
-  (t) => [
-    primaryKey({ columns: [t.workspaceId, t.quota, t.periodStart] }),
-    index('workspace_quota_counters_period_idx').on(t.periodStart),
-  ],
+  // Pruned per workspace and quota when a period's first row is written (repos/quotas.ts): the key serves that too.
+  (t) => [primaryKey({ columns: [t.workspaceId, t.quota, t.periodStart] })],
 );
 
 export const kvEntries = pgTable(
