@@ -219,6 +219,17 @@ describe('runsPerMonth', () => {
     });
     const runs = await gw.admin('GET', `/api/workspaces/${ws}/runs`);
     expect((runs.json as { items: unknown[] }).items).toHaveLength(2);
+    const standing = await gw.admin('GET', `/api/workspaces/${ws}/quotas`);
+    expect(standing.status).toBe(200);
+    const monthStart = new Date(Date.parse(resetsAt));
+    monthStart.setUTCMonth(monthStart.getUTCMonth() - 1);
+    expect((standing.json as { items: unknown[] }).items[0]).toEqual({
+      quota: 'runsPerMonth',
+      limit: 2,
+      used: 2,
+      periodStart: monthStart.toISOString(),
+      resetsAt,
+    });
 
     await gw.setPolicy(ws, { quotas: { runsPerMonth: 3 } });
     await startRun(gw, ws, 'echo', { n: 5 });

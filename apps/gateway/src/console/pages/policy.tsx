@@ -18,6 +18,8 @@ const QUOTA_FIELDS = [
   ['toolCallsPerDay', 'MCP tool calls per day'],
 ] as const;
 
+type QuotaField = (typeof QUOTA_FIELDS)[number][0];
+
 const quotaText = (value: number | null) => (value === null ? '' : String(value));
 
 /** A typed number field as the API gets it: empty is null; anything but digits goes as typed, for the API to refuse. */
@@ -39,13 +41,22 @@ export function installPolicyPage(kit: PageKit): void {
   ] as const;
   const policyPage = async (c: C, extra: { error?: string; draft?: PolicyDraft }) => {
     const ws = c.req.param('ws') as string;
-    const [policyAnswer, accountsAnswer] = await Promise.all([
+    const [policyAnswer, accountsAnswer, quotasAnswer] = await Promise.all([
       workspace(c)['mcp-policy'].$get({ param: wsParam(c) }),
       workspace(c)['service-accounts'].$get({ param: wsParam(c), query: { limit: '200' } }),
+      workspace(c).quotas.$get({ param: wsParam(c) }),
     ]);
     if (!policyAnswer.ok) return failed(c, 'MCP policy', 'policy', await refusal(policyAnswer));
     const policy = await policyAnswer.json();
     const accounts = accountsAnswer.ok ? (await accountsAnswer.json()).items : [];
+    const standing = quotasAnswer.ok ? (await quotasAnswer.json()).items : [];
+    const quotaCell = (name: QuotaField) => {
+      const limit = policy.quotas[name];
+      if (limit === null) return 'no quota';
+      const now = standing.find((q) => q.quota === name);
+      const used = now ? `; ${now.used.toLocaleString('en')} used, resets ${now.resetsAt}` : '';
+      return `${limit.toLocaleString('en')}${used}`;
+    };
     const sa = c.req.query('sa') || accounts[0]?.serviceAccountId || '';
     const headerValues = Object.fromEntries(
       NARROWING_FIELDS.map(([name]) => [name, c.req.query(name) ?? '']),
@@ -111,9 +122,7 @@ export function installPolicyPage(kit: PageKit): void {
               {QUOTA_FIELDS.map(([name, label]) => (
                 <tr>
                   <th scope="row">{label}</th>
-                  <td>
-                    {policy.quotas[name] === null ? 'no quota' : policy.quotas[name].toLocaleString('en')}
-                  </td>
+                  <td>{quotaCell(name)}</td>
                 </tr>
               ))}
             </tbody>
