@@ -171,10 +171,11 @@ describe.each(CLIENT_FLAVOURS)('toolCallsPerDay with the %s client', (flavour) =
 describe('runsPerMonth', () => {
   const ws = 'ws-quota-runs';
   let s: McpSession;
+  let key: ServiceAccountKey;
   beforeAll(async () => {
     await gw.createWorkspace(ws);
     await installFlow(gw, ws, 'echo', ECHO);
-    const key = await gw.mintKey(ws, ['flows.read', 'flows.run'], 'runner');
+    key = await gw.mintKey(ws, ['flows.read', 'flows.run'], 'runner');
     s = await connectClient('sdk-v2', gw.mcpUrl(ws), { token: key.apiKey });
   });
   afterAll(async () => {
@@ -217,6 +218,15 @@ describe('runsPerMonth', () => {
         details: { quota: 'runsPerMonth', limit: 2, resetsAt },
       },
     });
+    // The flow's own endpoint starts runs through the same start: its tool answers the same refusal.
+    const own = await connectClient('sdk-v1', `${gw.url}/api/workspaces/${ws}/flows/echo/mcp`, {
+      token: key.apiKey,
+    });
+    try {
+      expect(await own.callTool('echo', { n: 5 })).toEqual(toolRefused);
+    } finally {
+      await own.close();
+    }
     const runs = await gw.admin('GET', `/api/workspaces/${ws}/runs`);
     expect((runs.json as { items: unknown[] }).items).toHaveLength(2);
     const standing = await gw.admin('GET', `/api/workspaces/${ws}/quotas`);

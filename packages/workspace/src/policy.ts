@@ -1,5 +1,5 @@
 /** The workspace's MCP policy: what its callers may see and do, and where they may call from. */
-import type { QuotaLimits, QuotaName } from '@flowgate/core';
+import { QUOTA_NAMES, type QuotaLimits, type QuotaName } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { audited } from './audit.js';
 import type { UseCaseContext } from './scope.js';
@@ -39,6 +39,10 @@ export function policyUseCases(ctx: UseCaseContext): PolicyUseCases {
     put(change) {
       return audited(ctx, 'mcp_policy.update', { ok: () => ({ arguments: change }) }, async () => {
         const policy = await repos.putPolicy(ctx.db, ctx.workspaceId, change);
+        // A removed quota stops counting; set again, it counts from then rather than from a stale figure.
+        for (const quota of QUOTA_NAMES) {
+          if (change.quotas?.[quota] === null) await repos.clearQuotaCounters(ctx.db, ctx.workspaceId, quota);
+        }
         ctx.deps.changes?.workspaceChanged(ctx.workspaceId);
         return policyRecord(policy);
       });

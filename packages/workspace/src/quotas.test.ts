@@ -223,14 +223,21 @@ function quotaSuite(name: string, open: () => Promise<DbHandle>) {
       expect((await ws.policy.get()).quotas).toEqual(put.quotas);
       for (let n = 2; n < 5; n++)
         await expect(start('ws-q-null', n)).resolves.toMatchObject({ created: true });
-      // No quota, no counting: the month's row stays where the quota left it.
+      // No quota, no count: the removed quota's rows are gone, and nothing counts while it is unset.
+      await ws.quotas.admitToolCall(7);
       expect(await counters('ws-q-null')).toEqual([
-        { quota: 'runsPerMonth', periodStart: new Date('2026-11-01T00:00:00.000Z'), used: 1 },
+        { quota: 'toolCallsPerDay', periodStart: new Date('2026-11-20T00:00:00.000Z'), used: 1 },
       ]);
+      // Set again, it counts from then: one more start is admitted under a limit of 1.
+      await ws.policy.put({ quotas: { runsPerMonth: 1 } });
+      await expect(start('ws-q-null', 5)).resolves.toMatchObject({ created: true });
+      await refusal(start('ws-q-null', 6));
       // A cached view that still has the call quota while the stored one is gone admits without counting.
       await ws.policy.put({ quotas: { toolCallsPerDay: null } });
       await expect(ws.quotas.admitToolCall(7)).resolves.toBeUndefined();
-      expect(await counters('ws-q-null')).toHaveLength(1);
+      expect(await counters('ws-q-null')).toEqual([
+        { quota: 'runsPerMonth', periodStart: new Date('2026-11-01T00:00:00.000Z'), used: 1 },
+      ]);
     });
 
     it('an after-the-fact quota (LLM tokens) is read with its standing and added to whatever the limit', async () => {

@@ -160,3 +160,8 @@ export async function quotaStanding(
   if (!row || row.limit === null) return null;
   return { limit: row.limit, used: row.used ?? 0 };
 }
+
+/** Drops every period's count of a quota: a quota removed and set again counts from then, like a new one. */
+export async function clearQuotaCounters(db: Executor, workspaceId: string, quota: QuotaName): Promise<void> {
+  await db.delete(counter).where(and(eq(counter.workspaceId, workspaceId), eq(counter.quota, quota)));
+}
