@@ -28,3 +28,12 @@ export function parsePositiveInt(value: string): number {
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
   return n;
 }
+
+/** A quota: a positive integer, or `none` to remove it (a string: commander turns a parsed null into ''). */
+export function parseQuota(value: string): number | 'none' {
+  if (value.trim().toLowerCase() === 'none') return 'none';
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('expected a positive integer, or none to remove the quota');
+  return n;
+}

@@ -344,6 +344,60 @@ describe('admin commands → HTTP requests', () => {
     expect(sent.requests).toHaveLength(0);
   });
 
+  it('mcp-policy set sets and removes quotas one by one; a bad quota is a usage error and sends nothing', async () => {
+    const ws = await workspace();
+    const set = await runWith(
+      [
+        'mcp-policy',
+        'set',
+        '--workspace',
+        ws,
+        '--runs-per-month',
+        '500',
+        '--tool-calls-per-day',
+        '2000',
+        '--json',
+      ],
+      { env },
+    );
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout).quotas).toEqual({
+      runsPerMonth: 500,
+      llmTokensPerMonth: null,
+      toolCallsPerDay: 2000,
+    });
+    const cleared = await runWith(
+      [
+        'mcp-policy',
+        'set',
+        '--workspace',
+        ws,
+        '--runs-per-month',
+        'none',
+        '--llm-tokens-per-month',
+        '1000000',
+      ],
+      { env },
+    );
+    expect(cleared, cleared.stderr).toMatchObject({ code: 0 });
+    expect(await adminGet(`/api/workspaces/${ws}/mcp-policy`)).toMatchObject({
+      quotas: { runsPerMonth: null, llmTokensPerMonth: 1_000_000, toolCallsPerDay: 2000 },
+    });
+    for (const bad of ['0', '-1', '1.5', 'lots']) {
+      const sent = recordingFetch();
+      const r = await runWith(['mcp-policy', 'set', '--workspace', ws, '--tool-calls-per-day', bad], {
+        env,
+        fetch: sent.fetch,
+      });
+      expect(r.code, bad).not.toBe(0);
+      expect(r.stderr).toContain('expected a positive integer, or none to remove the quota');
+      expect(sent.requests).toHaveLength(0);
+    }
+    expect(await adminGet(`/api/workspaces/${ws}/mcp-policy`)).toMatchObject({
+      quotas: { runsPerMonth: null, llmTokensPerMonth: 1_000_000, toolCallsPerDay: 2000 },
+    });
+  });
+
   it('audit passes limit and cursor as query and shows the next page hint', async () => {
     const ws = await workspace();
     for (const name of ['first', 'second', 'third'])

@@ -15,7 +15,7 @@ import { registerFeedbackCommands } from './feedback-commands.js';
 import { registerFlowCommands } from './flows-commands.js';
 import { registerMcpCommands } from './mcp/command.js';
 import { renderJson, renderSummary, renderTable } from './output.js';
-import { parsePositiveInt, parseWorkspaceId } from './parsers.js';
+import { parsePositiveInt, parseQuota, parseWorkspaceId } from './parsers.js';
 import { renderError } from './render-error.js';
 import { registerRunCommands } from './runs-commands.js';
 import { registerUsageCommands } from './usage-commands.js';
@@ -523,6 +523,9 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
     .option('--disabled-tools <names>', 'comma list of tools to disable ("" clears)', parseList)
     .option('--allowed-origins <origins>', 'comma list of allowed browser origins ("" clears)', parseList)
     .option('--allowed-ips <cidrs>', 'comma list of allowed client IPs or CIDRs ("" clears)', parseList)
+    .option('--runs-per-month <n>', 'quota: run starts per UTC month (none removes it)', parseQuota)
+    .option('--llm-tokens-per-month <n>', 'quota: LLM tokens per UTC month (none removes it)', parseQuota)
+    .option('--tool-calls-per-day <n>', 'quota: MCP tool calls per UTC day (none removes it)', parseQuota)
     .action(
       async (
         opts: {
@@ -531,6 +534,9 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
           disabledTools?: string[];
           allowedOrigins?: string[];
           allowedIps?: string[];
+          runsPerMonth?: number | 'none';
+          llmTokensPerMonth?: number | 'none';
+          toolCallsPerDay?: number | 'none';
         },
         cmd: Command,
       ) => {
@@ -539,10 +545,16 @@ function buildProgram(io: CliIo, secrets: Set<string>): Command {
         if (opts.disabledTools !== undefined) input.disabledTools = opts.disabledTools;
         if (opts.allowedOrigins !== undefined) input.allowedOrigins = opts.allowedOrigins;
         if (opts.allowedIps !== undefined) input.allowedIps = opts.allowedIps;
+        const quotas: NonNullable<McpPolicyInput['quotas']> = {};
+        const quota = (v: number | 'none') => (v === 'none' ? null : v);
+        if (opts.runsPerMonth !== undefined) quotas.runsPerMonth = quota(opts.runsPerMonth);
+        if (opts.llmTokensPerMonth !== undefined) quotas.llmTokensPerMonth = quota(opts.llmTokensPerMonth);
+        if (opts.toolCallsPerDay !== undefined) quotas.toolCallsPerDay = quota(opts.toolCallsPerDay);
+        if (Object.keys(quotas).length > 0) input.quotas = quotas;
         if (Object.keys(input).length === 0) {
           throw new CliError(
             'invalid_request',
-            'nothing to set: give --read-only/--no-read-only, --disabled-tools, --allowed-origins or --allowed-ips',
+            'nothing to set: give --read-only/--no-read-only, --disabled-tools, --allowed-origins, --allowed-ips or a quota (--runs-per-month, --llm-tokens-per-month, --tool-calls-per-day)',
           );
         }
         const result = await client(cmd).setMcpPolicy(opts.workspace, input);

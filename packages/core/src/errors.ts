@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'method_not_allowed'
   | 'rate_limited'
+  | 'quota_exceeded'
   | 'unavailable'
   | 'internal_error';
 
@@ -43,6 +44,7 @@ const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   method_not_allowed: 405,
   rate_limited: 429,
+  quota_exceeded: 429,
   unavailable: 503,
   internal_error: 500,
 };

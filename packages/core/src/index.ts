@@ -38,6 +38,18 @@ export {
 } from './ids.js';
 export { pause } from './pause.js';
 export {
+  isQuotaExceeded,
+  NO_QUOTAS,
+  QUOTA_MAX,
+  QUOTA_NAMES,
+  QuotaExceeded,
+  type QuotaExceededDetails,
+  type QuotaLimits,
+  type QuotaName,
+  type QuotaPeriod,
+  quotaPeriod,
+} from './quotas.js';
+export {
   FINAL_RUN_STATUSES,
   type FinalRunStatus,
   isFinalRunStatus,

@@ -497,8 +497,29 @@ export const workspaceMcpPolicies = pgTable('workspace_mcp_policies', {
   allowedIps: jsonb('allowed_ips').$type<string[]>().notNull().default([]),
   /** Requests a minute per key or user in this workspace; null: the deployment's FLOWGATE_RATE_LIMIT_KEY_PER_MIN. */
   rateLimitPerMinute: integer('rate_limit_per_minute'),
+  /** Quotas (null: none): run starts per UTC month, LLM tokens per UTC month, MCP tool calls per UTC day. */
+  quotaRunsPerMonth: integer('quota_runs_per_month'),
+  quotaLlmTokensPerMonth: bigint('quota_llm_tokens_per_month', { mode: 'number' }),
+  quotaToolCallsPerDay: integer('quota_tool_calls_per_day'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * What a workspace used of each quota in one period (a UTC day or month, by its start). Enforcement reads and bumps
+ * these rows in the statement that admits the work, never the usage rollups (batched, so behind). Only periods a
+ * quota was set in have a row; the last two periods of each quota are kept.
+ */
+export const workspaceQuotaCounters = pgTable(
+  'workspace_quota_counters',
+  {
+    workspaceId: workspaceRef(),
+    quota: text('quota').$type<'runsPerMonth' | 'llmTokensPerMonth' | 'toolCallsPerDay'>().notNull(),
+    periodStart: ts('period_start').notNull(),
+    used: bigint('used', { mode: 'number' }).notNull().default(0),
+  },
+  // Pruned per workspace and quota when a period's first row is written (repos/quotas.ts): the key serves that too.
+  (t) => [primaryKey({ columns: [t.workspaceId, t.quota, t.periodStart] })],
+);
 
 export const kvEntries = pgTable(
   'kv_entries',

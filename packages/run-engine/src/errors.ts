@@ -17,6 +17,8 @@ export const RUN_ERROR_CODES = [
   'http_call_limit_exceeded',
   'llm_token_limit_exceeded',
   'result_too_large',
+  // the workspace's quota (llmTokensPerMonth) is used up
+  'quota_exceeded',
   'input_invalid',
   // evaluation errors
   'type_error',

@@ -38,6 +38,7 @@ export type {
   ConnectionPurpose,
   ConnectionResolver,
   KvStore,
+  LlmQuota,
   ResolvedConnection,
 } from './steps/common.js';
 export { type GuardedFetchOptions, guardedFetch } from './steps/fetch.js';

@@ -21,7 +21,7 @@ import {
 } from '@flowgate/run-engine';
 import type { SecretBox } from '@flowgate/secrets';
 import { traceHeaders } from '@flowgate/telemetry';
-import { type RunConnections, runConnections, workspaceKv } from './ports.js';
+import { type RunConnections, runConnections, workspaceKv, workspaceLlmQuota } from './ports.js';
 import { tracedSteps } from './telemetry.js';
 
 export interface ExecuteDeps {
@@ -38,6 +38,8 @@ export interface ExecuteDeps {
   eventsChannel?: string;
   /** Opens sessions with remote MCP servers; without it :mcp steps and :llm :tools fail with connection_unavailable. */
   mcp?: McpConnector;
+  /** The clock of quota periods (tests inject one). */
+  now?: () => Date;
 }
 
 /** Why a worker stopped an attempt on its own: the attempt's writes end, the run itself does not. */
@@ -284,6 +286,7 @@ export async function executeAttempt(
         createStepRunner({
           connections: connections.resolver,
           kv: workspaceKv(db, run.workspaceId),
+          llmQuota: workspaceLlmQuota(db, run.workspaceId, deps.now),
           allowPrivateNetwork: deps.allowPrivateNetwork,
           outboundHeaders: traceHeaders,
           ...(deps.mcp ? { mcp: deps.mcp } : {}),

@@ -3,11 +3,13 @@
  * installation, the installation's bindings to the installing workspace's connections) with their secrets decrypted
  * here and nowhere else, and the workspace's key-value store.
  */
+import { QuotaExceeded, quotaPeriod } from '@flowgate/core';
 import { type Database, repos } from '@flowgate/db';
 import type {
   ConnectionResolver,
   JsonValue,
   KvStore,
+  LlmQuota,
   ResolvedConnection,
   RunErrorCode,
 } from '@flowgate/run-engine';
@@ -118,6 +120,45 @@ export function workspaceKv(db: Database, workspaceId: string): KvStore {
     },
     async delete(key) {
       await repos.kvDelete(db, workspaceId, key);
+    },
+  };
+}
+
+/**
+ * The workspace's `llmTokensPerMonth` quota over its counter: a step checks it before it starts, and while a quota
+ * was found at the check, each completed call adds its tokens (counted only while a quota is set, like every quota).
+ */
+export function workspaceLlmQuota(
+  db: Database,
+  workspaceId: string,
+  now: () => Date = () => new Date(),
+): LlmQuota {
+  let limited = false;
+  return {
+    async check() {
+      const at = now();
+      const standing = await repos.quotaStanding(
+        db,
+        workspaceId,
+        'llmTokensPerMonth',
+        quotaPeriod('llmTokensPerMonth', at),
+      );
+      limited = standing !== null;
+      if (standing && standing.used >= standing.limit)
+        throw new RunError(
+          'quota_exceeded',
+          new QuotaExceeded('llmTokensPerMonth', standing.limit, at).message,
+        );
+    },
+    async add(tokens) {
+      if (!limited) return;
+      await repos.addQuotaUse(
+        db,
+        workspaceId,
+        'llmTokensPerMonth',
+        quotaPeriod('llmTokensPerMonth', now()),
+        tokens,
+      );
     },
   };
 }

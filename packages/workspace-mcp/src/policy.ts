@@ -12,6 +12,8 @@ export interface WorkspacePolicy {
   readonly readOnly: boolean;
   /** Per-tool disable list set by an admin. */
   readonly disabledTools: readonly string[];
+  /** The workspace's daily bound on tools/call (null or absent: none); counted when a call is admitted. */
+  readonly quotas?: { readonly toolCallsPerDay: number | null };
 }
 
 export const OPEN_WORKSPACE_POLICY: WorkspacePolicy = Object.freeze({ readOnly: false, disabledTools: [] });

@@ -96,6 +96,7 @@ export type {
 } from './installations.js';
 export { type Operator, type OperatorScope, openOperator, type WorkspaceRecord } from './operator.js';
 export type { PolicyChange, PolicyRecord, PolicyUseCases } from './policy.js';
+export type { QuotaStanding, QuotaUseCases } from './quotas.js';
 export {
   DEFAULT_MAX_RUN_DURATION_MS,
   MAX_LIVE_RUNS_PER_WORKSPACE,

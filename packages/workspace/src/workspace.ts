@@ -12,6 +12,7 @@ import {
 import { type FlowUseCases, flowUseCases } from './flows/index.js';
 import { type InstallationUseCases, installationUseCases } from './installations.js';
 import { type PolicyUseCases, policyUseCases } from './policy.js';
+import { type QuotaUseCases, quotaUseCases } from './quotas.js';
 import { auditedRuns } from './runs/audited.js';
 import { type RunUseCases, runUseCases } from './runs/index.js';
 import type { UseCaseContext, WorkspaceDeps, WorkspaceScope } from './scope.js';
@@ -28,6 +29,7 @@ export interface Workspace {
   readonly feedbackLog: FeedbackLogUseCases;
   readonly installations: InstallationUseCases;
   readonly policy: PolicyUseCases;
+  readonly quotas: QuotaUseCases;
   readonly runs: RunUseCases;
   readonly serviceAccounts: ServiceAccountUseCases;
   /** Metered usage (calls, runs, tokens) of this workspace only. */
@@ -59,6 +61,7 @@ export function openWorkspace(deps: WorkspaceDeps, scope: WorkspaceScope): Works
     feedbackLog: feedbackLogUseCases(ctx),
     installations: installationUseCases(ctx),
     policy: policyUseCases(ctx),
+    quotas: quotaUseCases(ctx),
     runs: auditedRuns(ctx, runUseCases(ctx)),
     serviceAccounts: serviceAccountUseCases(ctx),
     usage: usageUseCases(ctx),

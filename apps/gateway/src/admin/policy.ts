@@ -15,6 +15,11 @@ function policyView(p: PolicyRecord) {
     allowedOrigins: p.allowedOrigins,
     allowedIps: p.allowedIps,
     rateLimitPerMinute: p.rateLimitPerMinute,
+    quotas: {
+      runsPerMonth: p.quotas.runsPerMonth,
+      llmTokensPerMonth: p.quotas.llmTokensPerMonth,
+      toolCallsPerDay: p.quotas.toolCallsPerDay,
+    },
     updatedAt: p.updatedAt,
   };
 }
@@ -35,14 +40,21 @@ function refuseSelfLockout(c: Context<AppEnv>, ips: readonly string[] | undefine
   }
 }
 
-/** The workspace's MCP policy (docs/admin-api.md); a change reaches the workspace cache at once. */
+/**
+ * The workspace's MCP policy (docs/admin-api.md); a change reaches the workspace cache at once. Beside it, where each
+ * quota stands this period.
+ */
 export function policyRoutes(deps: AdminWorkspaces & { toolNames: readonly string[] }) {
   const admin = requireWorkspaceAdmin;
-  return new Hono<AppEnv>()
-    .get('/mcp-policy', admin, async (c) => c.json(policyView(await workspaceOf(c, deps).policy.get())))
-    .put('/mcp-policy', admin, jsonBody(mcpPolicyBody(deps.toolNames)), async (c) => {
-      const body = c.req.valid('json');
-      refuseSelfLockout(c, body.allowedIps);
-      return c.json(policyView(await workspaceOf(c, deps).policy.put(body)));
-    });
+  return (
+    new Hono<AppEnv>()
+      .get('/mcp-policy', admin, async (c) => c.json(policyView(await workspaceOf(c, deps).policy.get())))
+      .put('/mcp-policy', admin, jsonBody(mcpPolicyBody(deps.toolNames)), async (c) => {
+        const body = c.req.valid('json');
+        refuseSelfLockout(c, body.allowedIps);
+        return c.json(policyView(await workspaceOf(c, deps).policy.put(body)));
+      })
+      // What this period used of each quota, from the counters that enforce them (not the usage rollups).
+      .get('/quotas', admin, async (c) => c.json({ items: await workspaceOf(c, deps).quotas.standing() }))
+  );
 }

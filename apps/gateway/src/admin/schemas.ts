@@ -1,5 +1,5 @@
 import { capabilitySchema } from '@flowgate/auth';
-import { CONNECTION_TYPES, workspaceIdSchema } from '@flowgate/core';
+import { CONNECTION_TYPES, QUOTA_MAX, type QuotaName, workspaceIdSchema } from '@flowgate/core';
 import { urlCredentialProblem } from '@flowgate/secrets';
 import { AUDIT_OUTCOMES, FIXED_HEADER_LIMITS } from '@flowgate/workspace';
 import { z } from 'zod';
@@ -165,6 +165,16 @@ const origin = z
     }
   }, 'must be an origin like https://app.example.com (scheme, host, optional port; no path)');
 
+function quotaValue(quota: QuotaName) {
+  return z
+    .number({ error: 'must be a positive integer or null (no quota)' })
+    .int('must be a positive integer or null (no quota)')
+    .min(1, 'must be a positive integer or null (no quota)')
+    .max(QUOTA_MAX[quota])
+    .nullable()
+    .optional();
+}
+
 export function mcpPolicyBody(toolNames: readonly string[]) {
   return z.strictObject({
     readOnly: z.boolean().optional(),
@@ -192,6 +202,14 @@ export function mcpPolicyBody(toolNames: readonly string[]) {
       .optional(),
     /** Per key or user in this workspace; null goes back to the deployment default. */
     rateLimitPerMinute: z.number().int().min(1).max(1_000_000).nullable().optional(),
+    /** Each a positive integer or null (no quota); a quota left out keeps its stored value. */
+    quotas: z
+      .strictObject({
+        runsPerMonth: quotaValue('runsPerMonth'),
+        llmTokensPerMonth: quotaValue('llmTokensPerMonth'),
+        toolCallsPerDay: quotaValue('toolCallsPerDay'),
+      })
+      .optional(),
   });
 }
 

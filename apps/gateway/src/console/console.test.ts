@@ -326,6 +326,9 @@ describe('admin console', () => {
       allowedOrigins: 'https://app.example.com\nhttp://localhost:3000',
       allowedIps: '',
       rateLimitPerMinute: '120',
+      runsPerMonth: '500',
+      llmTokensPerMonth: ' 2000000 ',
+      toolCallsPerDay: '',
     });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/console/w/ws-a/policy?done=policy-saved');
@@ -335,9 +338,15 @@ describe('admin console', () => {
       allowedOrigins: ['https://app.example.com', 'http://localhost:3000'],
       allowedIps: [],
       rateLimitPerMinute: 120,
+      quotas: { runsPerMonth: 500, llmTokensPerMonth: 2_000_000, toolCallsPerDay: null },
     });
     const { html } = await b.page('/console/w/ws-a/policy?done=policy-saved');
     expect(html).toContain('Policy saved.');
+    expect(html).toMatch(
+      /<th scope="row">LLM tokens per month<\/th><td>2,000,000; 0 used, resets \d{4}-\d\d-01T00:00:00\.000Z<\/td>/,
+    );
+    expect(html).toContain('<th scope="row">MCP tool calls per day</th><td>no quota</td>');
+    expect(html).toMatch(/name="runsPerMonth" inputmode="numeric" value="500"/);
     expect(html).toMatch(/name="readOnly" value="true" checked/);
     expect(html).toMatch(/name="disabledTools" value="search_flows" checked/);
     const after = await visible();
@@ -358,6 +367,7 @@ describe('admin console', () => {
       allowedOrigins: [],
       allowedIps: [],
       rateLimitPerMinute: null,
+      quotas: { runsPerMonth: null, llmTokensPerMonth: null, toolCallsPerDay: null },
     });
     expect(await visible()).toEqual(before);
   });
@@ -392,6 +402,17 @@ describe('admin console', () => {
     expect(badRate.status).toBe(400);
     expect(await badRate.text()).toMatch(/request body is invalid: rateLimitPerMinute: [^<]+/);
     expect(await policyOf('ws-a')).toEqual(before);
+    for (const typed of ['0', '-1', '1.5', 'lots']) {
+      const badQuota = await b.fetch('POST', '/console/w/ws-a/policy', {
+        _csrf: b.csrf,
+        runsPerMonth: typed,
+      });
+      expect(badQuota.status, typed).toBe(400);
+      expect(await badQuota.text()).toContain(
+        'request body is invalid: quotas.runsPerMonth: must be a positive integer or null (no quota)',
+      );
+      expect(await policyOf('ws-a')).toEqual(before);
+    }
   });
 
   it('renders every client config for the chosen variable, exactly as `flowgate mcp config` does', async () => {
@@ -703,6 +724,32 @@ describe('admin console runs without a worker', () => {
     const run = await h.request('GET', `/api/workspaces/ws-runs/runs/${runId}`);
     expect(((await run.json()) as { status: string }).status).toBe('cancelled');
     expect((await b.page('/console/w/ws-runs/runs?status=queued')).html).not.toContain(runId as string);
+  });
+
+  it('a start past the runsPerMonth quota shows the quota, its limit and when it resets', async () => {
+    const b = new Browser(h);
+    await b.signInWithToken(TEST_ADMIN_TOKEN);
+    const countRuns = async () =>
+      ((await (await h.request('GET', '/api/workspaces/ws-runs/runs')).json()) as { items: unknown[] }).items
+        .length;
+    // A quota counts from when it is set: the run above is not counted.
+    const put = await h.request('PUT', '/api/workspaces/ws-runs/mcp-policy', {
+      body: { quotas: { runsPerMonth: 1 } },
+    });
+    expect(put.status).toBe(200);
+    await b.page('/console/w/ws-runs/runs');
+    const form = { _csrf: b.csrf, flow: 'report', input: '{}' };
+    expect((await b.fetch('POST', '/console/w/ws-runs/runs', form)).status).toBe(303);
+    const before = await countRuns();
+    const refused = await b.fetch('POST', '/console/w/ws-runs/runs', form);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(
+      /This workspace used its quota of 1 run starts per month \(runsPerMonth\); it resets at \d{4}-\d\d-01T00:00:00\.000Z/,
+    );
+    expect(await countRuns()).toBe(before);
+    await h.request('PUT', '/api/workspaces/ws-runs/mcp-policy', {
+      body: { quotas: { runsPerMonth: null } },
+    });
   });
 
   it('binds a flow slot to a connection through the flow page', async () => {

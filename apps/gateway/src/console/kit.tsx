@@ -62,6 +62,8 @@ export interface PolicyDraft {
   allowedOrigins: string;
   allowedIps: string;
   rateLimitPerMinute: string;
+  /** Quotas as typed; empty: none. */
+  quotas: { runsPerMonth: string; llmTokensPerMonth: string; toolCallsPerDay: string };
 }
 
 const NOTICES: Record<string, string> = {

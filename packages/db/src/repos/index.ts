@@ -11,6 +11,7 @@ export * from './flows.js';
 export * from './installations.js';
 export * from './kv.js';
 export * from './policy.js';
+export * from './quotas.js';
 export * from './run-queue.js';
 export * from './runs.js';
 export * from './search.js';

@@ -1,3 +1,4 @@
+import { NO_QUOTAS, type QuotaLimits } from '@flowgate/core';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { workspaceMcpPolicies } from '../schema.js';
@@ -9,8 +10,15 @@ export interface WorkspacePolicy {
   allowedIps: string[];
   /** null: the deployment default. */
   rateLimitPerMinute: number | null;
+  /** Each null: no quota. */
+  quotas: QuotaLimits;
   updatedAt: Date | null;
 }
+
+/** A change to the policy: fields left undefined keep their stored value, quotas each on its own. */
+export type WorkspacePolicyPatch = Partial<Omit<WorkspacePolicy, 'updatedAt' | 'quotas'>> & {
+  quotas?: Partial<QuotaLimits> | undefined;
+};
 
 export const DEFAULT_POLICY: WorkspacePolicy = {
   readOnly: false,
@@ -18,8 +26,27 @@ export const DEFAULT_POLICY: WorkspacePolicy = {
   allowedOrigins: [],
   allowedIps: [],
   rateLimitPerMinute: null,
+  quotas: NO_QUOTAS,
   updatedAt: null,
 };
+
+type PolicyRow = typeof workspaceMcpPolicies.$inferSelect;
+
+function policyOf(row: PolicyRow): WorkspacePolicy {
+  return {
+    readOnly: row.readOnly,
+    disabledTools: row.disabledTools,
+    allowedOrigins: row.allowedOrigins,
+    allowedIps: row.allowedIps,
+    rateLimitPerMinute: row.rateLimitPerMinute,
+    quotas: {
+      runsPerMonth: row.quotaRunsPerMonth,
+      llmTokensPerMonth: row.quotaLlmTokensPerMonth,
+      toolCallsPerDay: row.quotaToolCallsPerDay,
+    },
+    updatedAt: row.updatedAt,
+  };
+}
 
 export async function getPolicy(db: Database, workspaceId: string): Promise<WorkspacePolicy> {
   const rows = await db
@@ -28,15 +55,7 @@ export async function getPolicy(db: Database, workspaceId: string): Promise<Work
     .where(eq(workspaceMcpPolicies.workspaceId, workspaceId))
     .limit(1);
   const row = rows[0];
-  if (!row) return DEFAULT_POLICY;
-  return {
-    readOnly: row.readOnly,
-    disabledTools: row.disabledTools,
-    allowedOrigins: row.allowedOrigins,
-    allowedIps: row.allowedIps,
-    rateLimitPerMinute: row.rateLimitPerMinute,
-    updatedAt: row.updatedAt,
-  };
+  return row ? policyOf(row) : DEFAULT_POLICY;
 }
 
 /**
@@ -46,7 +65,7 @@ export async function getPolicy(db: Database, workspaceId: string): Promise<Work
 export async function putPolicy(
   db: Database,
   workspaceId: string,
-  patch: Partial<Omit<WorkspacePolicy, 'updatedAt'>>,
+  patch: WorkspacePolicyPatch,
 ): Promise<WorkspacePolicy> {
   const now = new Date();
   const set: Partial<typeof workspaceMcpPolicies.$inferInsert> = { updatedAt: now };
@@ -55,6 +74,10 @@ export async function putPolicy(
   if (patch.allowedOrigins !== undefined) set.allowedOrigins = patch.allowedOrigins;
   if (patch.allowedIps !== undefined) set.allowedIps = patch.allowedIps;
   if (patch.rateLimitPerMinute !== undefined) set.rateLimitPerMinute = patch.rateLimitPerMinute;
+  const quotas = patch.quotas ?? {};
+  if (quotas.runsPerMonth !== undefined) set.quotaRunsPerMonth = quotas.runsPerMonth;
+  if (quotas.llmTokensPerMonth !== undefined) set.quotaLlmTokensPerMonth = quotas.llmTokensPerMonth;
+  if (quotas.toolCallsPerDay !== undefined) set.quotaToolCallsPerDay = quotas.toolCallsPerDay;
   const rows = await db
     .insert(workspaceMcpPolicies)
     .values({
@@ -64,17 +87,12 @@ export async function putPolicy(
       allowedOrigins: set.allowedOrigins ?? DEFAULT_POLICY.allowedOrigins,
       allowedIps: set.allowedIps ?? DEFAULT_POLICY.allowedIps,
       rateLimitPerMinute: set.rateLimitPerMinute ?? DEFAULT_POLICY.rateLimitPerMinute,
+      quotaRunsPerMonth: set.quotaRunsPerMonth ?? null,
+      quotaLlmTokensPerMonth: set.quotaLlmTokensPerMonth ?? null,
+      quotaToolCallsPerDay: set.quotaToolCallsPerDay ?? null,
       updatedAt: now,
     })
     .onConflictDoUpdate({ target: workspaceMcpPolicies.workspaceId, set })
     .returning();
-  const row = rows[0] as typeof workspaceMcpPolicies.$inferSelect;
-  return {
-    readOnly: row.readOnly,
-    disabledTools: row.disabledTools,
-    allowedOrigins: row.allowedOrigins,
-    allowedIps: row.allowedIps,
-    rateLimitPerMinute: row.rateLimitPerMinute,
-    updatedAt: row.updatedAt,
-  };
+  return policyOf(rows[0] as PolicyRow);
 }

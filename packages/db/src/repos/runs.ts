@@ -1,8 +1,9 @@
-import { LIVE_RUN_STATUSES, type RunStatus } from '@flowgate/core';
+import { LIVE_RUN_STATUSES, type QuotaPeriod, type RunStatus } from '@flowgate/core';
 import { currentTraceparent, recordRunStarted } from '@flowgate/telemetry';
 import { and, asc, desc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import { runEvents, runSlots, runSteps, runs } from '../schema.js';
+import { quotaLimit, releaseQuota, takeQuota } from './quotas.js';
 
 /**
  * Runs as a workspace sees them: created by a start, read, listed and cancelled — every statement scoped by the
@@ -45,6 +46,18 @@ export interface LiveRunsCapReached {
   live: number;
 }
 
+/** What a capped start answers when the workspace used its `runsPerMonth` quota: nothing was inserted. */
+export interface RunsQuotaReached {
+  quotaReached: true;
+  limit: number;
+}
+
+/** The bounds of a capped start: the live-runs cap, and the period the `runsPerMonth` quota is counted in. */
+export interface RunStartLimits {
+  maxLive: number;
+  runsQuotaPeriod?: QuotaPeriod;
+}
+
 /**
  * Queues a run. With an idempotency key already used in the workspace, nothing is inserted and the existing run is
  * returned (`created: false`), whatever the arguments: a retried start never makes a second run.
@@ -68,15 +81,15 @@ export async function createRun(
   workspaceId: string,
   run: NewRun,
   lease: { owner: string; leaseMs: number } | undefined,
-  limit: { maxLive: number },
-): Promise<{ run: RunRow; created: boolean } | LiveRunsCapReached>;
+  limit: RunStartLimits,
+): Promise<{ run: RunRow; created: boolean } | LiveRunsCapReached | RunsQuotaReached>;
 export async function createRun(
   db: Database,
   workspaceId: string,
   run: NewRun,
   lease?: { owner: string; leaseMs: number },
-  limit?: { maxLive: number },
-): Promise<{ run: RunRow; created: boolean } | LiveRunsCapReached> {
+  limit?: RunStartLimits,
+): Promise<{ run: RunRow; created: boolean } | LiveRunsCapReached | RunsQuotaReached> {
   if (lease && run.concurrencyKey !== null) throw new Error('a keyed run is started by a claim');
   const outcome = limit
     ? await oneAtATime(db, workspaceId, () =>
@@ -85,14 +98,28 @@ export async function createRun(
             sql`select pg_advisory_xact_lock(${LIVE_RUNS_LOCK_SPACE}, hashtext(${workspaceId}))`,
           );
           const live = await countLiveRuns(tx, workspaceId);
+          const existing = async () =>
+            run.idempotencyKey === null ? null : await byIdempotencyKey(tx, workspaceId, run.idempotencyKey);
           if (live >= limit.maxLive) {
-            const existing =
-              run.idempotencyKey === null
-                ? null
-                : await byIdempotencyKey(tx, workspaceId, run.idempotencyKey);
-            return existing ? { run: existing, created: false } : { capReached: true as const, live };
+            const found = await existing();
+            return found ? { run: found, created: false } : { capReached: true as const, live };
           }
-          return insertRun(tx, workspaceId, run, lease);
+          // The quota unit is taken in the insert's transaction: a start that is refused or rolled back uses none.
+          const period = limit.runsQuotaPeriod;
+          const quota = period ? await quotaLimit(tx, workspaceId, 'runsPerMonth') : null;
+          if (
+            period &&
+            quota !== null &&
+            !(await takeQuota(tx, workspaceId, 'runsPerMonth', period, quota))
+          ) {
+            const found = await existing();
+            return found ? { run: found, created: false } : { quotaReached: true as const, limit: quota };
+          }
+          const inserted = await insertRun(tx, workspaceId, run, lease);
+          // A retry of an earlier start made no run: its unit goes back.
+          if (period && quota !== null && !inserted.created)
+            await releaseQuota(tx, workspaceId, 'runsPerMonth', period);
+          return inserted;
         }),
       )
     : await insertRun(db, workspaceId, run, lease);

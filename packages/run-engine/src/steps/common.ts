@@ -48,6 +48,19 @@ export interface StepPorts {
   outboundHeaders?: () => Record<string, string>;
   /** Opens sessions with remote MCP servers; without it :mcp steps and :llm :tools fail. */
   mcp?: McpConnector;
+  /** The workspace's LLM token quota; without it only the run's own limit bounds tokens. */
+  llmQuota?: LlmQuota;
+}
+
+/**
+ * The workspace's monthly LLM token quota as steps see it: an :llm step asks before it starts, and every completed
+ * call adds what it used (a call's tokens are known only after it, so the last call of a month may pass the limit).
+ */
+export interface LlmQuota {
+  /** Throws a `quota_exceeded` RunError when the month's tokens are used up. */
+  check(): Promise<void>;
+  /** Adds the tokens of a completed call. */
+  add(tokens: number): Promise<void>;
 }
 
 /** Validates a step config at the edge; the first problem becomes a `step_config_invalid` error. */

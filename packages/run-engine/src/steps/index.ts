@@ -1,5 +1,5 @@
 import type { StepRunner } from '../ports.js';
-import type { ConnectionResolver, KvStore, StepPorts } from './common.js';
+import type { ConnectionResolver, KvStore, LlmQuota, StepPorts } from './common.js';
 import { runHttpStep } from './http.js';
 import { runKvStep } from './kv.js';
 import { runLlmStep } from './llm.js';
@@ -24,6 +24,8 @@ export interface StepRunnerOptions {
    * and :llm steps with :tools fail with `connection_unavailable`.
    */
   mcp?: McpConnector;
+  /** The workspace's LLM token quota (the worker's, over the database). */
+  llmQuota?: LlmQuota;
 }
 
 /** The executors of :http, :llm, :kv, :sleep and :mcp behind the `StepRunner` port. */
@@ -38,6 +40,7 @@ export function createStepRunner(options: StepRunnerOptions): StepRunner {
     llm: { maxAttempts: options.llm?.maxAttempts ?? 2, backoffMs: options.llm?.backoffMs ?? 1000 },
     ...(options.outboundHeaders ? { outboundHeaders: options.outboundHeaders } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
+    ...(options.llmQuota ? { llmQuota: options.llmQuota } : {}),
   };
   return async (request, ctx) => {
     switch (request.type) {

@@ -1,10 +1,12 @@
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RunError } from '../errors.js';
 import { type RunOutcome, runBody } from '../interpreter.js';
 import type { RunLimits } from '../limits.js';
 import type { StepEvent } from '../ports.js';
 import { modelOf } from '../testing.js';
+import type { LlmQuota } from './common.js';
 import { createStepRunner } from './index.js';
 
 const API_KEY = 'sk-test-0123456789abcdefghij';
@@ -48,8 +50,10 @@ afterAll(() => mock.close());
 async function llm(
   config: string,
   limits: Partial<RunLimits> = {},
+  llmQuota?: LlmQuota,
+  body = `(flow/step :llm :ask ${config})`,
 ): Promise<{ outcome: RunOutcome; events: StepEvent[] }> {
-  const model = modelOf(`(flow/step :llm :ask ${config})`, ':requires [{:slot :llm :type :llm-provider}]');
+  const model = modelOf(body, ':requires [{:slot :llm :type :llm-provider}]');
   const events: StepEvent[] = [];
   const outcome = await runBody(
     model,
@@ -68,6 +72,7 @@ async function llm(
         // The mocked host never resolves: the address check is exercised by the :http tests.
         resolve: async () => [{ address: '93.184.216.34', family: 4 }],
         llm: { maxAttempts: 2, backoffMs: 1 },
+        ...(llmQuota ? { llmQuota } : {}),
       }),
       onEvent: (e) => {
         events.push(e);
@@ -180,5 +185,47 @@ describe(':llm against an OpenAI-compatible API (msw)', () => {
       usage: { llmTokens: 70 },
     });
     expect(seen[0]?.body.max_tokens).toBe(50);
+  });
+});
+
+describe('the workspace LLM token quota', () => {
+  /** A quota of `limit` tokens, counted in memory the way the worker counts it in the database. */
+  const quota = (limit: number) => {
+    const log: string[] = [];
+    let used = 0;
+    const port: LlmQuota = {
+      async check() {
+        log.push(`check ${used}`);
+        if (used >= limit) throw new RunError('quota_exceeded', `quota of ${limit} used`);
+      },
+      async add(tokens) {
+        log.push(`add ${tokens}`);
+        used += tokens;
+      },
+    };
+    return { port, log };
+  };
+
+  it("is checked before each :llm step and told each call's tokens; a step past it fails before asking", async () => {
+    const q = quota(20);
+    const { outcome, events } = await llm(
+      '',
+      {},
+      q.port,
+      `[(flow/step :llm :one {:connection :llm :prompt "a"})
+        (flow/step :llm :two {:connection :llm :prompt "b"})
+        (flow/step :llm :three {:connection :llm :prompt "c"})]`,
+    );
+    // 17 tokens a call: the second step starts at 17 < 20, the third at 34.
+    expect(q.log).toEqual(['check 0', 'add 17', 'check 17', 'add 17', 'check 34']);
+    expect(seen).toHaveLength(2);
+    expect(outcome.status).toBe('failed');
+    if (outcome.status !== 'failed') throw new Error('expected a failed run');
+    expect(outcome.error).toMatchObject({ code: 'quota_exceeded', stepId: 'three' });
+    expect(events.find((e) => e.type === 'step_failed')).toMatchObject({
+      stepId: 'three',
+      error: { code: 'quota_exceeded', message: 'quota of 20 used' },
+    });
+    expect(outcome.usage.llmTokens).toBe(34);
   });
 });

@@ -182,6 +182,8 @@ export async function requestCompletion(
   const promptTokens = completion.usage?.prompt_tokens ?? 0;
   const completionTokens = completion.usage?.completion_tokens ?? 0;
   const totalTokens = completion.usage?.total_tokens ?? promptTokens + completionTokens;
+  // The workspace's count first: the run's own limit may throw, and the tokens were spent either way.
+  await ports.llmQuota?.add(totalTokens);
   ctx.usage.addLlmTokens(totalTokens);
   return {
     content,
@@ -217,6 +219,8 @@ export async function runLlmStep(rawConfig: unknown, ctx: StepContext, ports: St
   if ((config.prompt === undefined) === (config.messages === undefined)) {
     throw new RunError('step_config_invalid', 'an :llm step needs exactly one of :prompt or :messages');
   }
+  // Refused before anything is resolved or sent when the workspace's month of tokens is used up.
+  await ports.llmQuota?.check();
   const connection = await connectionFor(ports, config.connection, 'llm', ctx);
   const model = config.model ?? connection.defaultModel;
   if (!model)

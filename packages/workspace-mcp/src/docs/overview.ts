@@ -27,7 +27,9 @@ Flows declare callable tools in \`:interfaces :mcp\`. This server does not list 
    through a sleep that ends in time, and returns the result inline when the run finished in time (large results as a
    preview with the result URI). Send \`_meta.progressToken\` with the call and the answer streams (SSE) a
    \`notifications/progress\` as each step ends (\`progress\` = steps done, \`message\` = "<step id> <status>"), then
-   the result. Too many waits at once answer \`too_many_waits\`: poll \`get_run_status\` instead. Pass an
+   the result. Too many waits at once answer \`too_many_waits\`: poll \`get_run_status\` instead. A workspace past
+   one of its quotas answers \`quota_exceeded\` (\`details: {quota, limit, resetsAt}\`): nothing started; do not retry
+   before \`resetsAt\`, tell the user. Pass an
    \`idempotency_key\` when you may retry: the same key returns the same run. Runs have side effects: ask first.
 6. \`get_run_status\` — poll until the status is final (\`completed\`, \`failed\`, \`cancelled\`, \`timed-out\`);
    \`waiting\` means a durable sleep. \`include_events\` and \`include_result\` add the events and the result.

@@ -3,7 +3,7 @@
  * (a hidden tool answers `tool_blocked` with its blockers), validates the arguments, runs the handler (or, asked for
  * a task, starts the run) and bounds the answer (result.ts); every expected failure is an `isError` result.
  */
-import { isAppError } from '@flowgate/core';
+import { isAppError, isQuotaExceeded, type QuotaExceeded } from '@flowgate/core';
 import { closest } from '@flowgate/flows';
 import { InputRequired } from '../approval.js';
 import { argumentIssues } from '../args.js';
@@ -92,6 +92,17 @@ function invalidArgumentsResult(tool: string, issues: { path: string; message: s
   });
 }
 
+/** The workspace used up a quota: which, its limit and when it resets, with nothing done. */
+export function quotaExceededResult(
+  error: QuotaExceeded,
+  maxBytes = DEFAULT_MAX_RESULT_BYTES,
+): CallToolResult {
+  return toolError(
+    { error: { code: error.code, message: error.message }, details: { ...error.details } },
+    maxBytes,
+  );
+}
+
 /** The verdict of one call: what the client gets, and what the audit records. */
 export interface CallVerdict {
   /** A CallToolResult, or for a task-augmented call the created task. */
@@ -116,6 +127,7 @@ function expectedFailure(tool: AnyToolDefinition, error: unknown, scope: Scope):
       invalidArgumentsResult(tool.name, [{ path: 'cursor', message: error.message }]),
       'invalid_arguments',
     );
+  if (isQuotaExceeded(error)) return failed(quotaExceededResult(error, maxResultBytes(scope)), error.code);
   if (error instanceof TooManyWaits)
     return failed(
       toolError(
@@ -262,6 +274,23 @@ function toolCallSubject(params: Params, scope: Scope): CallSubject {
   };
 }
 
+/**
+ * Counts an admitted call against the workspace's `toolCallsPerDay` quota before any work: null when it may go on,
+ * else the refusal it is answered with.
+ */
+async function admitted(scope: Scope): Promise<CallVerdict | null> {
+  const limit = scope.request.workspacePolicy.quotas?.toolCallsPerDay ?? null;
+  // Without a quota (the common case) the call costs nothing here, not even opening the workspace.
+  if (limit === null) return null;
+  try {
+    await scope.workspace.quotas.admitToolCall(limit);
+    return null;
+  } catch (error) {
+    if (!isQuotaExceeded(error)) throw error;
+    return failed(quotaExceededResult(error, maxResultBytes(scope)), error.code);
+  }
+}
+
 async function callTool(params: Params, scope: Scope, call: AuditedCall): Promise<unknown> {
   const name = params.name as string;
   const args = argumentsOf(params);
@@ -288,10 +317,11 @@ async function callTool(params: Params, scope: Scope, call: AuditedCall): Promis
   // A task-augmented call is the task's creation: its own kind, with the run it started.
   if (asTask) call.kind = 'tasks/create';
   const verdict: CallVerdict = evaluation.visible
-    ? await traceToolExecution(tool.name, () =>
+    ? ((await admitted(scope)) ??
+      (await traceToolExecution(tool.name, () =>
         // A task answers at once: only a call that waits may stream progress.
         runTool(tool, args, asTask ? scope : withCallProgress(scope, params), asTask),
-      )
+      )))
     : {
         result: blockedResult(tool.name, evaluation.blockers),
         outcome: 'blocked',

@@ -3,7 +3,15 @@
  * against its invocation, nothing stored when anything is off), reading, listing and cancelling. Execution is the
  * worker's (`@flowgate/worker`); this side only queues and reads.
  */
-import { AppError, newId, pause, type RunStatus, type StepStatus } from '@flowgate/core';
+import {
+  AppError,
+  newId,
+  pause,
+  QuotaExceeded,
+  quotaPeriod,
+  type RunStatus,
+  type StepStatus,
+} from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { closest, type FlowModel } from '@flowgate/flows';
 import { type JsonValue, storedToJson } from '@flowgate/run-engine';
@@ -342,7 +350,12 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
       // A keyed run must take its key's slot first, which only a claim does.
       const handoff = input.waits && key === null ? (hooks?.handoff?.() ?? null) : null;
       const maxLive = hooks?.maxLiveRuns ?? MAX_LIVE_RUNS_PER_WORKSPACE;
-      let outcome: { run: repos.RunRow; created: boolean } | repos.LiveRunsCapReached;
+      let outcome:
+        | { run: repos.RunRow; created: boolean }
+        | repos.LiveRunsCapReached
+        | repos.RunsQuotaReached;
+      // Every edge starts runs here, so the `runsPerMonth` quota bounds them all (counted in the insert).
+      const now = ctx.now();
       try {
         // The cap is counted and held in the insert's own transaction: a count made here first could be overrun.
         outcome = await repos.createRun(
@@ -370,11 +383,15 @@ export function runUseCases(ctx: UseCaseContext): RunUseCases {
             ),
           },
           handoff ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined,
-          { maxLive },
+          { maxLive, runsQuotaPeriod: quotaPeriod('runsPerMonth', now) },
         );
       } catch (error) {
         handoff?.release();
         throw error;
+      }
+      if ('quotaReached' in outcome) {
+        handoff?.release();
+        throw new QuotaExceeded('runsPerMonth', outcome.limit, now);
       }
       if ('capReached' in outcome) {
         handoff?.release();

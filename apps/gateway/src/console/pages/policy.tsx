@@ -12,6 +12,23 @@ import {
 } from '../kit.js';
 import { Csrf, Empty, Notice, Table } from '../views.js';
 
+const QUOTA_FIELDS = [
+  ['runsPerMonth', 'Runs per month'],
+  ['llmTokensPerMonth', 'LLM tokens per month'],
+  ['toolCallsPerDay', 'MCP tool calls per day'],
+] as const;
+
+type QuotaField = (typeof QUOTA_FIELDS)[number][0];
+
+const quotaText = (value: number | null) => (value === null ? '' : String(value));
+
+/** A typed number field as the API gets it: empty is null; anything but digits goes as typed, for the API to refuse. */
+function typedNumber(text: string): number | string | null {
+  const trimmed = text.trim();
+  if (trimmed === '') return null;
+  return /^\d{1,15}$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
 /** The MCP policy form and its tools/list preview. */
 export function installPolicyPage(kit: PageKit): void {
   const { app: console_, deps, api, wsParam, failed } = kit;
@@ -24,13 +41,22 @@ export function installPolicyPage(kit: PageKit): void {
   ] as const;
   const policyPage = async (c: C, extra: { error?: string; draft?: PolicyDraft }) => {
     const ws = c.req.param('ws') as string;
-    const [policyAnswer, accountsAnswer] = await Promise.all([
+    const [policyAnswer, accountsAnswer, quotasAnswer] = await Promise.all([
       workspace(c)['mcp-policy'].$get({ param: wsParam(c) }),
       workspace(c)['service-accounts'].$get({ param: wsParam(c), query: { limit: '200' } }),
+      workspace(c).quotas.$get({ param: wsParam(c) }),
     ]);
     if (!policyAnswer.ok) return failed(c, 'MCP policy', 'policy', await refusal(policyAnswer));
     const policy = await policyAnswer.json();
     const accounts = accountsAnswer.ok ? (await accountsAnswer.json()).items : [];
+    const standing = quotasAnswer.ok ? (await quotasAnswer.json()).items : [];
+    const quotaCell = (name: QuotaField) => {
+      const limit = policy.quotas[name];
+      if (limit === null) return 'no quota';
+      const now = standing.find((q) => q.quota === name);
+      const used = now ? `; ${now.used.toLocaleString('en')} used, resets ${now.resetsAt}` : '';
+      return `${limit.toLocaleString('en')}${used}`;
+    };
     const sa = c.req.query('sa') || accounts[0]?.serviceAccountId || '';
     const headerValues = Object.fromEntries(
       NARROWING_FIELDS.map(([name]) => [name, c.req.query(name) ?? '']),
@@ -52,6 +78,11 @@ export function installPolicyPage(kit: PageKit): void {
       allowedOrigins: policy.allowedOrigins.join('\n'),
       allowedIps: policy.allowedIps.join('\n'),
       rateLimitPerMinute: policy.rateLimitPerMinute === null ? '' : String(policy.rateLimitPerMinute),
+      quotas: {
+        runsPerMonth: quotaText(policy.quotas.runsPerMonth),
+        llmTokensPerMonth: quotaText(policy.quotas.llmTokensPerMonth),
+        toolCallsPerDay: quotaText(policy.quotas.toolCallsPerDay),
+      },
     };
     const csrf = c.get('csrf');
     return render(
@@ -88,6 +119,12 @@ export function installPolicyPage(kit: PageKit): void {
                     : `${policy.rateLimitPerMinute} requests a minute per key`}
                 </td>
               </tr>
+              {QUOTA_FIELDS.map(([name, label]) => (
+                <tr>
+                  <th scope="row">{label}</th>
+                  <td>{quotaCell(name)}</td>
+                </tr>
+              ))}
             </tbody>
           </table>
         </div>
@@ -137,6 +174,15 @@ export function installPolicyPage(kit: PageKit): void {
               maxlength={16}
             />
           </label>
+          <fieldset>
+            <legend>Quotas (empty for none; periods are UTC, counted from when a quota is set)</legend>
+            {QUOTA_FIELDS.map(([name, label]) => (
+              <label>
+                {label}
+                <input name={name} inputmode="numeric" value={draft.quotas[name]} maxlength={16} />
+              </label>
+            ))}
+          </fieldset>
           <button type="submit">Save policy</button>
         </form>
         <h2>Preview the tool list</h2>
@@ -208,6 +254,11 @@ export function installPolicyPage(kit: PageKit): void {
       allowedOrigins: formText(form, 'allowedOrigins'),
       allowedIps: formText(form, 'allowedIps'),
       rateLimitPerMinute: formText(form, 'rateLimitPerMinute'),
+      quotas: {
+        runsPerMonth: formText(form, 'runsPerMonth'),
+        llmTokensPerMonth: formText(form, 'llmTokensPerMonth'),
+        toolCallsPerDay: formText(form, 'toolCallsPerDay'),
+      },
     };
     const rate = draft.rateLimitPerMinute;
     const res = await workspace(c)['mcp-policy'].$put({
@@ -218,7 +269,12 @@ export function installPolicyPage(kit: PageKit): void {
         allowedOrigins: entries(draft.allowedOrigins),
         allowedIps: entries(draft.allowedIps),
         // Anything but digits goes to the API as typed, so its validation (not a silent NaN) answers.
-        rateLimitPerMinute: rate === '' ? null : /^\d{1,15}$/.test(rate) ? Number(rate) : rate,
+        rateLimitPerMinute: typedNumber(rate),
+        quotas: {
+          runsPerMonth: typedNumber(draft.quotas.runsPerMonth),
+          llmTokensPerMonth: typedNumber(draft.quotas.llmTokensPerMonth),
+          toolCallsPerDay: typedNumber(draft.quotas.toolCallsPerDay),
+        },
       }),
     });
     if (!res.ok) {
