@@ -199,7 +199,10 @@ describe('usage meter', () => {
   it('is pruned past FLOWGATE_USAGE_RETENTION_DAYS, and applied batch ids after a day', async () => {
     const now = Date.parse('2026-11-20T12:00:00Z');
     const day = 86_400_000;
-    const old = createUsageMeter(h.db, silent, { now: () => now - 31 * day, batchId: () => 'prune-old' });
+    let t = now - 32 * day;
+    const old = createUsageMeter(h.db, silent, { now: () => t, batchId: () => 'prune-old' });
+    old.call(call('ws-prune'));
+    t = now - 31 * day;
     old.call(call('ws-prune'));
     old.runStarted({ workspaceId: 'ws-prune', flowSlug: 'nap' });
     await old.flush();
@@ -218,7 +221,7 @@ describe('usage meter', () => {
     });
     try {
       const counts = await pruner.runOnce();
-      expect(counts.usage).toBe(2); // the old call row and the old run row
+      expect(counts.usage).toBe(3); // the two old hours' call rows and the old run row
       expect((await callRows('ws-prune')).map((r) => r.hour.toISOString())).toEqual([
         '2026-10-22T12:00:00.000Z',
       ]);
