@@ -256,7 +256,7 @@ async function run(options: BenchOptions): Promise<Check[]> {
       { name: 'gateway, JWT ES256', spec: spec(url, setup.jwt, options), pid: setup.gw.child.pid },
       { name: 'gateway, API key, OTel', spec: spec(otelUrl, otel.apiKey, options), pid: otel.gw.child.pid },
       {
-        name: 'gateway, API key, unmetered',
+        name: 'gateway, key, no meter',
         spec: spec(unmeteredUrl, unmetered.apiKey, options),
         pid: unmetered.gw.child.pid,
       },

@@ -41,3 +41,16 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ port: 9000, databaseUrl: 'postgres://db/x', encryptionKey: 'k' });
   });
 });
+
+describe('usage metering settings', () => {
+  it('meter by default and keep 400 days; off and a retention are read; bad values are refused', () => {
+    const base = loadConfig({});
+    expect([base.usageMetering, base.usageRetentionDays]).toEqual([true, 400]);
+    const off = loadConfig({ FLOWGATE_USAGE_METERING: 'off', FLOWGATE_USAGE_RETENTION_DAYS: '30' });
+    expect([off.usageMetering, off.usageRetentionDays]).toEqual([false, 30]);
+    expect(() => loadConfig({ FLOWGATE_USAGE_RETENTION_DAYS: '-1' })).toThrow(
+      /FLOWGATE_USAGE_RETENTION_DAYS/,
+    );
+    expect(() => loadConfig({ FLOWGATE_USAGE_METERING: 'sometimes' })).toThrow(/FLOWGATE_USAGE_METERING/);
+  });
+});

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DbHandle, repos } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
-import { openWorkspace, type RunHandoff, type Workspace } from '@flowgate/workspace';
+import { type EndedRunUsage, openWorkspace, type RunHandoff, type Workspace } from '@flowgate/workspace';
 import {
   draftOf,
   seedConnection,
@@ -592,6 +592,73 @@ describe('draft runs', () => {
       });
     } finally {
       await w.stop();
+    }
+  });
+});
+
+describe('usage', () => {
+  it('is told of a run started, and ended once by the worker that ended it, with the usage of all its attempts', async () => {
+    const ended: EndedRunUsage[] = [];
+    const started: string[] = [];
+    const usage = {
+      runStarted: (r: { flowSlug: string }) => started.push(r.flowSlug),
+      runEnded: (r: EndedRunUsage) => ended.push(r),
+    };
+    const metered = (id: string) =>
+      createWorker({
+        db: h,
+        secretBox: testWorkspaceDeps(h.db).secretBox,
+        concurrency: 4,
+        leaseMs: 5_000,
+        allowPrivateNetwork: true,
+        id,
+        usage,
+      });
+    let current: Worker | null = metered('w-usage-1');
+    await current.start();
+    const ws = openWorkspace(
+      testWorkspaceDeps(h.db, {
+        now: () => new Date(),
+        runs: { queued: () => current?.wake(), cancelRequested: () => {} },
+        usage,
+      }),
+      { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
+    );
+    const { run } = await ws.runs.start(startInput('fetch-two', { id: 'u1' }));
+    await waitFor(ws, run.id, (s) => s === 'waiting');
+    // Asleep is not an end: nothing reported yet. The next attempt runs on another worker.
+    expect(ended).toEqual([]);
+    await current.stop();
+    current = metered('w-usage-2');
+    await current.start();
+    try {
+      await waitFor(ws, run.id, finished);
+      // A sleeping run cancelled by the domain is reported by the domain, with what it used so far.
+      const { run: second } = await ws.runs.start(startInput('fetch-two', { id: 'u2' }));
+      await waitFor(ws, second.id, (s) => s === 'waiting');
+      await ws.runs.cancel(second.id);
+      await ws.runs.cancel(second.id); // already cancelled: not reported again
+      expect(started).toEqual(['fetch-two', 'fetch-two']);
+      expect(ended).toEqual([
+        {
+          workspaceId: 'ws-run',
+          flowSlug: 'fetch-two',
+          status: 'completed',
+          steps: 3,
+          httpCalls: 2,
+          llmTokens: 0,
+        },
+        {
+          workspaceId: 'ws-run',
+          flowSlug: 'fetch-two',
+          status: 'cancelled',
+          steps: 2,
+          httpCalls: 1,
+          llmTokens: 0,
+        },
+      ]);
+    } finally {
+      await current.stop();
     }
   });
 });

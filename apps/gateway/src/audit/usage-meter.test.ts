@@ -2,6 +2,7 @@ import { type Database, type DbHandle, repos, schema } from '@flowgate/db';
 import { createTestDb } from '@flowgate/db/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuditPruner, USAGE_BATCH_IDS_KEPT_MS } from './prune.js';
 import { createAuditQueue } from './queue.js';
 import { createUsageMeter, type MeteredCall, usagePrincipal } from './usage-meter.js';
 
@@ -193,5 +194,55 @@ describe('usage meter', () => {
     const batch = { id: 'repo-once', calls: [], runs: [] };
     expect(await repos.applyUsageBatch(h.db, batch)).toBe('applied');
     expect(await repos.applyUsageBatch(h.db, batch)).toBe('duplicate');
+  });
+
+  it('is pruned past FLOWGATE_USAGE_RETENTION_DAYS, and applied batch ids after a day', async () => {
+    const now = Date.parse('2026-11-20T12:00:00Z');
+    const day = 86_400_000;
+    let t = now - 32 * day;
+    const old = createUsageMeter(h.db, silent, { now: () => t, batchId: () => 'prune-old' });
+    old.call(call('ws-prune'));
+    t = now - 31 * day;
+    old.call(call('ws-prune'));
+    old.runStarted({ workspaceId: 'ws-prune', flowSlug: 'nap' });
+    await old.flush();
+    const recent = createUsageMeter(h.db, silent, { now: () => now - 29 * day, batchId: () => 'prune-new' });
+    recent.call(call('ws-prune'));
+    await recent.flush();
+    // Batch ids were stamped by the database's clock (now): a pruner a day and a bit later forgets them.
+    const pruner = startAuditPruner({
+      db: h.db,
+      logger: silent,
+      retentionDays: 0,
+      maxRowsPerWorkspace: 0,
+      usageRetentionDays: 30,
+      now: () => now,
+      intervalMs: 3_600_000,
+    });
+    try {
+      const counts = await pruner.runOnce();
+      expect(counts.usage).toBe(3); // the two old hours' call rows and the old run row
+      expect((await callRows('ws-prune')).map((r) => r.hour.toISOString())).toEqual([
+        '2026-10-22T12:00:00.000Z',
+      ]);
+      expect(await runRows('ws-prune')).toEqual([]);
+    } finally {
+      await pruner.stop();
+    }
+    const later = startAuditPruner({
+      db: h.db,
+      logger: silent,
+      retentionDays: 0,
+      maxRowsPerWorkspace: 0,
+      now: () => Date.now() + USAGE_BATCH_IDS_KEPT_MS + 60_000,
+      intervalMs: 3_600_000,
+    });
+    try {
+      await later.runOnce();
+      // Forgotten: the same id is applied again (no retry comes that late).
+      expect(await repos.applyUsageBatch(h.db, { id: 'prune-old', calls: [], runs: [] })).toBe('applied');
+    } finally {
+      await later.stop();
+    }
   });
 });

@@ -178,14 +178,27 @@ export async function applyUsageBatch(db: Database, batch: UsageBatch): Promise<
   });
 }
 
-/** Deletes rollup hours before `before`; returns how many rows went. */
+/**
+ * Deletes rollup hours before `before`, one hour per statement (oldest first), so a large prune (a shortened
+ * retention) holds neither many locks nor a long transaction at once; returns how many rows went.
+ */
 export async function pruneUsageBefore(db: Database, before: Date): Promise<number> {
-  const calls = await db
-    .delete(usageCalls)
-    .where(lt(usageCalls.hour, before))
-    .returning({ h: usageCalls.hour });
-  const runs = await db.delete(usageRuns).where(lt(usageRuns.hour, before)).returning({ h: usageRuns.hour });
-  return calls.length + runs.length;
+  let deleted = 0;
+  for (const table of [usageCalls, usageRuns] as const) {
+    for (;;) {
+      const [oldest] = await db
+        .select({
+          hour: sql<Date | null>`min(${table.hour})`.mapWith((v) => (v === null ? null : new Date(v))),
+        })
+        .from(table)
+        .where(lt(table.hour, before));
+      const hour = oldest?.hour;
+      if (!hour) break;
+      const rows = await db.delete(table).where(eq(table.hour, hour)).returning({ hour: table.hour });
+      deleted += rows.length;
+    }
+  }
+  return deleted;
 }
 
 /** Forgets batch ids applied before `before` (no retry comes that late); returns how many went. */
