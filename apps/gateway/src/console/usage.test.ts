@@ -1,7 +1,8 @@
+import { quotaPeriod } from '@flowgate/core';
 import { repos } from '@flowgate/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, TEST_ADMIN_TOKEN } from '../testing.js';
-import { llmTokenQuota, monthStart, usageWindow } from './pages/usage.js';
+import { monthStart, quotaOf, usageWindow } from './pages/usage.js';
 import { createSignInCode } from './session.js';
 import { Browser } from './test-browser.js';
 
@@ -208,13 +209,43 @@ describe('helpers', () => {
     expect(monthStart(now).toISOString()).toBe('2026-11-01T00:00:00.000Z');
   });
 
-  it('reads the monthly token quota from the policy when it has one', () => {
-    expect(llmTokenQuota({ readOnly: false, quotas: { llmTokensPerMonth: 5000, runsPerMonth: null } })).toBe(
-      5000,
-    );
-    expect(llmTokenQuota({ quotas: { llmTokensPerMonth: null } })).toBeNull();
-    expect(llmTokenQuota({ quotas: null })).toBeNull();
-    expect(llmTokenQuota({ readOnly: false })).toBeNull();
-    expect(llmTokenQuota({ quotas: { llmTokensPerMonth: 'lots' } })).toBeNull();
+  it('shows each quota set against its enforcing counter, beside the usage', async () => {
+    const put = await h.request('PUT', `/api/workspaces/${WS}/mcp-policy`, {
+      body: { quotas: { runsPerMonth: 2, llmTokensPerMonth: 5000, toolCallsPerDay: null } },
+    });
+    expect(put.status).toBe(200);
+    try {
+      const at = new Date();
+      const month = quotaPeriod('runsPerMonth', at);
+      expect(await repos.takeQuota(h.db.db, WS, 'runsPerMonth', month, 2)).toBe(true);
+      expect(await repos.takeQuota(h.db.db, WS, 'runsPerMonth', month, 2)).toBe(true);
+      await repos.addQuotaUse(h.db.db, WS, 'llmTokensPerMonth', quotaPeriod('llmTokensPerMonth', at), 700);
+      const { html } = await operator.page(`/console/w/${WS}/usage`);
+      // Tokens against the quota come from the counter that enforces it (700), not the metered month (1,200).
+      expect(tags(chart(html, 'tokens'), 'g')).toEqual([
+        { class: 'quota', 'data-value': '700', 'data-limit': '5000' },
+      ]);
+      expect(tags(chart(html, 'quota-runsPerMonth'), 'g')).toEqual([
+        { class: 'quota', 'data-value': '2', 'data-limit': '2' },
+      ]);
+      expect(html).toContain(`The runs quota is reached; it resets at ${month.resetsAt.toISOString()}.`);
+      // No tool-call quota: no chart for it.
+      expect(html).not.toContain('quota-toolCallsPerDay');
+    } finally {
+      await h.request('PUT', `/api/workspaces/${WS}/mcp-policy`, {
+        body: { quotas: { runsPerMonth: null, llmTokensPerMonth: null, toolCallsPerDay: null } },
+      });
+    }
+  });
+
+  it('takes a quota from the standing only when a limit is set', () => {
+    const base = { used: 3, periodStart: '2026-11-01T00:00:00.000Z', resetsAt: '2026-12-01T00:00:00.000Z' };
+    const items = [
+      { ...base, quota: 'runsPerMonth' as const, limit: 10 },
+      { ...base, quota: 'llmTokensPerMonth' as const, limit: null },
+    ];
+    expect(quotaOf(items, 'runsPerMonth')).toEqual(items[0]);
+    expect(quotaOf(items, 'llmTokensPerMonth')).toBeNull();
+    expect(quotaOf(items, 'toolCallsPerDay')).toBeNull();
   });
 });

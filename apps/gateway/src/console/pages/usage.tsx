@@ -1,6 +1,5 @@
 /** @jsxImportSource hono/jsx */
 import type { InferResponseType } from 'hono/client';
-import { z } from 'zod';
 import type { AdminClient } from '../api.js';
 import { refusal } from '../api.js';
 import { type ChartItem, type ChartSeries, HorizontalBars, QuotaBar, StackedBars } from '../charts.js';
@@ -49,19 +48,23 @@ export function monthStart(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
-// The MCP policy's quotas as far as this page reads them. Read loosely on purpose: a policy without quotas (or a
-// gateway before they exist) shows the tokens alone.
-const policyQuotas = z.object({
-  quotas: z
-    .object({ llmTokensPerMonth: z.number().int().positive().nullable().optional() })
-    .nullable()
-    .optional(),
-});
+type Standing = InferResponseType<
+  AdminClient['api']['workspaces'][':ws']['quotas']['$get'],
+  200
+>['items'][number];
 
-/** The workspace's monthly LLM token quota from its MCP policy answer, or null when it sets none. */
-export function llmTokenQuota(policy: unknown): number | null {
-  const parsed = policyQuotas.safeParse(policy);
-  return parsed.success ? (parsed.data.quotas?.llmTokensPerMonth ?? null) : null;
+const QUOTA_TEXT: Record<string, { title: string; unit: string; period: string }> = {
+  runsPerMonth: { title: 'Run starts this month', unit: 'runs', period: 'month' },
+  toolCallsPerDay: { title: 'MCP tool calls today', unit: 'tool calls', period: 'day' },
+};
+
+/**
+ * A quota as the page shows it: the enforcing counter (what the next start is checked against) when a limit is set,
+ * null when the workspace sets none.
+ */
+export function quotaOf(items: readonly Standing[], quota: Standing['quota']): Standing | null {
+  const found = items.find((item) => item.quota === quota);
+  return found && found.limit !== null ? found : null;
 }
 
 const OUTCOME_TONES: Record<string, string> = {
@@ -170,8 +173,8 @@ export function installUsagePage(kit: PageKit): void {
         param: wsParam(c),
         query: { from: from.toISOString(), to: span.to.toISOString(), granularity, group_by: groupBy },
       });
-    const [policyAnswer, ...answers] = await Promise.all([
-      api(c).api.workspaces[':ws']['mcp-policy'].$get({ param: wsParam(c) }),
+    const [quotasAnswer, ...answers] = await Promise.all([
+      api(c).api.workspaces[':ws'].quotas.$get({ param: wsParam(c) }),
       ask('outcome'),
       ask('tool'),
       ask('key'),
@@ -179,7 +182,7 @@ export function installUsagePage(kit: PageKit): void {
       ask('flow'),
       ask('flow', monthStart(at), 'day'),
     ]);
-    if (!policyAnswer.ok) return failed(c, 'Usage', 'usage', await refusal(policyAnswer));
+    if (!quotasAnswer.ok) return failed(c, 'Usage', 'usage', await refusal(quotasAnswer));
     const series: Series[] = [];
     for (const answer of answers) {
       if (!answer.ok) return failed(c, 'Usage', 'usage', await refusal(answer));
@@ -193,7 +196,12 @@ export function installUsagePage(kit: PageKit): void {
       Series,
       Series,
     ];
-    const quota = llmTokenQuota(await policyAnswer.json());
+    const { items: standing } = await quotasAnswer.json();
+    const tokenQuota = quotaOf(standing, 'llmTokensPerMonth');
+    const quota = tokenQuota?.limit ?? null;
+    const otherQuotas = (['runsPerMonth', 'toolCallsPerDay'] as const)
+      .map((name) => quotaOf(standing, name))
+      .filter((q): q is Standing => q !== null);
 
     const calls = callsOverTime(outcomes, span);
     const unit = span.granularity === 'hour' ? 'hour' : 'day';
@@ -207,7 +215,8 @@ export function installUsagePage(kit: PageKit): void {
     const topClients = top(clients.points, callValues);
     const runsByFlow = top(flows.points, runValues);
     const period = USAGE_RANGES[range];
-    const monthTokens = month.totals.llmTokens;
+    // With a quota, the enforcing counter (it counts from when the quota was set); without one, the metered month.
+    const monthTokens = tokenQuota ? tokenQuota.used : month.totals.llmTokens;
 
     return render(
       c,
@@ -319,10 +328,32 @@ export function installUsagePage(kit: PageKit): void {
               </p>
             ) : monthTokens >= quota ? (
               <Notice kind="error">
-                The monthly LLM token quota is reached; it resets on the first day of next month (UTC).
+                The monthly LLM token quota is reached; it resets at {tokenQuota?.resetsAt}.
               </Notice>
             ) : null}
           </section>
+          {otherQuotas.map((q) => {
+            const text = QUOTA_TEXT[q.quota] as { title: string; unit: string; period: string };
+            const limit = q.limit as number;
+            return (
+              <section aria-labelledby={`h-quota-${q.quota}`}>
+                <h2 id={`h-quota-${q.quota}`}>{text.title}</h2>
+                <QuotaBar
+                  id={`quota-${q.quota}`}
+                  title={text.title}
+                  description={`${fmt(q.used)} of the ${text.period}'s quota of ${fmt(limit)} ${text.unit} used; it resets at ${q.resetsAt}.`}
+                  used={q.used}
+                  limit={limit}
+                  unit={text.unit}
+                />
+                {q.used >= limit ? (
+                  <Notice kind="error">
+                    The {text.unit} quota is reached; it resets at {q.resetsAt}.
+                  </Notice>
+                ) : null}
+              </section>
+            );
+          })}
         </div>
       </>,
     );
