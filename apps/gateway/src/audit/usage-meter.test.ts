@@ -37,16 +37,16 @@ const runRows = async (workspaceId: string) =>
     (r) => `${r.hour.toISOString()} ${r.flow}`,
   );
 
-/** The database, except that the next `failures` transactions fail: after committing when `afterCommit`. */
+/** The database, except that the next `failures` batch statements fail before or after they took effect. */
 function flaky(db: Database, state: { failures: number; afterCommit: boolean }): Database {
   return Object.create(db, {
-    transaction: {
-      value: async (fn: Parameters<Database['transaction']>[0]) => {
+    execute: {
+      value: async (...args: Parameters<Database['execute']>) => {
         if (state.failures > 0 && !state.afterCommit) {
           state.failures--;
           throw new Error('connection refused');
         }
-        const result = await db.transaction(fn);
+        const result = await db.execute(...args);
         if (state.failures > 0) {
           state.failures--;
           throw new Error('connection reset before the commit was acknowledged');

@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm';
-import type { Database, Executor } from '../client.js';
+import type { Database } from '../client.js';
+import { executeRows } from '../rows.js';
 import { USAGE_DURATION_BOUNDS_MS, usageBatches, usageCalls, usageRuns } from '../schema.js';
 
 export const USAGE_BUCKETS = USAGE_DURATION_BOUNDS_MS.length;
@@ -57,8 +58,6 @@ export function usageHourOf(at: Date | number): Date {
 }
 
 const BUCKET_COLUMNS = ['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd11'] as const;
-/** Rows per statement: well under the 65 535 parameters of one statement. */
-const CHUNK = 1_000;
 
 const callKey = (d: UsageCallDelta) =>
   JSON.stringify([d.workspaceId, d.hour.getTime(), d.method, d.tool, d.principal, d.client, d.outcome]);
@@ -99,14 +98,49 @@ function mergeRuns(deltas: UsageRunDelta[]): UsageRunDelta[] {
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, d]) => d);
 }
 
-const added = (table: string, column: string) => sql.raw(`"${table}"."${column}" + excluded."${column}"`);
+const BUCKETS_SQL = BUCKET_COLUMNS.join(', ');
+const BUCKET_TYPES = BUCKET_COLUMNS.map((c) => `${c} int`).join(', ');
+const BUCKET_ADDS = BUCKET_COLUMNS.map((c) => `${c} = usage_calls.${c} + excluded.${c}`).join(', ');
 
-async function upsertCalls(tx: Executor, deltas: UsageCallDelta[]): Promise<void> {
-  for (let i = 0; i < deltas.length; i += CHUNK) {
-    const values = deltas.slice(i, i + CHUNK).map((d) => {
-      const row: typeof usageCalls.$inferInsert = {
-        workspaceId: d.workspaceId,
-        hour: d.hour,
+/**
+ * The whole batch in one statement (data-modifying CTEs): the batch id's insert gates both upserts, and a statement
+ * is atomic on its own. One round trip, so on the embedded database (one connection) no transaction stays open
+ * across messages while the gateway's other statements wait behind it.
+ */
+const APPLY_BATCH = (id: string, calls: string, runs: string) => sql`
+  with fresh as (
+    insert into usage_batches (id) values (${id}) on conflict do nothing returning id
+  ), calls as (
+    insert into usage_calls (workspace_id, hour, method, tool, principal, client, outcome, count, ${sql.raw(BUCKETS_SQL)})
+    select c.workspace_id, c.hour, c.method, c.tool, c.principal, c.client, c.outcome, c.count, ${sql.raw(BUCKETS_SQL)}
+    from jsonb_to_recordset(${calls}::jsonb) as c(workspace_id text, hour timestamptz, method text, tool text,
+      principal text, client text, outcome text, count int, ${sql.raw(BUCKET_TYPES)})
+    where exists (select 1 from fresh)
+    order by c.workspace_id, c.hour, c.method, c.tool, c.principal, c.client, c.outcome
+    on conflict (workspace_id, hour, method, tool, principal, client, outcome) do update
+      set count = usage_calls.count + excluded.count, ${sql.raw(BUCKET_ADDS)}
+  ), runs as (
+    insert into usage_runs (workspace_id, hour, flow, started, completed, failed, cancelled, steps, http_calls, llm_tokens)
+    select r.workspace_id, r.hour, r.flow, r.started, r.completed, r.failed, r.cancelled, r.steps, r.http_calls,
+      r.llm_tokens
+    from jsonb_to_recordset(${runs}::jsonb) as r(workspace_id text, hour timestamptz, flow text, started int,
+      completed int, failed int, cancelled int, steps int, http_calls int, llm_tokens bigint)
+    where exists (select 1 from fresh)
+    order by r.workspace_id, r.hour, r.flow
+    on conflict (workspace_id, hour, flow) do update set
+      started = usage_runs.started + excluded.started, completed = usage_runs.completed + excluded.completed,
+      failed = usage_runs.failed + excluded.failed, cancelled = usage_runs.cancelled + excluded.cancelled,
+      steps = usage_runs.steps + excluded.steps, http_calls = usage_runs.http_calls + excluded.http_calls,
+      llm_tokens = usage_runs.llm_tokens + excluded.llm_tokens
+  )
+  select count(*)::int as applied from fresh`;
+
+function callRows(deltas: UsageCallDelta[]): string {
+  return JSON.stringify(
+    deltas.map((d) => {
+      const row: Record<string, unknown> = {
+        workspace_id: d.workspaceId,
+        hour: d.hour.toISOString(),
         method: d.method,
         tool: d.tool,
         principal: d.principal,
@@ -116,66 +150,37 @@ async function upsertCalls(tx: Executor, deltas: UsageCallDelta[]): Promise<void
       };
       for (const [b, column] of BUCKET_COLUMNS.entries()) row[column] = d.durations[b] ?? 0;
       return row;
-    });
-    await tx
-      .insert(usageCalls)
-      .values(values)
-      .onConflictDoUpdate({
-        target: [
-          usageCalls.workspaceId,
-          usageCalls.hour,
-          usageCalls.method,
-          usageCalls.tool,
-          usageCalls.principal,
-          usageCalls.client,
-          usageCalls.outcome,
-        ],
-        set: {
-          count: added('usage_calls', 'count'),
-          ...Object.fromEntries(BUCKET_COLUMNS.map((c) => [c, added('usage_calls', c)])),
-        },
-      });
-  }
+    }),
+  );
 }
 
-async function upsertRuns(tx: Executor, deltas: UsageRunDelta[]): Promise<void> {
-  for (let i = 0; i < deltas.length; i += CHUNK) {
-    await tx
-      .insert(usageRuns)
-      .values(deltas.slice(i, i + CHUNK))
-      .onConflictDoUpdate({
-        target: [usageRuns.workspaceId, usageRuns.hour, usageRuns.flow],
-        set: {
-          started: added('usage_runs', 'started'),
-          completed: added('usage_runs', 'completed'),
-          failed: added('usage_runs', 'failed'),
-          cancelled: added('usage_runs', 'cancelled'),
-          steps: added('usage_runs', 'steps'),
-          httpCalls: added('usage_runs', 'http_calls'),
-          llmTokens: added('usage_runs', 'llm_tokens'),
-        },
-      });
-  }
+function runRows(deltas: UsageRunDelta[]): string {
+  return JSON.stringify(
+    deltas.map((d) => ({
+      workspace_id: d.workspaceId,
+      hour: d.hour.toISOString(),
+      flow: d.flow,
+      started: d.started,
+      completed: d.completed,
+      failed: d.failed,
+      cancelled: d.cancelled,
+      steps: d.steps,
+      http_calls: d.httpCalls,
+      llm_tokens: d.llmTokens,
+    })),
+  );
 }
 
 /**
- * Adds a batch to the rollups, once: its id is recorded in the same transaction, so a batch retried after its
+ * Adds a batch to the rollups, once: its id is recorded in the same statement, so a batch retried after its
  * acknowledgement was lost adds nothing again. `duplicate` when it had already been applied.
  */
 export async function applyUsageBatch(db: Database, batch: UsageBatch): Promise<'applied' | 'duplicate'> {
-  const calls = mergeCalls(batch.calls);
-  const runs = mergeRuns(batch.runs);
-  return db.transaction(async (tx) => {
-    const fresh = await tx
-      .insert(usageBatches)
-      .values({ id: batch.id })
-      .onConflictDoNothing()
-      .returning({ id: usageBatches.id });
-    if (fresh.length === 0) return 'duplicate';
-    await upsertCalls(tx, calls);
-    await upsertRuns(tx, runs);
-    return 'applied';
-  });
+  const [row] = await executeRows<{ applied: number | string }>(
+    db,
+    APPLY_BATCH(batch.id, callRows(mergeCalls(batch.calls)), runRows(mergeRuns(batch.runs))),
+  );
+  return Number(row?.applied ?? 0) > 0 ? 'applied' : 'duplicate';
 }
 
 /**
