@@ -95,18 +95,7 @@ export function createUsageMeter(
     let row = runs.get(key);
     if (!row) {
       if (runs.size >= maxKeys) cut();
-      row = {
-        workspaceId,
-        hour,
-        flow,
-        started: 0,
-        completed: 0,
-        failed: 0,
-        cancelled: 0,
-        steps: 0,
-        httpCalls: 0,
-        llmTokens: 0,
-      };
+      row = { workspaceId, hour, flow, ...repos.NO_RUN_COUNTS };
       runs.set(key, row);
     }
     return row;

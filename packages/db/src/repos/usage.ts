@@ -22,10 +22,8 @@ export interface UsageCallDelta {
 }
 
 /** What one batch adds to one `usage_runs` row. */
-export interface UsageRunDelta {
-  workspaceId: string;
-  hour: Date;
-  flow: string;
+/** What `usage_runs` counts per flow and hour. */
+export interface UsageRunCounts {
   started: number;
   completed: number;
   failed: number;
@@ -33,6 +31,23 @@ export interface UsageRunDelta {
   steps: number;
   httpCalls: number;
   llmTokens: number;
+}
+
+/** Every run count at zero, for a row about to be added to. */
+export const NO_RUN_COUNTS: Readonly<UsageRunCounts> = Object.freeze({
+  started: 0,
+  completed: 0,
+  failed: 0,
+  cancelled: 0,
+  steps: 0,
+  httpCalls: 0,
+  llmTokens: 0,
+});
+
+export interface UsageRunDelta extends UsageRunCounts {
+  workspaceId: string;
+  hour: Date;
+  flow: string;
 }
 
 export interface UsageBatch {
@@ -317,16 +332,9 @@ export async function usageCallSeries(
   });
 }
 
-export interface UsageRunPointRow {
+export interface UsageRunPointRow extends UsageRunCounts {
   epoch: number;
   flow: string;
-  started: number;
-  completed: number;
-  failed: number;
-  cancelled: number;
-  steps: number;
-  httpCalls: number;
-  llmTokens: number;
 }
 
 /** The flows with most runs started, most first; at most `limit`. */
