@@ -50,6 +50,14 @@ const MIXED_FLOW = `{:slug :mixed
              c (flow/step :function :after {:code (fn [x] {:seen (:path x)}) :input (:body b)})]
          c)}`;
 
+/** A run that holds its worker slot until the test opens `/hold` (its HTTP step waits for the answer). */
+const HOLD_FLOW = `{:slug :hold
+ :requires [{:slot :api :type :http-api}]
+ :invocations {:default {:inputs []}}
+ :flow (flow/step :http :wait {:connection :api :path "/hold"})}`;
+let openHold: () => void = () => {};
+let held = Promise.resolve();
+
 /** The journal as the /probe request found it (step id, status, attempts), by run. */
 const journalAtProbe: Array<Array<[string, string, number]>> = [];
 
@@ -119,6 +127,7 @@ beforeAll(async () => {
   server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (path === '/hold') await held;
     if (path === '/probe') {
       const [run] = await repos.listRuns(h.db, 'ws-run', { limit: 1, flowSlug: 'mixed' });
       const steps = run ? await repos.listRunSteps(h.db, 'ws-run', run.id, { limit: 10 }) : [];
@@ -139,6 +148,8 @@ beforeAll(async () => {
   const conn = await seedConnection(deps, 'ws-run', 1, { baseUrl: base, secret: SECRET, authType: 'bearer' });
   await repos.setFlowBindings(h.db, 'ws-run', 'fetch-two', 'live', { api: conn });
   await repos.setFlowBindings(h.db, 'ws-run', 'mixed', 'live', { api: conn });
+  await seedFlow(h.db, 'ws-run', HOLD_FLOW, { release: 'v1' });
+  await repos.setFlowBindings(h.db, 'ws-run', 'hold', 'live', { api: conn });
   await seedFlow(h.db, 'ws-run', HOOK_FLOW, { release: 'v1' });
   const hook = await seedConnection(deps, 'ws-run', 2, { type: 'secret', baseUrl: null, secret: HOOK_URL() });
   await repos.setFlowBindings(h.db, 'ws-run', 'notify', 'live', { hook });
@@ -353,7 +364,7 @@ describe('the worker', () => {
     await fifo.start();
     // Its first pump (sent at start, for up to 4 runs) must be over, or it could take the run queued below.
     await new Promise((r) => setTimeout(r, 300));
-    const held = [1, 2, 3, 4].map(() => fifo.reserve());
+    const busySlots = [1, 2, 3, 4].map(() => fifo.reserve());
     const fifoWs = openWorkspace(
       testWorkspaceDeps(h.db, {
         now: () => new Date(),
@@ -366,15 +377,21 @@ describe('the worker', () => {
       { workspaceId: 'ws-run', actor: { kind: 'service_account', id: 'sa_test' } },
     );
     try {
-      const older = await start(fifoWs, false);
+      // The older run holds its slot (its step waits on /hold): a newer caller cannot find it free by the older
+      // having finished already.
+      held = new Promise<void>((resolve) => {
+        openHold = resolve;
+      });
+      const older = await fifoWs.runs.start(startInput('hold', {}, { waits: false }));
       expect(older.run.status).toBe('queued');
       expect((await fifoWs.runs.get(older.run.id))?.status).toBe('queued');
-      held[0]?.release();
+      busySlots[0]?.release();
       // The freed slot belongs to the queued run: the next waiting caller queues behind it.
       expect(fifo.reserve()).toBeNull();
       const newer = await start(fifoWs, true);
       expect(newer.run.status).toBe('queued');
-      for (const r of held.slice(1)) r?.release();
+      openHold();
+      for (const r of busySlots.slice(1)) r?.release();
       const [a, b] = await Promise.all([
         waitFor(fifoWs, older.run.id, finished),
         waitFor(fifoWs, newer.run.id, finished),
@@ -384,6 +401,7 @@ describe('the worker', () => {
       // The queue drained: a waiting caller is handed a slot again.
       await expectEventually(() => fifo.reserve());
     } finally {
+      openHold();
       await fifo.stop();
     }
     // A worker that took a run at its insert and died: its lease expires and another worker runs it.
