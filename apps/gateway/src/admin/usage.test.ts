@@ -33,13 +33,7 @@ const run = (over: Partial<repos.UsageRunDelta>): repos.UsageRunDelta => ({
   workspaceId: 'ws-use-a',
   hour: H10,
   flow: 'report',
-  started: 0,
-  completed: 0,
-  failed: 0,
-  cancelled: 0,
-  steps: 0,
-  httpCalls: 0,
-  llmTokens: 0,
+  ...repos.NO_RUN_COUNTS,
   ...over,
 });
 

@@ -30,13 +30,7 @@ const run = (over: Partial<repos.UsageRunDelta>): repos.UsageRunDelta => ({
   workspaceId: 'ws-a',
   hour: H0,
   flow: 'nap',
-  started: 0,
-  completed: 0,
-  failed: 0,
-  cancelled: 0,
-  steps: 0,
-  httpCalls: 0,
-  llmTokens: 0,
+  ...repos.NO_RUN_COUNTS,
   ...over,
 });
 

@@ -263,39 +263,44 @@ export function installUsagePage(kit: PageKit): void {
               series={calls.series}
             />
           </section>
-          <section aria-labelledby="h-tools">
-            <h2 id="h-tools">Top tools</h2>
-            <HorizontalBars
-              id="tools"
-              title="MCP calls by tool"
-              description={describeTop('Calls by tool', topTools, 'tool calls')}
-              first="Tool"
-              items={topTools}
-              series={CALLS}
-            />
-          </section>
-          <section aria-labelledby="h-keys">
-            <h2 id="h-keys">Top keys</h2>
-            <HorizontalBars
-              id="keys"
-              title="MCP calls by key or user"
-              description={describeTop('Calls by key or user', topKeys, 'calls')}
-              first="Key or user"
-              items={topKeys}
-              series={CALLS}
-            />
-          </section>
-          <section aria-labelledby="h-clients">
-            <h2 id="h-clients">Top clients</h2>
-            <HorizontalBars
-              id="clients"
-              title="MCP calls by client"
-              description={describeTop('Calls by client name', topClients, 'calls')}
-              first="Client"
-              items={topClients}
-              series={CALLS}
-            />
-          </section>
+          {[
+            {
+              id: 'tools',
+              heading: 'Top tools',
+              title: 'MCP calls by tool',
+              what: ['Calls by tool', 'tool calls'],
+              first: 'Tool',
+              items: topTools,
+            },
+            {
+              id: 'keys',
+              heading: 'Top keys',
+              title: 'MCP calls by key or user',
+              what: ['Calls by key or user', 'calls'],
+              first: 'Key or user',
+              items: topKeys,
+            },
+            {
+              id: 'clients',
+              heading: 'Top clients',
+              title: 'MCP calls by client',
+              what: ['Calls by client name', 'calls'],
+              first: 'Client',
+              items: topClients,
+            },
+          ].map((top) => (
+            <section aria-labelledby={`h-${top.id}`}>
+              <h2 id={`h-${top.id}`}>{top.heading}</h2>
+              <HorizontalBars
+                id={top.id}
+                title={top.title}
+                description={describeTop(top.what[0] as string, top.items, top.what[1] as string)}
+                first={top.first}
+                items={top.items}
+                series={CALLS}
+              />
+            </section>
+          ))}
           <section aria-labelledby="h-flows">
             <h2 id="h-flows">Runs by flow</h2>
             <HorizontalBars
