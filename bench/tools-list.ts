@@ -20,6 +20,7 @@ import {
   seedWorkspace,
   startGatewayChild,
 } from './lib/gateway.js';
+import { type GcPerRequest, gcFiguresSchema, gcPerRequest, gcRows } from './lib/gc.js';
 import {
   type Contender,
   interleave,
@@ -33,7 +34,7 @@ import { type OtlpSink, otlpEnv, startOtlpSink } from './lib/otlp-sink.js';
 import { benchPostgresUrl, postgresReachable, throwawayDatabase } from './lib/postgres.js';
 import { type ChildHandle, ROOT, readRssKb, spawnTsx } from './lib/proc.js';
 import { printProfile } from './lib/profile.js';
-import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
+import { type Check, fmt, heading, log, printSummaries, table } from './lib/report.js';
 
 const WORKSPACE = 'ws-bench';
 const CAPABILITIES = ['workspace.full'];
@@ -251,18 +252,29 @@ async function run(options: BenchOptions): Promise<Check[]> {
     );
 
     const targets = [
-      { name: 'bare Hono (baseline)', spec: spec(baseUrl, setup.apiKey, options), pid: baseline.pid },
-      { name: 'gateway, API key', spec: spec(url, setup.apiKey, options), pid: setup.gw.child.pid },
-      { name: 'gateway, JWT ES256', spec: spec(url, setup.jwt, options), pid: setup.gw.child.pid },
-      { name: 'gateway, API key, OTel', spec: spec(otelUrl, otel.apiKey, options), pid: otel.gw.child.pid },
+      { name: 'bare Hono (baseline)', spec: spec(baseUrl, setup.apiKey, options), child: baseline },
+      { name: 'gateway, API key', spec: spec(url, setup.apiKey, options), child: setup.gw.child },
+      { name: 'gateway, JWT ES256', spec: spec(url, setup.jwt, options), child: setup.gw.child },
+      { name: 'gateway, API key, OTel', spec: spec(otelUrl, otel.apiKey, options), child: otel.gw.child },
       {
         name: 'gateway, key, no meter',
         spec: spec(unmeteredUrl, unmetered.apiKey, options),
-        pid: unmetered.gw.child.pid,
+        child: unmetered.gw.child,
       },
     ];
     for (const t of targets) await runLoad({ ...t.spec, durationS: options.warmupS });
-    const contenders: Contender[] = targets.map((t) => ({ name: t.name, run: () => runLoad(t.spec, t.pid) }));
+    // Each load also records what the server's garbage collector did (bench/lib/gc.ts).
+    const gcSamples = new Map<string, GcPerRequest[]>(targets.map((t) => [t.name, []]));
+    const contenders: Contender[] = targets.map((t) => ({
+      name: t.name,
+      run: async () => {
+        await t.child.call('gc-start');
+        const load = await runLoad(t.spec, t.child.pid);
+        const figures = gcFiguresSchema.parse(await t.child.call('gc-stop'));
+        gcSamples.get(t.name)?.push(gcPerRequest(figures, load.requests));
+        return load;
+      },
+    }));
     const summaries = await interleave(contenders, options.rounds, (round, name, s) =>
       log(
         `  round ${round}  ${name.padEnd(22)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.latencyMs.p50, 2)} ms  p99 ${fmt(s.latencyMs.p99, 2)} ms`,
@@ -277,6 +289,9 @@ async function run(options: BenchOptions): Promise<Check[]> {
     ];
     log();
     printSummaries([base, key, jwt, traced, plain], base.name);
+    log();
+    log('  garbage collection in each server while it answered (medians over rounds):');
+    table(gcRows(gcSamples));
     const meteringRatio = key.rps / plain.rps;
     log(
       `  usage metering on ÷ off (API key): ${fmt(meteringRatio, 3)} (per round ${roundRatios(key, plain)

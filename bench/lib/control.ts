@@ -1,12 +1,14 @@
 /**
- * Child side of the benchmark's IPC channel: memory figures (optionally after a full GC), CPU profiles of a
- * chosen window (so start-up and migrations stay out of them) and heap snapshots.
+ * Child side of the benchmark's IPC channel: memory figures (optionally after a full GC), what the garbage collector
+ * did during a chosen window (bench/lib/gc.ts), CPU profiles of a chosen window (so start-up and migrations stay out
+ * of them) and heap snapshots.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { z } from 'zod';
+import { recordGc } from './gc.js';
 
 const messageSchema = z.object({
   id: z.number(),
@@ -26,6 +28,7 @@ export interface MemoryFigures {
 export function serveControl(): void {
   if (!process.send) return;
   let session: Session | undefined;
+  let gcRecording: ReturnType<typeof recordGc> | undefined;
   const handlers: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
     async memory(args) {
       const gc = (globalThis as { gc?: () => void }).gc;
@@ -51,6 +54,16 @@ export function serveControl(): void {
       const file = join(z.string().parse(args.dir), `gateway-${process.pid}-${Date.now()}.cpuprofile`);
       writeFileSync(file, JSON.stringify(profile));
       return { file };
+    },
+    async 'gc-start'() {
+      gcRecording = recordGc();
+      return {};
+    },
+    async 'gc-stop'() {
+      if (!gcRecording) throw new Error('no GC recording running');
+      const figures = gcRecording.stop();
+      gcRecording = undefined;
+      return figures;
     },
     async 'heap-snapshot'(args) {
       return {
