@@ -10,6 +10,10 @@ export interface RuntimeBindings {
   remoteAddress?: string | undefined;
   /** Node (`@hono/node-server`): the request's socket. */
   incoming?: { socket?: { remoteAddress?: string | undefined } | undefined } | undefined;
+  /** Node's listener: it writes a body `respondWithParts` leaves in `bodyParts` itself (mcp/body-parts.ts). */
+  writesBodyParts?: boolean;
+  /** The answer's body as UTF-8 pieces, left here by `respondWithParts` for the listener to write. */
+  bodyParts?: readonly Uint8Array[];
 }
 
 /** Values the middleware chain puts on each request, read by the routes. */

@@ -18,6 +18,7 @@ beforeAll(async () => {
     FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     FLOWGATE_LOG_LEVEL: 'silent',
     FLOWGATE_REQUEST_BODY_TIMEOUT_MS: '1000',
+    FLOWGATE_ALLOWED_ORIGINS: 'https://agent.example',
   });
   gateway = await startGateway({ config, db });
 });
@@ -113,5 +114,89 @@ describe('slow request bodies', () => {
     expect(() => loadConfig({ FLOWGATE_ADMIN_TOKEN: TOKEN, FLOWGATE_MCP_MAX_WAITS: 'lots' })).toThrow(
       /FLOWGATE_MCP_MAX_WAITS/,
     );
+  });
+});
+
+describe("tools/list through Node's listener (the cached list written piece by piece)", () => {
+  let url: string;
+  let apiKey: string;
+  const admin = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+    const res = await fetch(`http://127.0.0.1:${gateway.port}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as Record<string, unknown>;
+  };
+  beforeAll(async () => {
+    await admin('/api/admin/workspaces', { id: 'ws-parts', name: 'parts' });
+    const sa = await admin('/api/workspaces/ws-parts/service-accounts', {
+      name: 'agent',
+      capabilities: ['workspace.full'],
+    });
+    const key = await admin(
+      `/api/workspaces/ws-parts/service-accounts/${String(sa.serviceAccountId)}/keys`,
+      {},
+    );
+    apiKey = (key.key as { apiKey: string }).apiKey;
+    url = `http://127.0.0.1:${gateway.port}/api/workspaces/ws-parts/mcp`;
+  });
+  const list = (id: unknown, headers: Record<string, string> = {}) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }),
+    });
+
+  it('answers the whole list with its exact length, the request id, and no internal marker', async () => {
+    // Quotes and non-ASCII in the id: the spliced head is checked byte for byte.
+    const id = 'list "1" ≤ é';
+    const res = await list(id);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.get('content-length')).toBe(String(bytes.byteLength));
+    expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(res.headers.get('x-flowgate-body-parts')).toBeNull();
+    const text = new TextDecoder().decode(bytes);
+    const parsed = JSON.parse(text) as {
+      jsonrpc: string;
+      id: unknown;
+      result: { tools: { name: string }[] };
+    };
+    expect(parsed.jsonrpc).toBe('2.0');
+    expect(parsed.id).toBe(id);
+    expect(parsed.result.tools.map((t) => t.name)).toContain('call_flow_tool');
+    expect(text.startsWith(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[`)).toBe(true);
+  });
+
+  it('keeps a kept-alive connection framed across answers, and the same list for every id', async () => {
+    const bodies: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await list(i);
+      expect(res.status).toBe(200);
+      bodies.push(await res.text());
+    }
+    const results = bodies.map((b) => JSON.stringify((JSON.parse(b) as { result: unknown }).result));
+    expect(new Set(results).size).toBe(1);
+    expect(bodies.map((b) => (JSON.parse(b) as { id: number }).id)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('includes headers middleware adds on the way out (CORS for an allowed Origin)', async () => {
+    const res = await list(9, { origin: 'https://agent.example' });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://agent.example');
+    expect(res.headers.get('vary')).toContain('Origin');
+    expect(res.headers.get('x-flowgate-body-parts')).toBeNull();
+    expect(res.headers.get('content-length')).toBe(String(new TextEncoder().encode(text).byteLength));
+    expect((JSON.parse(text) as { id: number }).id).toBe(9);
   });
 });

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { type BytesLike, useNativeSha256 } from '@flowgate/core';
 import { createDb, type DbHandle } from '@flowgate/db';
 import { generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
 import { startTelemetry } from '@flowgate/telemetry';
 import { type ServerType, serve } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Logger } from 'pino';
 import { createApp, type GatewayDeps, type RouteInstaller } from './app.js';
 import { startAuditPruner } from './audit/prune.js';
@@ -14,6 +16,7 @@ import type { RuntimeBindings } from './context.js';
 import { composeDeps } from './deps.js';
 import { DEFAULT_INSTALLERS } from './installers.js';
 import { createLogger } from './logger.js';
+import { BODY_PARTS_HEADER } from './mcp/body-parts.js';
 import { createMemoryLimiter, type RateLimiter } from './rate-limit/bucket.js';
 
 // Every authenticated request hashes its bearer token: on Node (and Bun, Deno) with node:crypto's native SHA-256,
@@ -137,13 +140,51 @@ export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { 
   };
 }
 
+/**
+ * The answer of `respondWithParts`: the final status and headers (the marker left out, the length set), then the
+ * pieces, corked into one `writev`. Node holds each piece by reference until it is written; nothing changes them.
+ */
+function writeParts(outgoing: ServerResponse, res: Response, parts: readonly Uint8Array[]): void {
+  let length = 0;
+  for (const part of parts) length += part.byteLength;
+  const headers: Record<string, string | string[]> = {};
+  res.headers.forEach((value, name) => {
+    if (name !== BODY_PARTS_HEADER) headers[name] = value;
+  });
+  const cookies = res.headers.getSetCookie();
+  if (cookies.length > 0) headers['set-cookie'] = cookies;
+  headers['content-length'] = String(length);
+  outgoing.writeHead(res.status, headers);
+  outgoing.cork();
+  for (const part of parts) outgoing.write(part);
+  outgoing.end();
+  outgoing.uncork();
+}
+
 /** Node's HTTP server (`@hono/node-server`), the default way `startGateway` listens. */
 export function listenOnNode(requestBodyTimeoutMs: number): Listen {
   return ({ hostname, port, fetch }) =>
     new Promise<ListeningServer>((resolve, reject) => {
       const server: ServerType = serve(
         {
-          fetch: (request, env) => fetch(request, env as RuntimeBindings),
+          fetch: async (request, env) => {
+            const { outgoing } = env;
+            const bindings: RuntimeBindings = {
+              ...(env as RuntimeBindings),
+              writesBodyParts: outgoing instanceof ServerResponse,
+            };
+            const res = await fetch(request, bindings);
+            const parts = bindings.bodyParts;
+            // Without the marker, something answered in place of the route (an error after it ran, say).
+            if (
+              parts === undefined ||
+              !(outgoing instanceof ServerResponse) ||
+              !res.headers.has(BODY_PARTS_HEADER)
+            )
+              return res;
+            writeParts(outgoing, res, parts);
+            return RESPONSE_ALREADY_SENT;
+          },
           hostname,
           port,
           // Node enforces requestTimeout only when it sweeps connections; sweep often enough to honour a short one.

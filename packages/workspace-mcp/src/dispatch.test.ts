@@ -398,21 +398,26 @@ describe('tools/list', () => {
     });
   });
 
-  it('answers with the cached list as UTF-8 bytes equal to the text, for single messages only', async () => {
+  it('answers with the cached list as UTF-8 pieces equal to the text, for single messages only', async () => {
     // An id with quotes and non-ASCII, so the spliced envelope is checked byte for byte.
     const id = 'id "quoted" ≤ é';
     const single = await handleMcpMessage({ jsonrpc: '2.0', id, method: 'tools/list' }, env.ctx());
-    expect(single.encoded).toBeInstanceOf(Uint8Array);
-    expect(Buffer.from(single.encoded as Uint8Array).toString('utf8')).toBe(single.body);
+    const parts = single.parts ?? [];
+    expect(parts).toHaveLength(3);
+    expect(Buffer.concat(parts).toString('utf8')).toBe(single.body);
     expect(parse(single.body).id).toBe(id);
+    // The list's pieces are the cached bytes themselves, the same array for every answer (never a copy).
+    const again = await handleMcpMessage({ jsonrpc: '2.0', id: 7, method: 'tools/list' }, env.ctx());
+    expect(again.parts?.[1]).toBe(parts[1]);
+    expect(again.parts?.[2]).toBe(parts[2]);
     // Anything not assembled from cached bytes carries text only.
     const ping = await handleMcpMessage({ jsonrpc: '2.0', id: 2, method: 'ping' }, env.ctx());
-    expect(ping.encoded).toBeUndefined();
+    expect(ping.parts).toBeUndefined();
     const batch = await handleMcpMessage(
       [{ jsonrpc: '2.0', id: 3, method: 'tools/list' }],
       env.ctx({ protocolVersionHeader: '2025-03-26' }),
     );
-    expect(batch.encoded).toBeUndefined();
+    expect(batch.parts).toBeUndefined();
     expect(parse(batch.body)[0].result.tools.length).toBe(CATALOG.length);
   });
 

@@ -41,7 +41,6 @@ import {
   ACCEPTED,
   clip,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
-  encodeRawResult,
   errorResult,
   JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_REQUEST,
@@ -53,6 +52,7 @@ import {
   type McpHttpResult,
   MODERN_PROTOCOL_VERSION,
   type ProtocolVersion,
+  rawResultParts,
   serializeRawResult,
   serializeResult,
 } from './protocol.js';
@@ -91,8 +91,8 @@ export async function handleMcpMessage(body: unknown, ctx: McpRequestContext): P
     if (Array.isArray(body)) return await handleBatch(body, ctx);
     const outcome = await handleOne(body, ctx, false);
     if (outcome === null) return ACCEPTED;
-    return outcome.encoded
-      ? { status: outcome.status, body: outcome.json, encoded: outcome.encoded }
+    return outcome.parts
+      ? { status: outcome.status, body: outcome.json, parts: outcome.parts }
       : { status: outcome.status, body: outcome.json };
   } catch (error) {
     // Method failures are answered per message; this only catches a broken hook or context.
@@ -246,7 +246,7 @@ function legacyRevision(ctx: McpRequestContext, version: LegacyProtocolVersion):
       if (!(result instanceof RawJson)) return { status: 200, json: serializeResult(id, result) };
       const json = serializeRawResult(id, result.json);
       return result.bytes && !inBatch
-        ? { status: 200, json, encoded: encodeRawResult(id, result.bytes) }
+        ? { status: 200, json, parts: rawResultParts(id, result.bytes) }
         : { status: 200, json };
     },
   };

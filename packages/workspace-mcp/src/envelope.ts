@@ -25,7 +25,7 @@ import { hasEnvelopeClaim } from './revision.js';
 export const MAX_BATCH_SIZE = 32;
 
 /** The answer to one message (`null`: none, a notification or a posted response). */
-export type Outcome = { status: 200 | 400 | 404; json: string; encoded?: Uint8Array<ArrayBuffer> } | null;
+export type Outcome = { status: 200 | 400 | 404; json: string; parts?: readonly Uint8Array[] } | null;
 
 export function fail(status: 200 | 400 | 404, id: JsonRpcId | null, error: JsonRpcError): Outcome {
   return { status, json: serializeError(id, error) };

@@ -46,8 +46,11 @@ export interface JsonRpcError {
 export interface McpHttpResult {
   status: 200 | 202 | 400 | 404;
   body: string | null;
-  /** The same body as UTF-8, when it was assembled from cached bytes (tools/list): written as is, not re-encoded. */
-  encoded?: Uint8Array<ArrayBuffer>;
+  /**
+   * The same body as UTF-8 pieces to write in order, when it was assembled from cached bytes (tools/list): a small
+   * head, the cached bytes themselves (shared: never copied, never changed) and the close.
+   */
+  parts?: readonly Uint8Array[];
 }
 
 export const ACCEPTED: McpHttpResult = Object.freeze({ status: 202, body: null }) as McpHttpResult;
@@ -63,14 +66,13 @@ export function serializeRawResult(id: JsonRpcId, resultJson: string): string {
 
 const CLOSE = utf8Bytes('}');
 
-/** `serializeRawResult` over the result's UTF-8 bytes: one copy of the cached bytes, no encoding. */
-export function encodeRawResult(id: JsonRpcId, resultBytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  const head = utf8Bytes(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`);
-  const out = new Uint8Array(head.length + resultBytes.length + CLOSE.length);
-  out.set(head);
-  out.set(resultBytes, head.length);
-  out.set(CLOSE, head.length + resultBytes.length);
-  return out;
+/**
+ * `serializeRawResult` as UTF-8 pieces over the result's cached bytes: nothing of the size of the result is
+ * allocated per answer (a fresh copy per request is what made V8 collect the old generation every few hundred
+ * answers, as external memory pressure).
+ */
+export function rawResultParts(id: JsonRpcId, resultBytes: Uint8Array): readonly Uint8Array[] {
+  return [utf8Bytes(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`), resultBytes, CLOSE];
 }
 
 export function serializeError(id: JsonRpcId | null, error: JsonRpcError): string {

@@ -26,6 +26,7 @@ import type { AppEnv } from '../context.js';
 import { protectedResourcesOf } from '../discovery/protected-resource.js';
 import { readBearer } from '../middleware/authenticate.js';
 import { BUSY_RETRY_AFTER_SECONDS, busyBody, createAdmission, needsDatabase } from './admission.js';
+import { respondWithParts } from './body-parts.js';
 import { createClientTokens } from './client-token.js';
 import { createSseAnswer, SSE_HEADERS, type SseAnswer } from './sse.js';
 
@@ -57,13 +58,12 @@ function httpError(
   });
 }
 
-function respond(c: Context, result: McpHttpResult, headers: Record<string, string> = {}): Response {
+function respond(c: Context<AppEnv>, result: McpHttpResult, headers: Record<string, string> = {}): Response {
   if (result.body === null) return c.body(null, result.status, headers);
-  // Cached bytes go out as they are (@hono/node-server writes a Uint8Array without measuring or encoding it).
-  return c.body(result.encoded ?? result.body, result.status, {
-    'content-type': 'application/json',
-    ...headers,
-  });
+  const all = { 'content-type': 'application/json', ...headers };
+  // Cached bytes go out as they are, neither copied into a string nor re-encoded.
+  if (result.parts) return respondWithParts(c, result.parts, result.status, all);
+  return c.body(result.body, result.status, all);
 }
 
 function clientFromHeaders(c: Context): ClientInfo | null {
