@@ -60,8 +60,9 @@ export function createAdminClients(deps: GatewayDeps): AdminClients {
         const request = new Request(input, init);
         principals.set(request, session.principal);
         requestIds.set(request, c.get('requestId'));
-        // The outer request's environment, so the IP allowlist sees the real client address.
-        return app.fetch(request, c.env);
+        // The outer request's environment, so the IP allowlist sees the real client address; its answers are read
+        // here, never written to the socket piece by piece.
+        return app.fetch(request, { ...c.env, writesBodyParts: false });
       },
     });
 }
