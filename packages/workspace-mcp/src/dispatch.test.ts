@@ -410,6 +410,17 @@ describe('tools/list', () => {
     const again = await handleMcpMessage({ jsonrpc: '2.0', id: 7, method: 'tools/list' }, env.ctx());
     expect(again.parts?.[1]).toBe(parts[1]);
     expect(again.parts?.[2]).toBe(parts[2]);
+    // Small integer ids share their head too; other ids get one of their own, spliced exactly.
+    const seven = await handleMcpMessage({ jsonrpc: '2.0', id: 7, method: 'tools/list' }, env.ctx());
+    expect(seven.parts?.[0]).toBe(again.parts?.[0]);
+    expect(Buffer.concat(seven.parts ?? []).toString('utf8')).toBe(seven.body);
+    for (const other of [1024, -1, 2.5, '7']) {
+      const first = await handleMcpMessage({ jsonrpc: '2.0', id: other, method: 'tools/list' }, env.ctx());
+      const second = await handleMcpMessage({ jsonrpc: '2.0', id: other, method: 'tools/list' }, env.ctx());
+      expect(second.parts?.[0]).not.toBe(first.parts?.[0]);
+      expect(Buffer.concat(second.parts ?? []).toString('utf8')).toBe(second.body);
+      expect(parse(second.body).id).toBe(other);
+    }
     // Anything not assembled from cached bytes carries text only.
     const ping = await handleMcpMessage({ jsonrpc: '2.0', id: 2, method: 'ping' }, env.ctx());
     expect(ping.parts).toBeUndefined();

@@ -72,7 +72,23 @@ const CLOSE = utf8Bytes('}');
  * answers, as external memory pressure).
  */
 export function rawResultParts(id: JsonRpcId, resultBytes: Uint8Array): readonly Uint8Array[] {
-  return [utf8Bytes(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`), resultBytes, CLOSE];
+  return [resultHead(id), resultBytes, CLOSE];
+}
+
+/** Heads for the ids clients send most (0…1023, a counter per session), made once each and shared like the list. */
+const SMALL_ID_HEADS: Uint8Array[] = [];
+const MAX_SHARED_HEAD_ID = 1023;
+
+function resultHead(id: JsonRpcId): Uint8Array {
+  if (typeof id === 'number' && Number.isInteger(id) && id >= 0 && id <= MAX_SHARED_HEAD_ID) {
+    let head = SMALL_ID_HEADS[id];
+    if (head === undefined) {
+      head = utf8Bytes(`{"jsonrpc":"2.0","id":${id},"result":`);
+      SMALL_ID_HEADS[id] = head;
+    }
+    return head;
+  }
+  return utf8Bytes(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`);
 }
 
 export function serializeError(id: JsonRpcId | null, error: JsonRpcError): string {

@@ -36,9 +36,24 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const MCP_METHODS: readonly string[] = ['POST', 'GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'];
 const MCP_PATHS: readonly string[] = ['/api/workspaces/:ws/mcp', '/api/workspaces/:ws/flows/:slug/mcp'];
 
+/** Accept values seen lately and whether they allow Streamable HTTP. */
+const acceptVerdicts = new Map<string, boolean>();
+
 /** Accept must allow both JSON and SSE answers (Streamable HTTP); wildcards count. */
 export function acceptsStreamableHttp(accept: string | undefined): boolean {
   if (!accept) return false;
+  const known = acceptVerdicts.get(accept);
+  if (known !== undefined) return known;
+  const verdict = parseAccept(accept);
+  // A client sends the same Accept with every request: keep a few short ones, bounded.
+  if (accept.length <= 256) {
+    if (acceptVerdicts.size >= 64) acceptVerdicts.clear();
+    acceptVerdicts.set(accept, verdict);
+  }
+  return verdict;
+}
+
+function parseAccept(accept: string): boolean {
   const types = accept.split(',').map((part) => (part.split(';')[0] ?? '').trim().toLowerCase());
   const allows = (type: string) =>
     types.some((t) => t === type || t === '*/*' || t === `${type.split('/')[0]}/*`);
