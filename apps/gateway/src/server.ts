@@ -168,20 +168,15 @@ export function listenOnNode(requestBodyTimeoutMs: number): Listen {
       const server: ServerType = serve(
         {
           fetch: async (request, env) => {
-            const { outgoing } = env;
+            const outgoing = env.outgoing instanceof ServerResponse ? env.outgoing : null;
             const bindings: RuntimeBindings = {
               ...(env as RuntimeBindings),
-              writesBodyParts: outgoing instanceof ServerResponse,
+              writesBodyParts: outgoing !== null,
             };
             const res = await fetch(request, bindings);
             const parts = bindings.bodyParts;
             // Without the marker, something answered in place of the route (an error after it ran, say).
-            if (
-              parts === undefined ||
-              !(outgoing instanceof ServerResponse) ||
-              !res.headers.has(BODY_PARTS_HEADER)
-            )
-              return res;
+            if (outgoing === null || parts === undefined || !res.headers.has(BODY_PARTS_HEADER)) return res;
             writeParts(outgoing, res, parts);
             return RESPONSE_ALREADY_SENT;
           },
