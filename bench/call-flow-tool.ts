@@ -1,19 +1,14 @@
 /**
  * `call_flow_tool` with `wait_ms` on a one-`:function`-step flow, over HTTP with an API key, through the real gateway
- * and its in-process worker — on embedded PGlite, then on Postgres when `DATABASE_URL` or the local server answers
- * (a throwaway database, dropped afterwards). Beside it, in the same interleaved rounds, authenticated `tools/list`
- * on the same gateway: the baseline ratio says what running a flow costs over the cheapest authenticated call.
- * Measured at one connection (latency: the target) and at `--connections` (throughput under contention).
+ * (the production bundle in its own process) and its in-process worker — on embedded PGlite, then on Postgres when
+ * `DATABASE_URL` or the local server answers (a throwaway database, dropped afterwards). Beside it, in the same
+ * interleaved rounds, authenticated `tools/list` on the same gateway: the baseline ratio says what running a flow
+ * costs over the cheapest authenticated call. Measured at one connection (latency: the target) and at `--connections`
+ * (throughput under contention), with a light load of other methods timed while the heavy one runs.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type DbHandle, schema } from '@flowgate/db';
-import { createTestDb } from '@flowgate/db/testing';
-import { createLogger, loadConfig, startGateway } from '@flowgate/gateway';
 import type { Benchmark, BenchOptions } from './lib/bench.js';
-import { BENCH_RATE_LIMITS, mcpCall, mcpHeaders } from './lib/gateway.js';
+import { type GatewayChild, mcpCall, mcpHeaders, mcpUrl, startGatewayChild } from './lib/gateway.js';
 import {
   type Contender,
   interleave,
@@ -23,9 +18,9 @@ import {
   summaryOf,
 } from './lib/interleave.js';
 import { type LoadSpec, type MeasuredLoad, runLoad } from './lib/load.js';
-import { DEFAULT_PG_URL, postgresReachable } from './lib/postgres.js';
+import { benchPostgresUrl, postgresReachable, throwawayDatabase } from './lib/postgres.js';
 import { type ProbeResult, type ProbeStreamResult, runProbe } from './lib/probe.js';
-import { printProfile, profileThisProcess } from './lib/profile.js';
+import { printProfile, profileChild } from './lib/profile.js';
 import { type Check, fmt, heading, log, printSummaries } from './lib/report.js';
 
 const WS = 'ws-bench-run';
@@ -111,85 +106,57 @@ function usageMetering(): string {
 }
 
 async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): Promise<DriverFigures> {
-  const previous = process.env.DATABASE_URL;
-  if (driver === 'pglite') delete process.env.DATABASE_URL;
-  else process.env.DATABASE_URL = previous ?? DEFAULT_PG_URL;
-  const dataDir = mkdtempSync(join(tmpdir(), 'flowgate-bench-run-'));
-  let h: DbHandle | undefined;
-  let gw: Awaited<ReturnType<typeof startGateway>> | undefined;
+  const pg = driver === 'postgres' ? await throwawayDatabase(benchPostgresUrl(), 'fg_bench_cft') : null;
+  let gw: GatewayChild | undefined;
   try {
-    let counting = false;
-    const statements: string[] = [];
-    h = await createTestDb({
-      onStatement: (text) => {
-        if (counting) statements.push(text);
-      },
-    });
-    const adminToken = `bench-${randomBytes(24).toString('hex')}`;
-    // The gateway runs in this process (on the handle): its CPU is what readCpuMs(process.pid) measures, since
-    // this process only waits while the load generator (its own process) runs.
-    gw = await startGateway({
-      config: loadConfig({
-        FLOWGATE_HOST: '127.0.0.1',
-        FLOWGATE_PORT: '0',
-        FLOWGATE_DATA_DIR: dataDir,
-        FLOWGATE_ADMIN_TOKEN: adminToken,
-        FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-        FLOWGATE_LOG_LEVEL: 'silent',
+    // The production bundle in a process of its own, as `flowgate serve` runs it, with its in-process worker; the
+    // embedded database's thread is part of that process (its CPU is counted with the gateway's).
+    gw = await startGatewayChild({
+      label: `gateway-${driver}`,
+      env: {
         FLOWGATE_WORKER: 'true',
-        ...BENCH_RATE_LIMITS,
+        FLOWGATE_LOG_LEVEL: 'silent',
+        FLOWGATE_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
         // One key stands for `--connections` agents here: past its default bound of parked waits (32) calls would be
         // answered too_many_waits at once, with no run, and the figures would mix those answers in.
         FLOWGATE_MCP_MAX_WAITS_PER_KEY: String(Math.max(64, options.connections * 2)),
         // `FLOWGATE_USAGE_METERING=off pnpm bench --only call-flow-tool` measures without usage metering.
         FLOWGATE_USAGE_METERING: usageMetering(),
-      }),
-      db: h,
-      logger: createLogger('silent'),
+        ...(pg ? { DATABASE_URL: pg.url } : {}),
+      },
     });
-    const base = gw.url;
-    const admin = async (
-      method: string,
-      path: string,
-      body: unknown,
-      expect: number,
-      type = 'application/json',
-    ) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${adminToken}`, 'content-type': type },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-      return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    };
-    await admin('POST', '/api/admin/workspaces', { id: WS, name: WS }, 201);
-    await admin('PUT', `/api/workspaces/${WS}/flows/echo/draft`, FLOW, 200, 'application/edn');
-    await admin('POST', `/api/workspaces/${WS}/flows/echo/release`, {}, 200);
-    const sa = await admin(
+    const child = gw.child;
+    await gw.admin('POST', '/api/admin/workspaces', { id: WS, name: WS }, 201);
+    const draft = await fetch(`${gw.url}/api/workspaces/${WS}/flows/echo/draft`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/edn' },
+      body: FLOW,
+    });
+    if (draft.status !== 200) throw new Error(`saving the flow: ${draft.status} ${await draft.text()}`);
+    await gw.admin('POST', `/api/workspaces/${WS}/flows/echo/release`, {}, 200);
+    const sa = await gw.admin(
       'POST',
       `/api/workspaces/${WS}/service-accounts`,
       { name: 'bench-runner', capabilities: ['flows.read', 'flows.run', 'runs.read'] },
       201,
     );
     const key = (
-      await admin(
+      await gw.admin(
         'POST',
         `/api/workspaces/${WS}/service-accounts/${String(sa.serviceAccountId)}/keys`,
         {},
         201,
       )
     ).key as { apiKey: string };
-    const url = `${base}/api/workspaces/${WS}/mcp`;
+    const url = mcpUrl(gw, WS);
     const headers = mcpHeaders(key.apiKey);
     const finishedRun = await probeCall(url, headers);
     // A second call on the warm gateway, its statements counted (the audit queue and the worker's last writes
     // settle within the pause).
-    counting = true;
+    await child.call('statements-start');
     await probeCall(url, headers);
     await new Promise((r) => setTimeout(r, 1500));
-    counting = false;
+    const { statements } = await child.call<{ statements: string[] }>('statements-stop');
     const statementsPerCall = statements.length;
     if (options.verbose) {
       log(`  ${driver}: the statements of one warm call_flow_tool`);
@@ -215,7 +182,7 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
       const lead = Math.min(1, durationS * 0.2);
       const from = Date.now();
       const [load, probe] = await Promise.all([
-        runLoad(heavy, process.pid),
+        runLoad(heavy, child.pid),
         new Promise((r) => setTimeout(r, lead * 1000)).then(
           (): Promise<ProbeResult> =>
             runProbe({
@@ -259,7 +226,7 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
     const loaded = targets[3]!.name;
     const contenders: Contender[] = targets.map((t) => ({
       name: t.name,
-      run: () => (t.name === loaded ? besideLoad(t.spec) : runLoad(t.spec, process.pid)),
+      run: () => (t.name === loaded ? besideLoad(t.spec) : runLoad(t.spec, child.pid)),
     }));
     const summaries = await interleave(contenders, options.rounds, (round, name, s) => {
       log(
@@ -274,11 +241,9 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
       }
     });
     if (options.profile) {
-      const { file } = await profileThisProcess(`call-flow-tool-${driver}`, () =>
-        runLoad(spec(CALL_BODY, 1, options.profileDurationS)),
-      );
+      const { file } = await profileChild(child, () => runLoad(spec(CALL_BODY, 1, options.profileDurationS)));
       printProfile(`call-flow-tool: CPU profile of call_flow_tool at 1 connection, ${driver}`, file);
-      const loadedProfile = await profileThisProcess(`call-flow-tool-${driver}-${n}conn`, () =>
+      const loadedProfile = await profileChild(child, () =>
         runLoad(spec(CALL_BODY, n, options.profileDurationS)),
       );
       printProfile(
@@ -289,27 +254,18 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
     // Every call must have finished its run inline: a run still queued or failed would mean the figures measured
     // something else (a timeout answer, an error result) than a completed call.
     // Runs of calls the load generator abandoned at the end of the last window may still be executing: let them end.
-    const db = h.db;
-    const statuses = async () =>
-      (await db.select({ status: schema.runs.status }).from(schema.runs)).map((r) => r.status);
-    let rows = await statuses();
-    for (let i = 0; i < 150 && rows.some((s) => s === 'queued' || s === 'running'); i++) {
+    type RunTimes = { status: string; created: string; started: string | null; finished: string | null };
+    let rows = await child.call<RunTimes[]>('runs');
+    for (let i = 0; i < 150 && rows.some((r) => r.status === 'queued' || r.status === 'running'); i++) {
       await new Promise((r) => setTimeout(r, 100));
-      rows = await statuses();
+      rows = await child.call<RunTimes[]>('runs');
     }
     // Where a loaded call's time went: queued (insert → claim) and executing (claim → end), per run.
-    const timed = await db
-      .select({
-        created: schema.runs.createdAt,
-        started: schema.runs.startedAt,
-        finished: schema.runs.finishedAt,
-      })
-      .from(schema.runs);
-    const inWindow = timed.filter((r) => {
+    const inWindow = rows.filter((r) => {
       const t = new Date(r.created).getTime();
       return windows.some((w) => t >= w.from && t <= w.to);
     });
-    const ms = (a: string | Date | null, b: string | Date | null) =>
+    const ms = (a: string | null, b: string | null) =>
       a === null || b === null ? Number.NaN : new Date(b).getTime() - new Date(a).getTime();
     const phases = {
       queued: inWindow.map((r) => ms(r.created, r.started)).filter((v) => !Number.isNaN(v)),
@@ -328,15 +284,12 @@ async function runDriver(driver: 'pglite' | 'postgres', options: BenchOptions): 
       loaded: { list: listN, call: callN },
       beside,
       phases,
-      runs: { total: rows.length, completed: rows.filter((s) => s === 'completed').length },
+      runs: { total: rows.length, completed: rows.filter((r) => r.status === 'completed').length },
       statementsPerCall,
     };
   } finally {
-    await gw?.close();
-    await h?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    if (previous === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = previous;
+    await gw?.stop();
+    await pg?.drop();
   }
 }
 
@@ -428,7 +381,7 @@ function report(f: DriverFigures): Check[] {
 async function run(options: BenchOptions): Promise<Check[]> {
   heading('call-flow-tool: call_flow_tool with wait_ms (one :function step) beside tools/list');
   log(
-    `  API key over HTTP, in-process worker; ${options.rounds} rounds × ${options.durationS} s per contender, interleaved; ` +
+    `  API key over HTTP, production bundle with its in-process worker; ${options.rounds} rounds × ${options.durationS} s per contender, interleaved; ` +
       `usage metering ${usageMetering()} (FLOWGATE_USAGE_METERING=off|on to compare)`,
   );
   const checks = report(await runDriver('pglite', options));

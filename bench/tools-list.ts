@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
  * Variants: API key and ES256 JWT, both warm (the authenticator's cache is what production relies on).
  * Then memory: RSS of the gateway before and after `rssRequests` more tools/list calls.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
@@ -33,7 +33,7 @@ import { type LoadSpec, runLoad } from './lib/load.js';
 import { type OtlpSink, otlpEnv, startOtlpSink } from './lib/otlp-sink.js';
 import { benchPostgresUrl, postgresReachable, throwawayDatabase } from './lib/postgres.js';
 import { type ChildHandle, ROOT, readRssKb, spawnTsx } from './lib/proc.js';
-import { printProfile } from './lib/profile.js';
+import { printProfile, profileChild } from './lib/profile.js';
 import { type Check, fmt, heading, log, printSummaries, table } from './lib/report.js';
 
 const WORKSPACE = 'ws-bench';
@@ -183,7 +183,6 @@ function spec(url: string, token: string, options: BenchOptions, extra: Partial<
 async function profileVariant(
   options: BenchOptions,
   variant: 'api-key' | 'jwt' | 'api-key, OTel',
-  dir: string,
 ): Promise<void> {
   // The OpenTelemetry variant exports to its own loopback sink, as in the measured rounds.
   const sink = variant === 'api-key, OTel' ? await startOtlpSink() : undefined;
@@ -198,12 +197,9 @@ async function profileVariant(
     const token = variant === 'jwt' ? setup.jwt : setup.apiKey;
     await probe(url, token, `profile ${variant}`);
     await runLoad(spec(url, token, options, { durationS: options.warmupS }));
-    await setup.gw.child.call('profile-start');
-    const r = await runLoad(
-      spec(url, token, options, { durationS: options.profileDurationS }),
-      setup.gw.child.pid,
+    const { result: r, file } = await profileChild(setup.gw.child, () =>
+      runLoad(spec(url, token, options, { durationS: options.profileDurationS }), setup.gw.child.pid),
     );
-    const { file } = await setup.gw.child.call<{ file: string }>('profile-stop', { dir });
     printProfile(`tools-list: CPU profile, ${variant}, ${fmt(r.rps)} req/s while profiling`, file);
   } finally {
     await setup.gw.stop();
@@ -386,12 +382,10 @@ async function run(options: BenchOptions): Promise<Check[]> {
     await setup.gw.stop();
     checks.push(...(await idleChecks()));
     if (options.profile) {
-      // Kept for inspection; .tmp/ is git-ignored.
-      const dir = join(ROOT, '.tmp', 'bench', 'profiles');
-      mkdirSync(dir, { recursive: true });
-      await profileVariant(options, 'api-key', dir);
-      await profileVariant(options, 'jwt', dir);
-      await profileVariant(options, 'api-key, OTel', dir);
+      // Kept for inspection under .tmp/ (git-ignored).
+      await profileVariant(options, 'api-key');
+      await profileVariant(options, 'jwt');
+      await profileVariant(options, 'api-key, OTel');
     }
     return checks;
   } finally {

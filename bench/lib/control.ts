@@ -25,11 +25,15 @@ export interface MemoryFigures {
   gcRan: boolean;
 }
 
-export function serveControl(): void {
+/** A command a server adds to the common ones (e.g. the gateway's statement count). */
+export type ControlHandler = (args: Record<string, unknown>) => Promise<unknown>;
+
+export function serveControl(extra: Record<string, ControlHandler> = {}): void {
   if (!process.send) return;
   let session: Session | undefined;
   let gcRecording: ReturnType<typeof recordGc> | undefined;
-  const handlers: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
+  const handlers: Record<string, ControlHandler> = {
+    ...extra,
     async memory(args) {
       const gc = (globalThis as { gc?: () => void }).gc;
       const gcRan = args.gc === true && typeof gc === 'function';

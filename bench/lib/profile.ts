@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ROOT } from './proc.js';
+import { type ChildHandle, ROOT } from './proc.js';
 import { fmt, heading, log } from './report.js';
 
 const profileSchema = z.object({
@@ -135,4 +135,20 @@ export async function profileThisProcess<T>(
   } finally {
     session.disconnect();
   }
+}
+
+/**
+ * A CPU profile of a server child (its `serveControl`) while `work` runs, so start-up stays out of it. Written under
+ * .tmp/bench/profiles.
+ */
+export async function profileChild<T>(
+  child: ChildHandle,
+  work: () => Promise<T>,
+): Promise<{ result: T; file: string }> {
+  const dir = join(ROOT, '.tmp', 'bench', 'profiles');
+  mkdirSync(dir, { recursive: true });
+  await child.call('profile-start');
+  const result = await work();
+  const { file } = await child.call<{ file: string }>('profile-stop', { dir });
+  return { result, file };
 }

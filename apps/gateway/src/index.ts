@@ -8,4 +8,4 @@ export { loadConfig } from './config.js';
 export { createSignInCode as createConsoleSignInCode } from './console/session.js';
 export type { AppEnv } from './context.js';
 export type { RunningGateway, StartOptions } from './server.js';
-export { buildDeps, createLogger, startGateway, VERSION } from './server.js';
+export { buildDeps, createLogger, databaseOptions, startGateway, VERSION } from './server.js';

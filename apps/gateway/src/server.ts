@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { type BytesLike, useNativeSha256 } from '@flowgate/core';
-import { createDb, type DbHandle } from '@flowgate/db';
+import { createDb, type DbHandle, type DbOptions } from '@flowgate/db';
 import { generateEncryptionKey, parseEncryptionKey } from '@flowgate/secrets';
 import { startTelemetry } from '@flowgate/telemetry';
 import { type ServerType, serve } from '@hono/node-server';
@@ -84,20 +84,18 @@ function resolveEncryptionKey(config: GatewayConfig): Uint8Array {
   return parseEncryptionKey(readFileSync(file, 'utf8').trim());
 }
 
+/** The database a configuration names: Postgres at `DATABASE_URL`, else the embedded one under the data directory. */
+export function databaseOptions(config: GatewayConfig): DbOptions {
+  return config.databaseUrl
+    ? { url: config.databaseUrl }
+    : { dataDir: join(config.dataDir, 'pgdata'), embeddedSharedBuffersMb: config.embeddedSharedBuffersMb };
+}
+
 export async function buildDeps(options: StartOptions): Promise<GatewayDeps & { close(): Promise<void> }> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.logLevel);
   const ownsDb = !options.db;
-  const db =
-    options.db ??
-    (await createDb(
-      config.databaseUrl
-        ? { url: config.databaseUrl }
-        : {
-            dataDir: join(config.dataDir, 'pgdata'),
-            embeddedSharedBuffersMb: config.embeddedSharedBuffersMb,
-          },
-    ));
+  const db = options.db ?? (await createDb(databaseOptions(config)));
   if (ownsDb) await db.migrate();
   // Loaded only with REDIS_URL: the Redis client is ≈ 270 kB of code a gateway without Redis never needs.
   const rateLimiter: RateLimiter = config.redisUrl
