@@ -129,6 +129,26 @@ describe('the embedded database on its own thread', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(got).toEqual(['first']);
   });
+
+  it('answers the statement that notified before its listener hears of it; notifications keep their order', async () => {
+    const seen: string[] = [];
+    const unsubscribe = await thread.listen('thread_order', (payload) => seen.push(`heard ${payload}`));
+    const answered = (name: string) => () => {
+      seen.push(`answered ${name}`);
+    };
+    // Whatever runs right after a statement's answer (as the in-process worker reporting the run it just ended)
+    // comes before the echo of its own NOTIFY.
+    await Promise.all([
+      thread.query('select pg_notify($1, $2)', ['thread_order', 'a']).then(answered('a')),
+      thread.query('select pg_notify($1, $2)', ['thread_order', 'b']).then(answered('b')),
+    ]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen.filter((e) => e.startsWith('heard'))).toEqual(['heard a', 'heard b']);
+    for (const name of ['a', 'b']) {
+      expect(seen.indexOf(`answered ${name}`)).toBeLessThan(seen.indexOf(`heard ${name}`));
+    }
+    await unsubscribe();
+  });
 });
 
 describe('the query builder on the thread (createDb without a URL)', () => {

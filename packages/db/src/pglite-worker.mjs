@@ -7,7 +7,7 @@
 // error as plain fields (a Postgres error keeps code, detail, constraint, …). Every statement goes through PGlite's
 // own mutexes, which are first-come first-served: statements run in the order they arrive, and an open transaction
 // holds everything else back until it ends, as one Postgres connection would. Notifications are posted as
-// `{ notify: subscription, payload }`.
+// `{ notify: subscription, payload }`, after the answer of the statement that raised them.
 import { parentPort, workerData } from 'node:worker_threads';
 import { messages, PGlite, parse, protocol } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
@@ -206,7 +206,13 @@ async function handle(request) {
       const sub = request.sub;
       subscriptions.set(
         sub,
-        await client.listen(request.channel, (payload) => port.postMessage({ notify: sub, payload })),
+        // Posted on the next turn, after the answer of the statement that raised it (PGlite calls back while it
+        // reads that statement's results): the caller sees its own statement end before anyone hears of it, as
+        // with Postgres, where a notification comes only after the commit. The in-process worker reports the run it
+        // just ended before the echo of its own NOTIFY arrives, so a waiting call needs no second read of the run.
+        await client.listen(request.channel, (payload) =>
+          setImmediate(() => port.postMessage({ notify: sub, payload })),
+        ),
       );
       return undefined;
     }
