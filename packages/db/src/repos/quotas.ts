@@ -3,7 +3,7 @@
  * row, so concurrent takers are serialised by the row itself and a limit is never passed on either driver.
  */
 import type { QuotaName, QuotaPeriod } from '@flowgate/core';
-import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, lt, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../client.js';
 import { workspaceMcpPolicies, workspaceQuotaCounters } from '../schema.js';
 
@@ -15,6 +15,11 @@ const LIMIT_COLUMN = {
 
 const counter = workspaceQuotaCounters;
 const COUNTER_KEY = [counter.workspaceId, counter.quota, counter.periodStart];
+
+/** The stored limit of one quota as a scalar subquery (null: none), for a statement that reads more beside it. */
+export function quotaLimitValue(workspaceId: string, quota: QuotaName): SQL {
+  return sql`(select ${LIMIT_COLUMN[quota]} from ${workspaceMcpPolicies} where ${eq(workspaceMcpPolicies.workspaceId, workspaceId)})`;
+}
 
 /** The stored limit of one quota; null: none. */
 export async function quotaLimit(

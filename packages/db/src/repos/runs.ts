@@ -1,9 +1,10 @@
 import { LIVE_RUN_STATUSES, type QuotaPeriod, type RunStatus } from '@flowgate/core';
 import { currentTraceparent, recordRunStarted } from '@flowgate/telemetry';
 import { and, asc, desc, eq, gt, inArray, or, sql } from 'drizzle-orm';
-import type { Database } from '../client.js';
+import type { Executor as AnyExecutor, Database } from '../client.js';
+import { executeRows } from '../rows.js';
 import { runEvents, runSlots, runSteps, runs } from '../schema.js';
-import { quotaLimit, releaseQuota, takeQuota } from './quotas.js';
+import { quotaLimitValue, releaseQuota, takeQuota } from './quotas.js';
 
 /**
  * Runs as a workspace sees them: created by a start, read, listed and cancelled — every statement scoped by the
@@ -97,7 +98,9 @@ export async function createRun(
           await tx.execute(
             sql`select pg_advisory_xact_lock(${LIVE_RUNS_LOCK_SPACE}, hashtext(${workspaceId}))`,
           );
-          const live = await countLiveRuns(tx, workspaceId);
+          // Read after the lock (a statement of its own: its snapshot must see every start that held it before).
+          const period = limit.runsQuotaPeriod;
+          const { live, quota } = await liveRunsAndQuota(tx, workspaceId, period !== undefined);
           const existing = async () =>
             run.idempotencyKey === null ? null : await byIdempotencyKey(tx, workspaceId, run.idempotencyKey);
           if (live >= limit.maxLive) {
@@ -105,8 +108,6 @@ export async function createRun(
             return found ? { run: found, created: false } : { capReached: true as const, live };
           }
           // The quota unit is taken in the insert's transaction: a start that is refused or rolled back uses none.
-          const period = limit.runsQuotaPeriod;
-          const quota = period ? await quotaLimit(tx, workspaceId, 'runsPerMonth') : null;
           if (
             period &&
             quota !== null &&
@@ -404,12 +405,32 @@ export async function supersedeQueuedRuns(
 }
 
 /** How many runs of a workspace are live (queued, running, waiting): the bound on what one workspace may queue. */
+/**
+ * The workspace's live runs. Spelled as ORed equalities, not `in (...)`: each matches a live status's partial index,
+ * so the count reads only live runs (with `in`, the plan scans every run the workspace ever had).
+ */
+function liveRunsOf(workspaceId: string) {
+  return and(eq(runs.workspaceId, workspaceId), or(...LIVE_RUN_STATUSES.map((s) => eq(runs.status, s))));
+}
+
 export async function countLiveRuns(db: Executor, workspaceId: string): Promise<number> {
-  const [row] = await db
-    .select({ n: sql<number>`count(*)::int` })
-    .from(runs)
-    // Spelled as ORed equalities, not `in (...)`: each matches a live status's partial index, so the count reads only
-    // live runs (with `in`, the plan scans every run the workspace ever had).
-    .where(and(eq(runs.workspaceId, workspaceId), or(...LIVE_RUN_STATUSES.map((s) => eq(runs.status, s)))));
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(runs).where(liveRunsOf(workspaceId));
   return row?.n ?? 0;
+}
+
+/** The live runs and, when asked, the runs-per-month quota (null: none), in one round trip. */
+async function liveRunsAndQuota(
+  db: AnyExecutor,
+  workspaceId: string,
+  withQuota: boolean,
+): Promise<{ live: number; quota: number | null }> {
+  const quota = withQuota ? quotaLimitValue(workspaceId, 'runsPerMonth') : sql`null::int`;
+  const [row] = await executeRows<{ live: number; quota: number | null }>(
+    db,
+    sql`select (select count(*)::int from ${runs} where ${liveRunsOf(workspaceId)}) as live, ${quota} as quota`,
+  );
+  return {
+    live: Number(row?.live ?? 0),
+    quota: row?.quota === null || row?.quota === undefined ? null : Number(row.quota),
+  };
 }
