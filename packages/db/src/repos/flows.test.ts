@@ -176,6 +176,29 @@ describe('drafts, versions and the live pointer', () => {
     expect(results.filter((r) => r.created)).toHaveLength(1);
   });
 
+  it('reads a flow with its live definition in one statement: none before a release, the live one after, own workspace only', async () => {
+    await repos.createWorkspace(h.db, { id: 'ws-live', name: 'ws-live' });
+    const draft = testFlowDraft({ slug: 'with-live', name: 'With live', tools: [{ name: 'with_live' }] });
+    await repos.saveDraft(h.db, 'ws-live', draft);
+    const before = await repos.getFlowWithLive(h.db, 'ws-live', 'with-live');
+    expect(before?.flow).toMatchObject({ slug: 'with-live', liveVersion: null });
+    expect(before?.live).toBeNull();
+    await repos.releaseFlow(h.db, 'ws-live', 'with-live', { releaseNote: 'one' });
+    await repos.saveDraft(h.db, 'ws-live', testFlowDraft({ slug: 'with-live', name: 'Edited', tools: [] }));
+    const after = await repos.getFlowWithLive(h.db, 'ws-live', 'with-live');
+    expect(after?.flow).toMatchObject({ slug: 'with-live', liveVersion: 1, name: 'Edited' });
+    // The same definition the per-source read gives, the draft edited since left out.
+    expect(after?.live).toEqual(await repos.getDefinition(h.db, 'ws-live', 'with-live', 'live'));
+    expect(after?.live).toMatchObject({
+      version: 1,
+      source: 'live',
+      literal: draft.literal,
+      releaseNote: 'one',
+    });
+    expect(await repos.getFlowWithLive(h.db, 'ws-a', 'with-live')).toBeNull();
+    expect(await repos.getFlowWithLive(h.db, 'ws-live', 'no-such-flow')).toBeNull();
+  });
+
   it('lists flows in slug order with a bounded page', async () => {
     const first = await repos.listFlowSummaries(h.db, 'ws-a', { limit: 2 });
     expect(first.map((f) => f.slug)).toEqual(['enrich', 'race']);

@@ -251,7 +251,14 @@ export async function definitionOf(
     )
     .limit(1);
   const row = rows[0];
-  if (!row) return null;
+  return row ? versionDefinition(flow, row, typeof source === 'object' ? 'version' : source) : null;
+}
+
+function versionDefinition(
+  flow: FlowRow,
+  row: typeof flowVersions.$inferSelect,
+  source: FlowDefinition['source'],
+): FlowDefinition {
   return {
     flowId: flow.id,
     flowSlug: flow.slug,
@@ -260,10 +267,36 @@ export async function definitionOf(
     metadataSha256: row.metadataSha256 ?? metadataSha256(row.model as FlowModel),
     model: row.model as FlowModel,
     version: row.version,
-    source: typeof source === 'object' ? 'version' : source,
+    source,
     releaseNote: row.releaseNote,
     updatedAt: row.createdAt,
   };
+}
+
+/**
+ * A flow by slug with its live definition (null while nothing is live), in one statement: what a run start and most
+ * reads of one flow need first.
+ */
+export async function getFlowWithLive(
+  db: Database,
+  workspaceId: string,
+  slug: string,
+): Promise<{ flow: FlowRow; live: FlowDefinition | null } | null> {
+  const [found] = await db
+    .select({ flow: flows, live: flowVersions })
+    .from(flows)
+    .leftJoin(
+      flowVersions,
+      and(
+        eq(flowVersions.workspaceId, flows.workspaceId),
+        eq(flowVersions.flowId, flows.id),
+        eq(flowVersions.version, flows.liveVersion),
+      ),
+    )
+    .where(and(eq(flows.workspaceId, workspaceId), eq(flows.slug, slug)))
+    .limit(1);
+  if (!found) return null;
+  return { flow: found.flow, live: found.live ? versionDefinition(found.flow, found.live, 'live') : null };
 }
 
 // ---- bulk import ----------------------------------------------------------------------------------------------

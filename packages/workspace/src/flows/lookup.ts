@@ -85,14 +85,6 @@ export function installedRecord(
   };
 }
 
-async function own(db: Database, row: repos.FlowRow): Promise<ResolvedFlow> {
-  return {
-    kind: 'own',
-    row,
-    live: row.liveVersion !== null ? await repos.definitionOf(db, row, 'live') : null,
-  };
-}
-
 async function installed(db: Database, installation: repos.InstallationRow): Promise<ResolvedFlow> {
   return {
     kind: 'installed',
@@ -115,8 +107,8 @@ export async function resolveFlow(
     const inst = await repos.getInstallation(db, workspaceId, ref.installationId);
     return inst && inst.sourceFlowSlug === ref.slug ? installed(db, inst) : null;
   }
-  const row = await repos.getFlow(db, workspaceId, ref.slug);
-  if (row) return own(db, row);
+  const found = await repos.getFlowWithLive(db, workspaceId, ref.slug);
+  if (found) return { kind: 'own', row: found.flow, live: found.live };
   if (!ref.includeInstalled) return null;
   const inst = await repos.findInstallationBySlug(db, workspaceId, ref.slug);
   return inst ? installed(db, inst) : null;
