@@ -59,6 +59,73 @@ describe('the embedded database on its own thread', () => {
     }
   });
 
+  it('parses a data statement once and runs it by name after, surviving a rollback; DDL and a changed table as before', async () => {
+    const named = async () =>
+      (
+        await thread.query<{ n: number }>(
+          "select count(*)::int as n from pg_prepared_statements where name like 'fg_q%'",
+        )
+      ).rows[0]?.n ?? -1;
+    await thread.exec('create table named_t (id int primary key, v text)');
+    await thread.query('insert into named_t (id, v) values ($1, $2), ($3, $4)', [1, 'one', 2, 'two']);
+    const before = await named();
+    for (const [id, v] of [
+      [1, 'one'],
+      [2, 'two'],
+      [3, undefined],
+    ] as const) {
+      const rows = (await thread.query<{ v: string }>('select v from named_t where id = $1', [id])).rows;
+      expect(rows).toEqual(v === undefined ? [] : [{ v }]);
+    }
+    expect(await named()).toBe(before + 1);
+
+    // Parameters are serialised by the types Postgres inferred, as PGlite's own query does.
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const typed = await thread.query<{ at: Date; b: boolean; a: number[]; n: null; j: unknown }>(
+      'select $1::timestamptz as at, $2::boolean as b, $3::int[] as a, $4::text as n, $5::jsonb as j',
+      [at, true, [1, 2], null, JSON.stringify({ k: [1] })],
+    );
+    expect(typed.rows).toEqual([{ at, b: true, a: [1, 2], n: null, j: { k: [1] } }]);
+
+    // A statement first parsed inside a transaction that rolls back is still there afterwards.
+    await expect(
+      thread.transaction(async (tx) => {
+        expect((await tx.query('select id from named_t where v = $1', ['two'])).rows).toEqual([{ id: 2 }]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect((await thread.query('select id from named_t where v = $1', ['one'])).rows).toEqual([{ id: 1 }]);
+    expect(await named()).toBe(before + 3);
+
+    // DDL is not kept by name; a table that changed shape gets the statement parsed again.
+    expect((await thread.query('select * from named_t where id = $1', [1])).rows).toEqual([
+      { id: 1, v: 'one' },
+    ]);
+    await thread.query('alter table named_t add column w text');
+    expect(await named()).toBe(before + 4);
+    expect((await thread.query('select * from named_t where id = $1', [1])).rows).toEqual([
+      { id: 1, v: 'one', w: null },
+    ]);
+    // A failed run by name leaves the statement usable.
+    await expect(
+      thread.query('insert into named_t (id, v) values ($1, $2)', [1, 'dup']),
+    ).rejects.toMatchObject({
+      code: '23505',
+    });
+    await thread.query('insert into named_t (id, v) values ($1, $2)', [4, 'four']);
+    expect((await thread.query('select v from named_t where id = $1', [4])).rows).toEqual([{ v: 'four' }]);
+
+    // At most 256 texts stay named: the least recently used is closed for a new one, and parsed again when it returns.
+    for (let i = 0; i < 300; i++) {
+      expect((await thread.query<{ n: number }>(`select $1::int + ${i} as n`, [1])).rows).toEqual([
+        { n: 1 + i },
+      ]);
+    }
+    expect(await named()).toBe(256);
+    expect((await thread.query<{ n: number }>('select $1::int + 0 as n', [2])).rows).toEqual([{ n: 2 }]);
+    expect(await named()).toBe(256);
+  });
+
   it('carries a Postgres error across with its fields, as PGlite’s DatabaseError', async () => {
     const error = await thread
       .query('insert into t (id, v) values (1, $1)', ['again'])

@@ -130,6 +130,124 @@ async function prepared({ text, name, params }) {
   return answer?.rows ?? [];
 }
 
+// ---- the query builder's statements, parsed once -----------------------------------------------------------------
+
+/**
+ * PGlite's `query` parses, analyses and plans every statement anew, in six calls into the database (Parse, Describe,
+ * Bind, Describe, Execute, Sync). The query builder sends the same few texts over and over with new parameters, so a
+ * data statement is parsed once under a name of its own, with the types of its parameters remembered, and every
+ * later run is one call (Bind, Describe, Execute, Sync) that reuses the parse and, after a few runs, the plan
+ * (Postgres's plan cache decides custom or generic) — as postgres.js does on a server. At most `MAX_NAMED` texts
+ * are kept, the least recently used closed first. Other statements (DDL, SET, the migrations) go through `query`.
+ */
+const MAX_NAMED = 256;
+const DATA_STATEMENT = /^\s*(select|insert|update|delete|with)\b/i;
+/** Statement text → its name and parameter types on this connection, least recently used first. */
+const named = new Map();
+let nextName = 1;
+
+/** Names no longer in `named` still to be closed on the connection (sent with the next Parse). */
+const unused = [];
+
+/** Forgets the name of `text`; its statement is closed with the next Parse. */
+function forget(text) {
+  const statement = named.get(text);
+  if (statement === undefined) return;
+  named.delete(text);
+  unused.push(statement.name);
+}
+
+/** Parses `text` under a new name and learns its parameter types (inside the caller's exclusive section). */
+async function parseNamed(text) {
+  if (named.size >= MAX_NAMED) forget(named.keys().next().value);
+  const name = `fg_q${nextName++}`;
+  const closing = unused.splice(0);
+  const described = await client.execProtocol(
+    concatBytes([
+      ...closing.map((old) => serialize.close({ type: 'S', name: old })),
+      serialize.parse({ name, text }),
+      serialize.describe({ type: 'S', name }),
+      serialize.sync(),
+    ]),
+    { syncToFs: false },
+  );
+  const types = described.messages.find((m) => m.name === 'parameterDescription')?.dataTypeIDs ?? [];
+  const statement = { name, types };
+  named.set(text, statement);
+  return statement;
+}
+
+/** @param {{ name: string, types: number[] }} statement @param {unknown[]} params @param {boolean} sync */
+async function runNamed(statement, params, sync) {
+  const values = params.map((param, i) => {
+    if (param === null || param === undefined) return null;
+    const serializer = client.serializers[statement.types[i]];
+    return serializer ? serializer(param) : String(param);
+  });
+  const result = await client.execProtocol(
+    concatBytes([
+      serialize.bind({ statement: statement.name, values }),
+      serialize.describe({ type: 'P' }),
+      serialize.execute({}),
+      serialize.sync(),
+    ]),
+    { syncToFs: sync },
+  );
+  return result.messages;
+}
+
+/** A table the statement reads changed shape since it was parsed: Postgres will not run the old parse again. */
+function staleStatement(error) {
+  return (
+    error instanceof messages.DatabaseError && error.code === '0A000' && /cached plan/.test(error.message)
+  );
+}
+
+/**
+ * @param {{ tx?: number, text: string, params: unknown[], rowMode?: 'array' | 'object', raw?: number[] }} request
+ */
+async function query(request) {
+  const { text, params } = request;
+  const target = on(request.tx);
+  const parsers = parsersFor(request.raw);
+  const known = named.get(text);
+  if (known !== undefined) {
+    // Most recently used last.
+    named.delete(text);
+    named.set(text, known);
+  } else if (!DATA_STATEMENT.test(text)) {
+    const result = await target.query(text, params, { rowMode: request.rowMode, parsers });
+    return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
+  }
+  const alone = request.tx === undefined;
+  const run = async () => {
+    try {
+      try {
+        return await runNamed(named.get(text) ?? (await parseNamed(text)), params, alone);
+      } catch (error) {
+        // Outside a transaction the statement is parsed again and run once more; inside one the error has ended it.
+        if (!alone || !staleStatement(error)) throw error;
+        forget(text);
+        return await runNamed(await parseNamed(text), params, alone);
+      }
+    } catch (error) {
+      if (staleStatement(error)) forget(text);
+      if (error instanceof messages.DatabaseError)
+        /** @type {Record<string, unknown>} */ (error).query = text;
+      throw error;
+    }
+  };
+  // Inside an open transaction its holder has the transaction lock already; alone, a statement takes both, as `query`.
+  const results = alone
+    ? await client._runExclusiveTransaction(() => client._runExclusiveQuery(run))
+    : await client._runExclusiveQuery(run);
+  const [result] = parse.parseResults(results, client.parsers, {
+    ...(request.rowMode ? { rowMode: request.rowMode } : {}),
+    ...(parsers ? { parsers } : {}),
+  });
+  return { rows: result?.rows ?? [], fields: result?.fields ?? [], affectedRows: result?.affectedRows ?? 0 };
+}
+
 // ---- transactions -------------------------------------------------------------------------------------------------
 
 /**
@@ -184,13 +302,8 @@ function on(id) {
 /** @param {Record<string, any>} request */
 async function handle(request) {
   switch (request.op) {
-    case 'query': {
-      const result = await on(request.tx).query(request.text, request.params, {
-        rowMode: request.rowMode,
-        parsers: parsersFor(request.raw),
-      });
-      return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
-    }
+    case 'query':
+      return query(request);
     case 'rows':
       return (await client.query(request.text, request.params, { parsers: textParsers })).rows;
     case 'prepared':
