@@ -115,6 +115,15 @@ describe('the embedded database on its own thread', () => {
     await thread.query('insert into named_t (id, v) values ($1, $2)', [4, 'four']);
     expect((await thread.query('select v from named_t where id = $1', [4])).rows).toEqual([{ v: 'four' }]);
 
+    // Raw statements too, their text types left as text.
+    const beforeRows = await named();
+    for (let i = 0; i < 2; i++) {
+      expect(await thread.rows('select $1::timestamptz as at', [at])).toEqual([
+        { at: expect.stringMatching(/^2026-01-02 03:04:05\.678/) },
+      ]);
+    }
+    expect(await named()).toBe(beforeRows + 1);
+
     // At most 256 texts stay named: the least recently used is closed for a new one, and parsed again when it returns.
     for (let i = 0; i < 300; i++) {
       expect((await thread.query<{ n: number }>(`select $1::int + ${i} as n`, [1])).rows).toEqual([

@@ -130,12 +130,12 @@ async function prepared({ text, name, params }) {
   return answer?.rows ?? [];
 }
 
-// ---- the query builder's statements, parsed once -----------------------------------------------------------------
+// ---- data statements, parsed once ---------------------------------------------------------------------------------
 
 /**
  * PGlite's `query` parses, analyses and plans every statement anew, in six calls into the database (Parse, Describe,
- * Bind, Describe, Execute, Sync). The query builder sends the same few texts over and over with new parameters, so a
- * data statement is parsed once under a name of its own, with the types of its parameters remembered, and every
+ * Bind, Describe, Execute, Sync). The query builder and the repositories' raw statements send the same few texts
+ * over and over with new parameters, so a data statement is parsed once under a name of its own, with the types of its parameters remembered, and every
  * later run is one call (Bind, Describe, Execute, Sync) that reuses the parse and, after a few runs, the plan
  * (Postgres's plan cache decides custom or generic) — as postgres.js does on a server. At most `MAX_NAMED` texts
  * are kept, the least recently used closed first. Other statements (DDL, SET, the migrations) go through `query`.
@@ -305,7 +305,7 @@ async function handle(request) {
     case 'query':
       return query(request);
     case 'rows':
-      return (await client.query(request.text, request.params, { parsers: textParsers })).rows;
+      return (await query({ text: request.text, params: request.params, raw: config.textTypes })).rows;
     case 'prepared':
       return prepared(request);
     case 'exec':
