@@ -71,7 +71,22 @@ function parsersFor(oids) {
   return parsers;
 }
 
-const textParsers = parsersFor(config.textTypes);
+/**
+ * PGlite's parsers with identity ones laid over them, made once per set of type ids: handed to `parseResults` as
+ * its defaults, so it does not copy PGlite's few hundred parsers into a new object for every statement as it does
+ * for `options.parsers`. Built on first use, after PGlite has added its array types at start.
+ */
+const mergedParsers = new Map();
+/** @param {number[] | undefined} oids */
+function allParsers(oids) {
+  const key = oids?.join(',') ?? '';
+  let parsers = mergedParsers.get(key);
+  if (!parsers) {
+    parsers = { ...client.parsers, ...parsersFor(oids) };
+    mergedParsers.set(key, parsers);
+  }
+  return parsers;
+}
 const options = { extensions: { pg_trgm, btree_gin }, postgresqlconf: config.postgresqlconf };
 // PGlite reads its options from the first argument unless that is a data directory.
 const client = config.dataDir ? new PGlite(config.dataDir, options) : new PGlite(options);
@@ -124,7 +139,7 @@ async function prepared({ text, name, params }) {
     client._runExclusiveQuery(() => client.execProtocol(message)),
   );
   parsed.set(text, known ?? name);
-  const sets = parse.parseResults(result.messages, { ...client.parsers, ...textParsers });
+  const sets = parse.parseResults(result.messages, allParsers(config.textTypes));
   // The SET and RESET answer without rows; the statement's rows are the set with a row description.
   const answer = sets.find((r) => r.fields.length > 0);
   return answer?.rows ?? [];
@@ -241,10 +256,11 @@ async function query(request) {
   const results = alone
     ? await client._runExclusiveTransaction(() => client._runExclusiveQuery(run))
     : await client._runExclusiveQuery(run);
-  const [result] = parse.parseResults(results, client.parsers, {
-    ...(request.rowMode ? { rowMode: request.rowMode } : {}),
-    ...(parsers ? { parsers } : {}),
-  });
+  const [result] = parse.parseResults(
+    results,
+    allParsers(request.raw),
+    request.rowMode ? { rowMode: request.rowMode } : undefined,
+  );
   return { rows: result?.rows ?? [], fields: result?.fields ?? [], affectedRows: result?.affectedRows ?? 0 };
 }
 
