@@ -150,10 +150,11 @@ async function prepared({ text, name, params }) {
 /**
  * PGlite's `query` parses, analyses and plans every statement anew, in six calls into the database (Parse, Describe,
  * Bind, Describe, Execute, Sync). The query builder and the repositories' raw statements send the same few texts
- * over and over with new parameters, so a data statement is parsed once under a name of its own, with the types of its parameters remembered, and every
- * later run is one call (Bind, Describe, Execute, Sync) that reuses the parse and, after a few runs, the plan
- * (Postgres's plan cache decides custom or generic) — as postgres.js does on a server. At most `MAX_NAMED` texts
- * are kept, the least recently used closed first. Other statements (DDL, SET, the migrations) go through `query`.
+ * over and over with new parameters, so a data statement is parsed once under a name of its own, with the types of
+ * its parameters remembered, and every later run is one call (Bind, Describe, Execute, Sync) that reuses the parse
+ * and, after a few runs, the plan (Postgres's plan cache decides custom or generic) — as postgres.js does on a
+ * server. At most `MAX_NAMED` texts are kept, the least recently used closed first. Other statements (DDL, SET, the
+ * migrations) go through `query`.
  */
 const MAX_NAMED = 256;
 const DATA_STATEMENT = /^\s*(select|insert|update|delete|with)\b/i;
@@ -223,45 +224,48 @@ function staleStatement(error) {
  */
 async function query(request) {
   const { text, params } = request;
-  const target = on(request.tx);
-  const parsers = parsersFor(request.raw);
   const known = named.get(text);
   if (known !== undefined) {
     // Most recently used last.
     named.delete(text);
     named.set(text, known);
   } else if (!DATA_STATEMENT.test(text)) {
-    const result = await target.query(text, params, { rowMode: request.rowMode, parsers });
+    const options = { rowMode: request.rowMode, parsers: parsersFor(request.raw) };
+    const result = await on(request.tx).query(text, params, options);
     return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
   }
   const alone = request.tx === undefined;
+  // A statement for a transaction that has ended is refused here, as PGlite's transaction object refuses it.
+  if (!alone) on(request.tx);
   const run = async () => {
     try {
-      try {
-        return await runNamed(named.get(text) ?? (await parseNamed(text)), params, alone);
-      } catch (error) {
-        // Outside a transaction the statement is parsed again and run once more; inside one the error has ended it.
-        if (!alone || !staleStatement(error)) throw error;
-        forget(text);
-        return await runNamed(await parseNamed(text), params, alone);
-      }
+      return await runNamed(named.get(text) ?? (await parseNamed(text)), params, alone);
     } catch (error) {
-      if (staleStatement(error)) forget(text);
-      if (error instanceof messages.DatabaseError)
-        /** @type {Record<string, unknown>} */ (error).query = text;
-      throw error;
+      if (!staleStatement(error)) throw error;
+      forget(text);
+      // Outside a transaction it is parsed again and run once more; inside one the error has ended the transaction.
+      if (!alone) throw error;
+      return await runNamed(await parseNamed(text), params, alone);
     }
   };
-  // Inside an open transaction its holder has the transaction lock already; alone, a statement takes both, as `query`.
-  const results = alone
-    ? await client._runExclusiveTransaction(() => client._runExclusiveQuery(run))
-    : await client._runExclusiveQuery(run);
-  const [result] = parse.parseResults(
-    results,
-    allParsers(request.raw),
-    request.rowMode ? { rowMode: request.rowMode } : undefined,
-  );
-  return { rows: result?.rows ?? [], fields: result?.fields ?? [], affectedRows: result?.affectedRows ?? 0 };
+  try {
+    // Inside an open transaction its holder has the transaction lock already; alone, a statement takes both, as
+    // `query` does.
+    const results = alone
+      ? await client._runExclusiveTransaction(() => client._runExclusiveQuery(run))
+      : await client._runExclusiveQuery(run);
+    const options = request.rowMode ? { rowMode: request.rowMode } : undefined;
+    const [result] = parse.parseResults(results, allParsers(request.raw), options);
+    return {
+      rows: result?.rows ?? [],
+      fields: result?.fields ?? [],
+      affectedRows: result?.affectedRows ?? 0,
+    };
+  } catch (error) {
+    // As PGlite's own errors: the statement's text (never its values) comes with the error.
+    if (error instanceof messages.DatabaseError) /** @type {Record<string, unknown>} */ (error).query = text;
+    throw error;
+  }
 }
 
 // ---- transactions -------------------------------------------------------------------------------------------------
