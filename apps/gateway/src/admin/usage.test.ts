@@ -11,10 +11,10 @@ const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'flowgate';
 let signAdmin: (workspaceId: string) => Promise<string>;
 
-const H10 = new Date('2026-11-20T10:00:00.000Z');
-const H11 = new Date('2026-11-20T11:00:00.000Z');
-const D21 = new Date('2026-11-21T09:00:00.000Z');
-const WINDOW = 'from=2026-11-20T00:00:00Z&to=2026-11-22T00:00:00Z';
+const H10 = new Date('2025-11-20T10:00:00.000Z');
+const H11 = new Date('2025-11-20T11:00:00.000Z');
+const D21 = new Date('2025-11-21T09:00:00.000Z');
+const WINDOW = 'from=2025-11-20T00:00:00Z&to=2025-11-22T00:00:00Z';
 
 /** `n` calls in duration bucket 3, (25, 50] ms. */
 const durations = (n: number) => Array.from({ length: 12 }, (_, i) => (i === 3 ? n : 0));
@@ -73,7 +73,8 @@ beforeAll(async () => {
       call({ count: 1, hour: H11, tool: 'list_runs', principal: 'jwt:alice', outcome: 'rate_limited' }),
       call({ count: 3, hour: D21, method: 'tools/list', tool: '' }),
       call({ count: 100, workspaceId: 'ws-use-b' }),
-      // ws-use-c: one call this hour, one 9 days ago (outside the default 7 days).
+      // ws-use-c: one call this hour, one 9 days ago (outside the default 7 days). WINDOW lies a year before this test
+      // was written, so neither row ever lands in it.
       call({ count: 5, workspaceId: 'ws-use-c', hour: repos.usageHourOf(now) }),
       call({ count: 50, workspaceId: 'ws-use-c', hour: repos.usageHourOf(now - 9 * 86_400_000) }),
     ],
@@ -90,13 +91,13 @@ describe('GET /api/workspaces/{ws}/usage', () => {
     const r = await usage('ws-use-a', `${WINDOW}&granularity=day&group_by=tool`);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      from: '2026-11-20T00:00:00.000Z',
-      to: '2026-11-22T00:00:00.000Z',
+      from: '2025-11-20T00:00:00.000Z',
+      to: '2025-11-22T00:00:00.000Z',
       granularity: 'day',
       groupBy: 'tool',
       points: [
         {
-          time: '2026-11-20T00:00:00.000Z',
+          time: '2025-11-20T00:00:00.000Z',
           group: 'delete_flow',
           count: 1,
           errors: 0,
@@ -104,7 +105,7 @@ describe('GET /api/workspaces/{ws}/usage', () => {
           p95Ms: 48.8,
         },
         {
-          time: '2026-11-20T00:00:00.000Z',
+          time: '2025-11-20T00:00:00.000Z',
           group: 'list_runs',
           count: 1,
           errors: 0,
@@ -112,7 +113,7 @@ describe('GET /api/workspaces/{ws}/usage', () => {
           p95Ms: 48.8,
         },
         {
-          time: '2026-11-20T00:00:00.000Z',
+          time: '2025-11-20T00:00:00.000Z',
           group: 'run_flow',
           count: 6,
           errors: 2,
@@ -136,31 +137,31 @@ describe('GET /api/workspaces/{ws}/usage', () => {
       ]);
     };
     expect(await groups('outcome', 'hour')).toEqual([
-      ['2026-11-20T10', 'blocked', 1],
-      ['2026-11-20T10', 'error', 2],
-      ['2026-11-20T10', 'ok', 4],
-      ['2026-11-20T11', 'rate_limited', 1],
-      ['2026-11-21T09', 'ok', 3],
+      ['2025-11-20T10', 'blocked', 1],
+      ['2025-11-20T10', 'error', 2],
+      ['2025-11-20T10', 'ok', 4],
+      ['2025-11-20T11', 'rate_limited', 1],
+      ['2025-11-21T09', 'ok', 3],
     ]);
     expect(await groups('key')).toEqual([
-      ['2026-11-20T00', 'jwt:alice', 1],
-      ['2026-11-20T00', 'key_1', 5],
-      ['2026-11-20T00', 'key_2', 2],
-      ['2026-11-21T00', 'key_1', 3],
+      ['2025-11-20T00', 'jwt:alice', 1],
+      ['2025-11-20T00', 'key_1', 5],
+      ['2025-11-20T00', 'key_2', 2],
+      ['2025-11-21T00', 'key_1', 3],
     ]);
     expect(await groups('client')).toEqual([
-      ['2026-11-20T00', '(unknown)', 2],
-      ['2026-11-20T00', 'claude', 6],
-      ['2026-11-21T00', 'claude', 3],
+      ['2025-11-20T00', '(unknown)', 2],
+      ['2025-11-20T00', 'claude', 6],
+      ['2025-11-21T00', 'claude', 3],
     ]);
     expect(await groups('method')).toEqual([
-      ['2026-11-20T00', 'tools/call', 8],
-      ['2026-11-21T00', 'tools/list', 3],
+      ['2025-11-20T00', 'tools/call', 8],
+      ['2025-11-21T00', 'tools/list', 3],
     ]);
     const flows = await usage('ws-use-a', `${WINDOW}&group_by=flow`);
     expect(flows.body.points).toEqual([
       {
-        time: '2026-11-20T00:00:00.000Z',
+        time: '2025-11-20T00:00:00.000Z',
         group: 'report',
         count: 3,
         errors: 1,
@@ -192,9 +193,9 @@ describe('GET /api/workspaces/{ws}/usage', () => {
       'group_by=workspace',
       'group_by=region',
       'from=yesterday',
-      'from=2026-11-20T00:00:00',
-      'from=2026-11-22T00:00:00Z&to=2026-11-20T00:00:00Z',
-      'from=2026-11-20T00:00:00Z&to=2026-11-20T00:00:00Z',
+      'from=2025-11-20T00:00:00',
+      'from=2025-11-22T00:00:00Z&to=2025-11-20T00:00:00Z',
+      'from=2025-11-20T00:00:00Z&to=2025-11-20T00:00:00Z',
       'from=2025-10-01T00:00:00Z&to=2026-11-20T00:00:00Z',
       'from=2026-10-01T00:00:00Z&to=2026-11-20T00:00:00Z&granularity=hour',
     ]) {
@@ -232,8 +233,8 @@ describe('GET /api/admin/usage', () => {
     const r = await get(`/api/admin/usage?${WINDOW}`);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      from: '2026-11-20T00:00:00.000Z',
-      to: '2026-11-22T00:00:00.000Z',
+      from: '2025-11-20T00:00:00.000Z',
+      to: '2025-11-22T00:00:00.000Z',
       granularity: 'day',
       groupBy: 'workspace',
       items: [
@@ -252,7 +253,7 @@ describe('GET /api/admin/usage', () => {
     for (const q of [
       'group_by=tool',
       'granularity=month',
-      'from=2026-11-22T00:00:00Z&to=2026-11-20T00:00:00Z',
+      'from=2025-11-22T00:00:00Z&to=2025-11-20T00:00:00Z',
     ]) {
       const r = await get(`/api/admin/usage?${q}`);
       expect(r.status, q).toBe(400);
