@@ -1,10 +1,10 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTelemetry, type TelemetryHandle } from '@flowgate/telemetry';
-import { SpanKind } from '@opentelemetry/api';
+import { type Context, context, SpanKind, trace } from '@opentelemetry/api';
 import { type DataPoint, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type ServiceAccountKey, startTestGateway, type TestGateway } from './support/gateway.js';
 import { mcpPost, rpc } from './support/mcp.js';
 import { installFlow } from './support/runs.js';
@@ -262,6 +262,13 @@ describe('OpenTelemetry', () => {
   });
 
   it('describes a lone tools/list on the request span, and gives each method of a batch its own span', async () => {
+    // Scopes opened for the active context (async-context propagation on Node), by the trace they belong to.
+    const manager = (
+      context as unknown as { _getContextManager(): { with(ctx: Context): unknown } }
+    )._getContextManager();
+    const scopes = vi.spyOn(manager, 'with');
+    const scopesOf = (traceId: string) =>
+      scopes.mock.calls.filter(([ctx]) => trace.getSpan(ctx)?.spanContext().traceId === traceId).length;
     spans.reset();
     const list = await mcpPost(gw.mcpUrl(WS), {
       token: full.apiKey,
@@ -277,6 +284,8 @@ describe('OpenTelemetry', () => {
     expect(lone.map((s) => s.name)).toEqual(['POST /api/workspaces/:ws/mcp']);
     expect(http.events.map((e) => e.name)).toEqual(['authenticate']);
     expect(authEvent(http).attributes?.['flowgate.principal.kind']).toBe('service_account');
+    // The MCP endpoint carries the request's span explicitly: a lone list makes nothing active.
+    expect(scopesOf(http.spanContext().traceId)).toBe(0);
     expect(http.attributes).toMatchObject({
       'mcp.method.name': 'tools/list',
       'mcp.protocol.version': '2025-06-18',
@@ -303,6 +312,9 @@ describe('OpenTelemetry', () => {
       expect(parentOf(method)).toBe(request.spanContext().spanId);
       expect(method.attributes).toMatchObject({ 'mcp.method.name': name, 'jsonrpc.request.id': id });
     }
+    // Each method of the batch is active for what it awaits.
+    expect(scopesOf(request.spanContext().traceId)).toBe(2);
+    scopes.mockRestore();
   });
 
   it('counts requests by method, tool and outcome, auth failures, blocked calls and runs', async () => {

@@ -26,7 +26,9 @@ const noNodeTelemetry: Plugin = {
         : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: 'no-telemetry' }, () => ({
-      contents: "export class NodeSDK { constructor() { throw new Error('telemetry is off on Workers'); } }",
+      contents:
+        "export class NodeSDK { constructor() { throw new Error('telemetry is off on Workers'); } }\n" +
+        'export class ScopedContextManager {}',
       loader: 'js',
     }));
   },

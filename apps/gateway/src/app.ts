@@ -90,7 +90,9 @@ export function createApp(deps: GatewayDeps, installers: RouteInstaller[] = []):
   const app = new Hono<AppEnv>();
   app.onError(createErrorHandler(deps.logger));
   app.notFound((c) => errorResponse(c, new AppError('not_found', 'no such route')));
-  app.use('*', requestTelemetry(), requestIds(), requestLog(deps.logger));
+  // The gated routes (the MCP endpoints) carry the request's trace context explicitly.
+  const explicitRoutes = new Set(installers.flatMap((install) => install.gated?.paths ?? []));
+  app.use('*', requestTelemetry({ explicitRoutes }), requestIds(), requestLog(deps.logger));
 
   app.get('/healthz', (c) => c.json({ status: 'ok', version: deps.version }));
   app.get('/readyz', async (c) => {

@@ -1,5 +1,6 @@
 import type { Principal, WorkspaceAccess } from '@flowgate/auth';
 import type { WorkspacePolicy } from '@flowgate/db';
+import type { TraceContext } from '@flowgate/telemetry';
 
 /**
  * What each runtime's entry passes as the second argument of `app.fetch`: the only runtime-specific thing a request
@@ -27,5 +28,10 @@ export interface AppEnv {
     access: WorkspaceAccess;
     policy: WorkspacePolicy;
     clientIp: string | null;
+    /**
+     * The request span's context, with telemetry on: the parent of what the request traces. On routes that carry it
+     * explicitly (the MCP endpoints) it is not made the active context (middleware/telemetry.ts).
+     */
+    traceContext: TraceContext | undefined;
   };
 }

@@ -8,6 +8,9 @@ function statementSpan<T>(text: string, driver: 'pglite' | 'postgres', run: () =
     operation,
     {
       kind: SpanKind.CLIENT,
+      // A leaf: nothing under a statement opens spans, so it is never made the active context (telemetry.ts).
+      activate: false,
+      fold: false,
       attributes: {
         'db.system.name': 'postgresql',
         'db.operation.name': operation,

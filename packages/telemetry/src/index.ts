@@ -12,6 +12,7 @@ import {
   type Link,
   metrics,
   propagation,
+  ROOT_CONTEXT,
   type Span,
   type SpanContext,
   type SpanKind,
@@ -25,7 +26,7 @@ import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createInstruments, type Instruments } from './instruments.js';
 
-export type { Attributes, Span } from '@opentelemetry/api';
+export type { Attributes, Context as TraceContext, Span } from '@opentelemetry/api';
 export { SpanKind } from '@opentelemetry/api';
 
 const SCOPE = 'flowgate';
@@ -78,7 +79,7 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   if (!explicit && !otelConfigured(options.env ?? process.env)) return null;
   if (active) return NOOP_HANDLE;
   // Loaded only here: without telemetry the SDK (and its exporters) never enter the process.
-  const { NodeSDK } = await import('./node-sdk.js');
+  const { NodeSDK, ScopedContextManager } = await import('./node-sdk.js');
   const named =
     Boolean(process.env.OTEL_SERVICE_NAME) ||
     /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
@@ -86,6 +87,8 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
     // The operator's OTEL_SERVICE_NAME (or service.name resource attribute) wins over the default.
     ...(named ? {} : { serviceName: options.serviceName ?? 'flowgate' }),
     instrumentations: [],
+    // Propagation across awaits only while a span is active somewhere (context-manager.ts).
+    contextManager: new ScopedContextManager(),
     ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
     ...(options.metricReaders ? { metricReaders: options.metricReaders } : {}),
   });
@@ -141,6 +144,11 @@ export interface SpanOptions {
    * Without a recording parent it is a span as usual. `values` need an active context and are ignored then.
    */
   activate?: boolean;
+  /**
+   * With `activate: false`: false keeps the step a span of its own under a recording parent too (a leaf that does I/O:
+   * a database statement), still never made the active context.
+   */
+  fold?: boolean;
 }
 
 /**
@@ -163,7 +171,8 @@ export async function withSpan<T>(
     for (const [key, value] of options.values) ctx = ctx.setValue(key, value);
     return context.with(ctx, () => fn(null));
   }
-  if (options.activate === false && above?.isRecording()) return withLeafEvent(name, above, options, fn);
+  if (options.activate === false && options.fold !== false && above?.isRecording())
+    return withLeafEvent(name, above, options, fn);
   const span = tracer().startSpan(name, options, parent);
   try {
     if (options.activate === false) return await fn(span);
@@ -257,11 +266,22 @@ async function withLeafEvent<T>(
   }
 }
 
-/** The active span when it records (e.g. the HTTP request's span); null without telemetry or without one. */
-export function activeRecordingSpan(): Span | null {
+/**
+ * The span of `parent` (the active context by default) when it records, e.g. the HTTP request's span; null without
+ * telemetry or without one.
+ */
+export function activeRecordingSpan(parent?: Context): Span | null {
   if (!active) return null;
-  const span = trace.getActiveSpan();
+  const span = trace.getSpan(parent ?? context.active());
   return span?.isRecording() ? span : null;
+}
+
+/**
+ * The context of `span` under `parent`: what a request that carries its span explicitly (rather than making it
+ * active for everything it awaits) hands to the code that opens spans under it.
+ */
+export function contextWithSpan(parent: Context, span: Span): Context {
+  return trace.setSpan(parent, span);
 }
 
 /** A value `withSpan` put in the active context; undefined without telemetry. */
@@ -283,11 +303,14 @@ const HEADER_GETTER = {
   keys: () => ['traceparent', 'tracestate', 'baggage'],
 };
 
-/** The context named by incoming `traceparent`/`tracestate`/`baggage` headers (the active one when there are none). */
+/**
+ * The context named by an incoming request's `traceparent`/`tracestate`/`baggage` headers, else the root: a request
+ * served continues only what its caller sent, never a context left active in the process.
+ */
 export function extractContext(header: (name: string) => string | undefined): Context {
   // Most requests carry no trace context: skip the propagators (and their parsing) for them.
-  if (header('traceparent') === undefined && header('baggage') === undefined) return context.active();
-  return propagation.extract(context.active(), header, HEADER_GETTER);
+  if (header('traceparent') === undefined && header('baggage') === undefined) return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, header, HEADER_GETTER);
 }
 
 /** W3C trace context headers for the active span, to send on an outbound request; empty without telemetry. */

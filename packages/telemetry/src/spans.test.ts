@@ -2,6 +2,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  activeRecordingSpan,
   attributeSet,
   extractContext,
   SpanKind,
@@ -65,6 +66,21 @@ describe('leaf steps (activate: false)', () => {
     expect(request?.status.code).toBe(SpanStatusCode.ERROR);
   });
 
+  it('stay a span of their own with fold: false, never the active context', async () => {
+    let activeInside: string | undefined;
+    await withSpan('tool', {}, async () => {
+      await withSpan('SELECT', { activate: false, fold: false }, async () => {
+        activeInside = activeRecordingSpan()?.spanContext().spanId;
+      });
+    });
+    const [select, tool] = await finished(2);
+    expect(select?.name).toBe('SELECT');
+    expect(select?.parentSpanContext?.spanId).toBe(tool?.spanContext().spanId);
+    expect(tool?.events).toEqual([]);
+    // What ran inside saw the tool's span, not the statement's.
+    expect(activeInside).toBe(tool?.spanContext().spanId);
+  });
+
   it('are a span of their own without a recording span around them', async () => {
     await withSpan('alone', { activate: false }, async (span) => {
       span?.setAttribute('k', 'v');
@@ -85,6 +101,16 @@ describe('extractContext', () => {
     expect(continued?.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
     expect(fresh?.spanContext().traceId).not.toBe(traceId);
     expect(fresh?.parentSpanContext).toBeUndefined();
+  });
+
+  it('never continues a context left active in the process', async () => {
+    await withSpan('active', {}, async () => {
+      await withSpan('request', { parent: extractContext(() => undefined) }, async () => {});
+    });
+    const [request, active] = await finished(2);
+    expect(request?.name).toBe('request');
+    expect(request?.parentSpanContext).toBeUndefined();
+    expect(request?.spanContext().traceId).not.toBe(active?.spanContext().traceId);
   });
 });
 

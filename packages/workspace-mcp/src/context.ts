@@ -3,6 +3,7 @@
  * or HTTP itself: workspace data comes from the `Workspace` use cases the gateway opens for the caller.
  */
 import type { Capability, WorkspaceAccess } from '@flowgate/auth';
+import type { TraceContext } from '@flowgate/telemetry';
 import type { Workspace } from '@flowgate/workspace';
 import type { ApprovalGate } from './approval.js';
 import type { CursorCodec } from './cursor.js';
@@ -150,6 +151,11 @@ export interface McpRequestContext {
   openStream?: () => McpResponseStream;
   /** Unexpected errors (answered as -32603 without details) for the gateway's log. */
   onError?: (error: unknown) => void;
+  /**
+   * The request span's context, when the transport carries it explicitly rather than active: methods open their
+   * spans under it (telemetry.ts). Absent, the active context is their parent.
+   */
+  traceContext?: TraceContext | undefined;
 }
 
 /** What a tool handler sees: the request context plus the negotiated version, a cursor codec and the catalog. */

@@ -196,7 +196,7 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
       resourceUri: null,
       single: true,
     };
-    const result = await traceMethod(info, async () => initialize(params, ctx));
+    const result = await traceMethod(info, async () => initialize(params, ctx), ctx.traceContext);
     // The name the client gives now is the one its session carries from here on.
     meter(
       ctx,
@@ -327,6 +327,7 @@ async function serve(
     const result = await traceMethod(
       methodInfo(method, params, surfaceOf(ctx), revision.version, id, !inBatch),
       async () => handler(params, scope),
+      ctx.traceContext,
     );
     return revision.answer(id, method, result, inBatch);
   } catch (error) {

@@ -14,6 +14,7 @@ import {
   recordMcpOperation,
   type Span,
   SpanKind,
+  type TraceContext,
   telemetryActive,
   withSpan,
 } from '@flowgate/telemetry';
@@ -107,37 +108,53 @@ function recordOperation(info: MethodInfo, report: CallReport, start: number): v
   recordMcpOperation(metric, (performance.now() - start) / 1000);
 }
 
-/** A folded method: its attributes and outcome on the request's span, and its duration metric. */
-async function foldMethod<T>(info: MethodInfo, span: Span, run: () => Promise<T>): Promise<T> {
+/**
+ * A folded method: its attributes and outcome on the request's span, and its duration metric; the metric alone under
+ * a request span that is not sampled.
+ */
+async function foldMethod<T>(info: MethodInfo, span: Span | null, run: () => Promise<T>): Promise<T> {
   const report: CallReport = { outcome: 'ok', errorType: null };
   const start = performance.now();
-  span.setAttributes(methodAttributes(info));
+  span?.setAttributes(methodAttributes(info));
   try {
     return await run();
   } catch (error) {
     report.outcome = 'error';
     report.errorType = error instanceof JsonRpcFailure ? String(error.code) : '_OTHER';
-    if (error instanceof JsonRpcFailure) span.setAttribute('rpc.response.status_code', report.errorType);
+    if (error instanceof JsonRpcFailure) span?.setAttribute('rpc.response.status_code', report.errorType);
     throw error;
   } finally {
-    span.setAttribute('flowgate.outcome', report.outcome);
+    span?.setAttribute('flowgate.outcome', report.outcome);
     recordOperation(info, report, start);
   }
 }
 
-/** Runs one MCP method inside its span, and records `mcp.server.operation.duration` by method, tool and outcome. */
-export async function traceMethod<T>(info: MethodInfo, run: () => Promise<T>): Promise<T> {
+/**
+ * Runs one MCP method inside its span (under `parent`, the request's context, else the active one), and records
+ * `mcp.server.operation.duration` by method, tool and outcome. The method span is active for what it awaits.
+ */
+export async function traceMethod<T>(
+  info: MethodInfo,
+  run: () => Promise<T>,
+  parent?: TraceContext,
+): Promise<T> {
   if (!telemetryActive()) return run();
   if (info.single && FOLDED_METHODS.has(info.method)) {
-    const request = activeRecordingSpan();
-    if (request) return foldMethod(info, request, run);
+    const request = activeRecordingSpan(parent);
+    // With the request's context given, no recording span there means it is not sampled: neither is the method.
+    if (request || parent) return foldMethod(info, request, run);
   }
   const report: CallReport = { outcome: 'ok', errorType: null };
   const start = performance.now();
   try {
     return await withSpan(
       info.target === null ? info.method : `${info.method} ${info.target}`,
-      { kind: SpanKind.SERVER, attributes: methodAttributes(info), values: [[REPORT, report]] },
+      {
+        kind: SpanKind.SERVER,
+        attributes: methodAttributes(info),
+        values: [[REPORT, report]],
+        ...(parent ? { parent } : {}),
+      },
       async (span) => {
         try {
           const result = await run();

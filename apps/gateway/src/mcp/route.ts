@@ -227,6 +227,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         protocolVersionHeader: c.req.header('mcp-protocol-version') ?? tokenProtocolVersion,
         mcpMethodHeader: c.req.header('mcp-method') ?? null,
         mcpNameHeader: c.req.header('mcp-name') ?? null,
+        traceContext: c.get('traceContext'),
         clientInfo,
         onInitialize: (info) => {
           initialized = info;

@@ -86,15 +86,17 @@ async function verify(
 
 /** The verified bearer token's principal, or the 401 (with its challenge) as a thrown AppError. */
 export function principalOf(
-  c: Context,
+  c: Context<AppEnv>,
   authenticator: Authenticator,
   resources?: ProtectedResources,
 ): Promise<Principal> {
   // Without tracing, no span wrapper (two promises and a closure per request on the hottest path).
   if (!telemetryActive()) return verify(c, authenticator, resources, null);
-  // Not made the active context (one AsyncLocalStorage entry less per request): a cache miss's key lookup
-  // statement is parented to the request span instead.
-  return withSpan('authenticate', { activate: false }, (span) => verify(c, authenticator, resources, span));
+  // An event on the request's span (a leaf step). A cache miss's key lookup statement is parented to the active
+  // span: the request's where it is active, none on the MCP endpoints, which carry their span explicitly.
+  return withSpan('authenticate', { activate: false, parent: c.get('traceContext') }, (span) =>
+    verify(c, authenticator, resources, span),
+  );
 }
 
 export interface AuthenticateOptions {

@@ -1,6 +1,7 @@
 import {
   type Attributes,
   attributeSet,
+  contextWithSpan,
   extractContext,
   markError,
   recordHttpRequest,
@@ -22,24 +23,38 @@ function durationAttributes(method: string, route: string, status: number): Attr
   }));
 }
 
+export interface RequestTelemetryOptions {
+  /**
+   * Routes whose handlers take the request's context from `c.get('traceContext')` and open their spans under it
+   * explicitly (the MCP endpoints): their request span is not made the active context, so a request that opens no
+   * span of its own (a tools/list) enables no async-context propagation (telemetry's context-manager.ts).
+   */
+  explicitRoutes?: ReadonlySet<string>;
+}
+
 /**
  * The HTTP server span of each request, continuing an incoming `traceparent`, and `http.server.request.duration`.
  * Named by the matched route, never the query string (where a misplaced token would be).
  */
-export function requestTelemetry(): MiddlewareHandler<AppEnv> {
+export function requestTelemetry(options: RequestTelemetryOptions = {}): MiddlewareHandler<AppEnv> {
+  const explicitRoutes = options.explicitRoutes ?? new Set<string>();
   return async (c, next) => {
     if (!telemetryActive()) return next();
     const start = performance.now();
     const method = c.req.method;
-    let route = '';
+    const parent = extractContext((name) => c.req.header(name));
+    // Hono matched every route up front: the last one is the endpoint's own (app.ts registers it last).
+    let route = routePath(c, -1);
     await withSpan(
       method,
       {
         kind: SpanKind.SERVER,
-        parent: extractContext((name) => c.req.header(name)),
+        parent,
         attributes: { 'http.request.method': method, 'url.path': c.req.path, 'url.scheme': 'http' },
+        activate: !explicitRoutes.has(route),
       },
       async (span) => {
+        if (span) c.set('traceContext', contextWithSpan(parent, span));
         await next();
         // The last route matched (the endpoint's own), also when a guard answered before reaching it.
         route = routePath(c, -1);
