@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createDb, type DbHandle } from '@flowgate/db';
 import { createEmptyTestDatabase } from '@flowgate/db/testing';
@@ -52,6 +53,62 @@ it('refuses to start without DATABASE_URL (no embedded database on workerd)', {
   expect(proc.out().stderr).toBe(
     'flowgate: DATABASE_URL: required on workerd (the embedded database runs on Node only)\n',
   );
+});
+
+/** Whether a process of this id is still there (`kill` with signal 0 only checks). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+it('stops, workerd with it, when what started it is killed outright (no signal reaches the runner)', {
+  timeout: 90_000,
+}, async () => {
+  // A parent that starts the runner on pipes, as the test harness does, and says the runner's pid once it listens.
+  const parent = spawnCaptured(
+    process.execPath,
+    [
+      '-e',
+      `const c = require('node:child_process').spawn(process.execPath, ${JSON.stringify(RUNNER)}, { stdio: 'pipe' });
+       c.stdout.on('data', (d) => { if (String(d).includes('gateway listening')) console.log('runner ' + c.pid); });
+       c.stderr.pipe(process.stderr);`,
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        FLOWGATE_PORT: '0',
+        FLOWGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+        FLOWGATE_ENCRYPTION_KEY: generateEncryptionKey(),
+        // Never connected: /healthz, all the runner asks before it listens, reads no database.
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none',
+      },
+    },
+  );
+  const deadline = Date.now() + 60_000;
+  let runner = 0;
+  while (!runner) {
+    runner = Number(/runner (\d+)/.exec(parent.out().stdout)?.[1] ?? 0);
+    if (Date.now() > deadline)
+      throw new Error(`the runner did not start: ${parent.out().stderr.slice(-2_000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // workerd and anything else the runner started (Linux names a process's children in /proc).
+  const children = readFileSync(`/proc/${runner}/task/${runner}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  expect(children.length).toBeGreaterThan(0);
+  parent.child.kill('SIGKILL');
+  await parent.exited;
+  const gone = Date.now() + 10_000;
+  while ([runner, ...children].some(alive) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+  expect([runner, ...children].filter(alive)).toEqual([]);
 });
 
 const baseUrl = process.env.DATABASE_URL;

@@ -43,12 +43,14 @@ const miniflare = new Miniflare({
 });
 
 let stopping = false;
-const stop = (signal: string) => {
+const stop = (signal: string, announce = true) => {
   if (stopping) return;
   stopping = true;
-  process.stdout.write(
-    `${JSON.stringify({ level: 30, time: Date.now(), msg: 'flowgate shutting down', signal })}\n`,
-  );
+  if (announce) {
+    process.stdout.write(
+      `${JSON.stringify({ level: 30, time: Date.now(), msg: 'flowgate shutting down', signal })}\n`,
+    );
+  }
   miniflare.dispose().then(
     () => process.exit(0),
     () => process.exit(1),
@@ -62,6 +64,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.removeAllListeners(signal);
   process.once(signal, () => stop(signal));
 }
+// If what started this process is killed outright (no signal reaches us), stop with it rather than leave the Worker
+// serving, orphaned. Nothing is written then: the pipe our output went to may be gone with it.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) stop('parent exited', false);
+}, 1_000).unref();
 const url = `http://${ready.hostname}:${ready.port}`;
 // The first request builds the app (config, database client): /healthz answering means the gateway serves.
 const health = await miniflare.dispatchFetch(`${url}/healthz`);
