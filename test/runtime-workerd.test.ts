@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createDb, type DbHandle } from '@flowgate/db';
+import { createDb, type DbHandle, schema } from '@flowgate/db';
 import { createEmptyTestDatabase } from '@flowgate/db/testing';
 import { generateEncryptionKey } from '@flowgate/secrets';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient } from './support/clients.js';
 import { ADMIN_TOKEN, answer } from './support/gateway.js';
@@ -213,9 +214,46 @@ if (baseUrl) {
       expect(actions).toContain('call_flow_tool');
     });
 
-    it('stops on SIGTERM', async () => {
-      gateway.proc.child.kill('SIGTERM');
-      expect(await gateway.proc.exited).toBe(0);
+    it('has no drain path for anyone but its runner (a deployed Worker has no token: the app answers 404)', async () => {
+      for (const authorization of [undefined, 'Bearer x', `Bearer ${'a'.repeat(43)}`]) {
+        const res = await answer(
+          await fetch(`${gateway.url}/__flowgate/drain`, authorization ? { headers: { authorization } } : {}),
+        );
+        expect(res.status).toBe(404);
+        expect(res.json).toMatchObject({ code: 'not_found' });
+      }
+    });
+
+    it('stops on SIGTERM once the audit entries of answered calls are written (workerd is killed on dispose)', async () => {
+      const reasons = ['drained 1', 'drained 2', 'drained 3'];
+      let exit: Promise<number | null> | undefined;
+      // The table locked against writes while the calls are answered and SIGTERM arrives: their entries, written
+      // after each response (waitUntil), are still waiting when the runner is told to stop.
+      await db.db.transaction(async (tx) => {
+        await tx.execute(sql`lock table audit_entries in exclusive mode`);
+        for (const reason of reasons) {
+          const res = asRpc(
+            await mcpPost(`${gateway.url}/api/workspaces/${WS}/mcp`, {
+              token: apiKey,
+              protocolVersion: '2025-11-25',
+              body: rpc('tools/call', { name: 'get_workspace_context', arguments: {}, _meta: { reason } }),
+            }),
+          );
+          expect(res.result?.content).toBeDefined();
+          expect(res.result?.isError).toBeUndefined();
+        }
+        gateway.proc.child.kill('SIGTERM');
+        exit = gateway.proc.exited;
+        await new Promise((r) => setTimeout(r, 500));
+      });
+      expect(await exit).toBe(0);
+      const rows = await db.db.select().from(schema.auditEntries);
+      expect(
+        rows
+          .filter((r) => r.reason?.startsWith('drained'))
+          .map((r) => r.reason)
+          .sort(),
+      ).toEqual(reasons);
     });
   });
 }

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { Miniflare } from 'miniflare';
+import { DRAIN_PATH, DRAIN_TOKEN_BINDING } from '../src/entries/workerd-drain.js';
 import { bundleWorker, COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from './workerd-bundle.js';
 
 /**
@@ -33,16 +35,30 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535)
   fail(`FLOWGATE_PORT: not a port: ${bindings.FLOWGATE_PORT}`);
 
 const { code } = await bundleWorker();
+const drainToken = randomBytes(32).toString('base64url');
 const miniflare = new Miniflare({
   modules: [{ type: 'ESModule', path: 'worker.js', contents: code }],
   compatibilityDate: COMPATIBILITY_DATE,
   compatibilityFlags: COMPATIBILITY_FLAGS,
-  bindings,
+  bindings: { ...bindings, [DRAIN_TOKEN_BINDING]: drainToken },
   host,
   port,
 });
 
+/**
+ * Waits (at most 10 s, the Worker's own bound) for the requests whose work is not written yet: disposing Miniflare
+ * kills workerd, and with it a response's `waitUntil` work (its audit entries) still running.
+ */
+async function drained(base: string): Promise<void> {
+  const res = await miniflare.dispatchFetch(`${base}${DRAIN_PATH}`, {
+    headers: { authorization: `Bearer ${drainToken}` },
+  });
+  await res.arrayBuffer();
+}
+
 let stopping = false;
+/** The Worker's address once it is ready (a stop before that has nothing to drain). */
+let url: string | undefined;
 const stop = (signal: string, announce = true) => {
   if (stopping) return;
   stopping = true;
@@ -51,10 +67,12 @@ const stop = (signal: string, announce = true) => {
       `${JSON.stringify({ level: 30, time: Date.now(), msg: 'flowgate shutting down', signal })}\n`,
     );
   }
-  miniflare.dispose().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
+  (url ? drained(url).catch(() => {}) : Promise.resolve())
+    .then(() => miniflare.dispose())
+    .then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
 };
 
 const ready = await miniflare.ready;
@@ -70,7 +88,7 @@ const parent = process.ppid;
 setInterval(() => {
   if (process.ppid !== parent) stop('parent exited', false);
 }, 1_000).unref();
-const url = `http://${ready.hostname}:${ready.port}`;
+url = `http://${ready.hostname}:${ready.port}`;
 // The first request builds the app (config, database client): /healthz answering means the gateway serves.
 const health = await miniflare.dispatchFetch(`${url}/healthz`);
 if (health.status !== 200) {

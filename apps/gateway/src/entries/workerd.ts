@@ -10,6 +10,7 @@ import { DEFAULT_INSTALLERS } from '../installers.js';
 import { createLogger } from '../logger.js';
 import { createMemoryLimiter, type RateLimiter } from '../rate-limit/bucket.js';
 import { createSocketRedisLimiter } from '../rate-limit/redis-socket.js';
+import { DRAIN_PATH, DRAIN_TOKEN_BINDING } from './workerd-drain.js';
 
 /**
  * The gateway as a Cloudflare Worker (`pnpm serve:workerd` locally, `infra/cloudflare/` deployed): the same app and
@@ -88,6 +89,23 @@ function build(env: WorkerEnv, request: Request): Gateway {
 
 let gateway: Gateway | null = null;
 
+/**
+ * Requests of this isolate not finished yet: answered or not, until what they leave behind is written (`finish`).
+ * The local runner asks for a drain before it stops workerd (serve-workerd.ts), which kills what is still running.
+ */
+let unfinished = 0;
+
+const DRAIN_LIMIT_MS = 10_000;
+
+async function drain(request: Request, token: string): Promise<Response | null> {
+  if (token.length < 32 || new URL(request.url).pathname !== DRAIN_PATH) return null;
+  if (request.headers.get('authorization') !== `Bearer ${token}`) return null;
+  const deadline = Date.now() + DRAIN_LIMIT_MS;
+  // Polled: a promise resolved from another request's context is not allowed on Workers.
+  while (unfinished > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  return new Response(JSON.stringify({ unfinished }), { status: unfinished === 0 ? 200 : 503 });
+}
+
 /** What each request leaves behind is written, then its database client closed. */
 function finish(g: Gateway, scope: RequestDb): Promise<void> {
   return scope
@@ -122,6 +140,11 @@ function afterBody(response: Response, then: () => Promise<void>, ctx: Execution
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
+    const drainToken = env[DRAIN_TOKEN_BINDING];
+    if (typeof drainToken === 'string') {
+      const drained = await drain(request, drainToken);
+      if (drained) return drained;
+    }
     try {
       gateway ??= build(env, request);
     } catch (error) {
@@ -133,13 +156,18 @@ export default {
     const g = gateway;
     const scope = g.database.open();
     const bindings: RuntimeBindings = { remoteAddress: request.headers.get('cf-connecting-ip') ?? undefined };
+    unfinished++;
+    const finished = () =>
+      finish(g, scope).finally(() => {
+        unfinished--;
+      });
     let response: Response;
     try {
       response = await scope.run(() => g.app.fetch(request, bindings));
     } catch (error) {
-      ctx.waitUntil(finish(g, scope));
+      ctx.waitUntil(finished());
       throw error;
     }
-    return afterBody(response, () => finish(g, scope), ctx);
+    return afterBody(response, finished, ctx);
   },
 };
