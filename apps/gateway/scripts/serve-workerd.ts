@@ -76,8 +76,8 @@ const stop = (signal: string, announce = true) => {
 };
 
 const ready = await miniflare.ready;
-// Miniflare's own signal hook kills workerd and exits 130/143 at once; ours disposes it (in-flight requests end) and
-// exits 0, like the other runtimes. Its `exit` hook stays, so workerd never outlives this process.
+// Miniflare's own signal hook kills workerd and exits 130/143 at once; ours drains the Worker, disposes it and exits
+// 0, like the other runtimes. Its `exit` hook stays, so workerd never outlives this process.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.removeAllListeners(signal);
   process.once(signal, () => stop(signal));
