@@ -98,8 +98,9 @@ let unfinished = 0;
 const DRAIN_LIMIT_MS = 10_000;
 
 async function drain(request: Request, token: string): Promise<Response | null> {
-  if (token.length < 32 || new URL(request.url).pathname !== DRAIN_PATH) return null;
-  if (request.headers.get('authorization') !== `Bearer ${token}`) return null;
+  // The header first: every request of a local Worker passes here, and only the runner's drain carries the token.
+  if (token.length < 32 || request.headers.get('authorization') !== `Bearer ${token}`) return null;
+  if (new URL(request.url).pathname !== DRAIN_PATH) return null;
   const deadline = Date.now() + DRAIN_LIMIT_MS;
   // Polled: a promise resolved from another request's context is not allowed on Workers.
   while (unfinished > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
