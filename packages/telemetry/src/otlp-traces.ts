@@ -7,7 +7,7 @@
  * the SDK's serializer in otlp-traces.test.ts — with the native hex and UTF-8 writers and the encoded form of
  * attribute keys, span and event names kept (they come from code, so there are few of them).
  */
-import type { Attributes, AttributeValue, HrTime, Link } from '@opentelemetry/api';
+import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from '@opentelemetry/api';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 
 type Resource = ReadableSpan['resource'];
@@ -284,9 +284,8 @@ function event(w: Writer, e: TimedEvent): void {
   w.close(at);
 }
 
-function link(w: Writer, l: Link & { droppedAttributesCount?: number }): void {
-  const at = w.open();
-  const ctx = l.context;
+/** Fields 1–3 of a span and of a link alike: trace id, span id, trace state when there is one. */
+function identity(w: Writer, ctx: SpanContext): void {
   w.tag(1, 2);
   w.id(ctx.traceId);
   w.tag(2, 2);
@@ -296,6 +295,12 @@ function link(w: Writer, l: Link & { droppedAttributesCount?: number }): void {
     w.tag(3, 2);
     w.string(state);
   }
+}
+
+function link(w: Writer, l: Link & { droppedAttributesCount?: number }): void {
+  const at = w.open();
+  const ctx = l.context;
+  identity(w, ctx);
   attributes(w, l.attributes, 4);
   w.tag(5, 0);
   w.varint(l.droppedAttributesCount ?? 0);
@@ -307,15 +312,7 @@ function link(w: Writer, l: Link & { droppedAttributesCount?: number }): void {
 function span(w: Writer, s: ReadableSpan): void {
   const at = w.open(2);
   const ctx = s.spanContext();
-  w.tag(1, 2);
-  w.id(ctx.traceId);
-  w.tag(2, 2);
-  w.id(ctx.spanId);
-  const state = ctx.traceState?.serialize();
-  if (state) {
-    w.tag(3, 2);
-    w.string(state);
-  }
+  identity(w, ctx);
   const parent = s.parentSpanContext;
   if (parent?.spanId) {
     w.tag(4, 2);
