@@ -79,13 +79,9 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   if (!explicit && !otelConfigured(options.env ?? process.env)) return null;
   if (active) return NOOP_HANDLE;
   // Loaded only here: without telemetry the SDK (and its exporters) never enter the process.
-  const {
-    NodeSDK,
-    ScopedContextManager,
-    PooledIdGenerator,
-    otlpProtobufSpanExporter,
-    wantsOtlpProtobufTraces,
-  } = await import('./node-sdk.js');
+  const { NodeSDK, ScopedContextManager, otlpProtobufSpanExporter, wantsOtlpProtobufTraces } = await import(
+    './node-sdk.js'
+  );
   const named =
     Boolean(process.env.OTEL_SERVICE_NAME) ||
     /(^|,)\s*service\.name=/.test(process.env.OTEL_RESOURCE_ATTRIBUTES ?? '');
@@ -95,7 +91,6 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
     instrumentations: [],
     // Propagation across awaits only while a span is active somewhere (context-manager.ts).
     contextManager: new ScopedContextManager(),
-    idGenerator: new PooledIdGenerator(),
     ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
     // The default exporter, encoded by us (otlp-traces.ts), decided from what the SDK reads (process.env); the SDK
     // still builds its batch processor from OTEL_BSP_*.

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTelemetry, type TelemetryHandle, withSpan } from './index.js';
-import { PooledIdGenerator, wantsOtlpProtobufTraces } from './otlp-exporter.js';
+import { wantsOtlpProtobufTraces } from './otlp-exporter.js';
 
 describe('which span exporter the gateway builds itself', () => {
   it('takes the default otlp exporter over http/protobuf, and leaves every other choice to the SDK', () => {
@@ -28,27 +28,6 @@ describe('which span exporter the gateway builds itself', () => {
         OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
       }),
     ).toBe(false);
-  });
-});
-
-describe('pooled trace and span ids', () => {
-  it('are lowercase hex of the right length, never all zeros, and do not repeat', () => {
-    const ids = new PooledIdGenerator();
-    const traces = new Set<string>();
-    const spans = new Set<string>();
-    // Several pools' worth, so refills are crossed.
-    for (let i = 0; i < 2_000; i++) {
-      const traceId = ids.generateTraceId();
-      const spanId = ids.generateSpanId();
-      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-      expect(spanId).toMatch(/^[0-9a-f]{16}$/);
-      expect(traceId).not.toMatch(/^0+$/);
-      expect(spanId).not.toMatch(/^0+$/);
-      traces.add(traceId);
-      spans.add(spanId);
-    }
-    expect(traces.size).toBe(2_000);
-    expect(spans.size).toBe(2_000);
   });
 });
 

@@ -1,11 +1,10 @@
-import { randomFillSync } from 'node:crypto';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import {
   convertLegacyHttpOptions,
   createOtlpHttpExportDelegate,
 } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
-import type { IdGenerator, ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { encodeTraceExportRequest } from './otlp-traces.js';
 
 /**
@@ -52,38 +51,4 @@ export function wantsOtlpProtobufTraces(env: Record<string, string | undefined>)
     'http/protobuf'
   ).trim();
   return protocol === 'http/protobuf';
-}
-
-const POOL_BYTES = 4096;
-const ZEROS = '0'.repeat(32);
-
-/**
- * Trace and span ids cut from a pool of random bytes turned into hex 4 KB at a time: one native call per few hundred
- * ids instead of one per id (the SDK's generator fills a buffer and hex-encodes it for every id), and from the
- * system's CSPRNG rather than `Math.random`.
- */
-export class PooledIdGenerator implements IdGenerator {
-  private hex = '';
-  private at = 0;
-
-  private take(chars: number): string {
-    for (;;) {
-      if (this.at + chars > this.hex.length) {
-        this.hex = randomFillSync(Buffer.allocUnsafe(POOL_BYTES)).toString('hex');
-        this.at = 0;
-      }
-      const id = this.hex.slice(this.at, this.at + chars);
-      this.at += chars;
-      // All zeros is the invalid id; a 1 in 2^64 draw, drawn again.
-      if (id !== ZEROS.slice(0, chars)) return id;
-    }
-  }
-
-  generateTraceId(): string {
-    return this.take(32);
-  }
-
-  generateSpanId(): string {
-    return this.take(16);
-  }
 }

@@ -1,11 +1,12 @@
 /**
  * OTLP/protobuf encoding of finished spans (`ExportTraceServiceRequest`), in one pass into one buffer.
  *
- * The SDK's own serializer costs ≈ 18 µs per span of a traced `tools/list` (two passes, strings copied character by
- * character in each, ids converted in JS): the largest single part of what tracing every request costs
- * (`pnpm bench --only tools-list`). This writes the same bytes — the same fields in the same order, checked against
- * the SDK's serializer in otlp-traces.test.ts — with the native hex and UTF-8 writers and the encoded form of
- * attribute keys, span and event names kept (they come from code, so there are few of them).
+ * The SDK's own serializer cost ≈ 18 µs per span of a traced `tools/list` in the profile (a size-estimating pass,
+ * then the writing pass, each encoding every attribute key and name again): the largest single part of what tracing
+ * every request cost (`pnpm bench --only tools-list`). This writes the same bytes — the same fields in the same
+ * order, checked against the SDK's serializer in otlp-traces.test.ts — in one pass, with attribute keys and span and
+ * event names kept encoded (they come from code, so there are few of them) and lengths reserved at the size a
+ * message usually needs. Web APIs only (Uint8Array, TextEncoder): the gateway's modules stay runtime-neutral.
  */
 import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from '@opentelemetry/api';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
@@ -21,7 +22,10 @@ const MAX_INT64 = 2 ** 63;
 /** Encoded names (attribute keys, span and event names): bounded, names only, so request values never fill it. */
 const MAX_NAMES = 2048;
 const MAX_NAME_LENGTH = 256;
-const names = new Map<string, Buffer>();
+const names = new Map<string, Uint8Array>();
+const utf8 = new TextEncoder();
+/** Eight bytes to write a double through, little-endian as protobuf wants it whatever the platform's order. */
+const scratch = new DataView(new ArrayBuffer(8));
 
 /** A hex digit's value (either case); 0 for anything else, which a valid id never holds. */
 function nibble(code: number): number {
@@ -32,19 +36,19 @@ function nibble(code: number): number {
 }
 
 class Writer {
-  buf: Buffer;
+  buf: Uint8Array;
   pos = 0;
 
   constructor(size: number) {
-    this.buf = Buffer.allocUnsafe(size);
+    this.buf = new Uint8Array(size);
   }
 
   ensure(extra: number): void {
     if (this.pos + extra <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < this.pos + extra) size *= 2;
-    const grown = Buffer.allocUnsafe(size);
-    this.buf.copy(grown, 0, 0, this.pos);
+    const grown = new Uint8Array(size);
+    grown.set(this.buf.subarray(0, this.pos));
     this.buf = grown;
   }
 
@@ -82,7 +86,7 @@ class Writer {
     this.varint((field << 3) | wireType);
   }
 
-  /** Little-endian 32 bits, byte by byte: cheaper than Buffer's checked writers for this many small writes. */
+  /** Little-endian 32 bits. */
   fixed32(value: number): void {
     this.ensure(4);
     const buf = this.buf;
@@ -105,12 +109,13 @@ class Writer {
   }
 
   double(value: number): void {
+    scratch.setFloat64(0, value, true);
     this.ensure(8);
-    this.pos = this.buf.writeDoubleLE(value, this.pos);
+    for (let i = 0; i < 8; i++) this.buf[this.pos++] = scratch.getUint8(i);
   }
 
   string(value: string): void {
-    // Short ASCII (most values) is copied here: a native write per string costs more than the copy.
+    // Short ASCII (most values) is copied here: a native encode per string costs more than the copy.
     const chars = value.length;
     if (chars < 0x80) {
       this.ensure(chars + 1);
@@ -128,17 +133,14 @@ class Writer {
         return;
       }
     }
-    const length = Buffer.byteLength(value, 'utf8');
-    this.varint(length);
-    this.ensure(length);
-    this.pos += this.buf.write(value, this.pos, length, 'utf8');
+    this.bytes(utf8.encode(value));
   }
 
   /** A string from code (a key or a name): its bytes are kept after the first time. */
   name(value: string): void {
     let bytes = names.get(value);
     if (!bytes) {
-      bytes = Buffer.from(value, 'utf8');
+      bytes = utf8.encode(value);
       if (names.size < MAX_NAMES && value.length <= MAX_NAME_LENGTH) names.set(value, bytes);
     }
     const length = bytes.length;
