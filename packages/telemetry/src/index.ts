@@ -109,7 +109,8 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
       active = false;
       instruments = null;
       scopeTracer = null;
-      attributeSets.clear();
+      attributeSets = { children: new Map() };
+      attributeSetCount = 0;
       await sdk.shutdown();
       trace.disable();
       metrics.disable();
@@ -192,6 +193,22 @@ export async function withSpan<T>(
   } finally {
     span.end();
   }
+}
+
+/**
+ * A span its caller ends (`span.end()`) and never makes the active context: what a request that hands its span to
+ * what runs under it explicitly (the MCP endpoints) opens, without `withSpan`'s async wrapper. Null without
+ * telemetry, and under a local parent that is not sampled (as `withSpan` skips such children).
+ */
+export function startDetachedSpan(
+  name: string,
+  options: Omit<SpanOptions, 'values' | 'activate' | 'fold'>,
+): Span | null {
+  if (!active) return null;
+  const parent = options.parent ?? context.active();
+  const above = trace.getSpan(parent);
+  if (above && !above.isRecording() && !above.spanContext().isRemote) return null;
+  return tracer().startSpan(name, options, parent);
 }
 
 /**
@@ -346,19 +363,39 @@ export function storedTraceContext(traceparent: string | null): { parent: Contex
 
 // ---- metrics ------------------------------------------------------------------------------------------------
 
-/** Attribute sets kept for reuse; beyond this many distinct keys, sets are built per call again. */
+/** Attribute sets kept for reuse; beyond this many, sets are built per call again. */
 const MAX_ATTRIBUTE_SETS = 512;
-const attributeSets = new Map<string, Attributes>();
+type AttributeKeyPart = string | number | null;
+interface SetTree {
+  children: Map<AttributeKeyPart, SetTree>;
+  set?: Attributes;
+}
+let attributeSets: SetTree = { children: new Map() };
+let attributeSetCount = 0;
 
 /**
- * One frozen attribute set per `key` (which must name every value `build` puts in it): a measurement recorded
- * per request then allocates no attribute object. Bounded, so an unexpected spread of values cannot grow it.
+ * One frozen attribute set per key (`parts`, which must name every value `build` puts in it, first of them what
+ * the set is for): a measurement recorded per request then allocates no attribute object. The key is looked up part
+ * by part (strings from code and small numbers, whose hashes V8 keeps), not joined into a string that is hashed
+ * anew on every request. Bounded, so an unexpected spread of values cannot grow it.
  */
-export function attributeSet(key: string, build: () => Attributes): Attributes {
-  const found = attributeSets.get(key);
-  if (found) return found;
+export function attributeSet(parts: readonly AttributeKeyPart[], build: () => Attributes): Attributes {
+  let node = attributeSets;
+  for (const part of parts) {
+    let next = node.children.get(part);
+    if (!next) {
+      if (attributeSetCount >= MAX_ATTRIBUTE_SETS) return Object.freeze(build());
+      next = { children: new Map() };
+      node.children.set(part, next);
+    }
+    node = next;
+  }
+  if (node.set) return node.set;
   const made = Object.freeze(build());
-  if (attributeSets.size < MAX_ATTRIBUTE_SETS) attributeSets.set(key, made);
+  if (attributeSetCount < MAX_ATTRIBUTE_SETS) {
+    node.set = made;
+    attributeSetCount++;
+  }
   return made;
 }
 

@@ -121,11 +121,24 @@ describe('attributeSet', () => {
       built++;
       return { 'http.route': '/x' };
     };
-    const first = attributeSet('test\0/x', make);
-    const second = attributeSet('test\0/x', make);
+    const first = attributeSet(['test', '/x'], make);
+    const second = attributeSet(['test', '/x'], make);
     expect(second).toBe(first);
     expect(built).toBe(1);
     expect(Object.isFrozen(first)).toBe(true);
     expect(first).toEqual({ 'http.route': '/x' });
+  });
+
+  it('tells keys apart part by part: another part, a missing one or null is another set', () => {
+    const sets = [
+      attributeSet(['test', 'GET', 200, '/y'], () => ({ n: 1 })),
+      attributeSet(['test', 'GET', 404, '/y'], () => ({ n: 2 })),
+      attributeSet(['test', 'GET', 200], () => ({ n: 3 })),
+      attributeSet(['test', 'GET', null, '/y'], () => ({ n: 4 })),
+      attributeSet(['test', 'GET', '200', '/y'], () => ({ n: 5 })),
+    ];
+    expect(sets.map((s) => s.n)).toEqual([1, 2, 3, 4, 5]);
+    expect(attributeSet(['test', 'GET', 200, '/y'], () => ({ n: 6 }))).toBe(sets[0]);
+    expect(attributeSet(['test', 'GET', 200], () => ({ n: 7 }))).toBe(sets[2]);
   });
 });

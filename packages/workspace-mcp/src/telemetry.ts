@@ -96,9 +96,7 @@ function recordOperation(info: MethodInfo, report: CallReport, start: number): v
   // One shared attribute set per combination: the method is a served one, the tool one the surface serves.
   const { method, protocolVersion, target } = info;
   const { outcome, errorType } = report;
-  const none = '\u0001';
-  const key = `mcp\0${method}\0${protocolVersion ?? none}\0${target ?? none}\0${outcome}\0${errorType ?? none}`;
-  const metric = attributeSet(key, () => {
+  const metric = attributeSet(['mcp', method, protocolVersion, target, outcome, errorType], () => {
     const built: Attributes = { 'mcp.method.name': method, 'flowgate.outcome': outcome };
     if (protocolVersion !== null) built['mcp.protocol.version'] = protocolVersion;
     if (target !== null) built['gen_ai.tool.name'] = target;

@@ -2,10 +2,13 @@ import {
   type Attributes,
   attributeSet,
   contextWithSpan,
+  errorType,
   extractContext,
   markError,
   recordHttpRequest,
+  type Span,
   SpanKind,
+  startDetachedSpan,
   telemetryActive,
   withSpan,
 } from '@flowgate/telemetry';
@@ -15,7 +18,7 @@ import type { AppEnv } from '../context.js';
 
 /** `http.server.request.duration`'s attributes: one shared set per method, route and status. */
 function durationAttributes(method: string, route: string, status: number): Attributes {
-  return attributeSet(`http\0${method}\0${status}\0${route}`, () => ({
+  return attributeSet(['http', route, status, method], () => ({
     'http.request.method': method,
     'http.route': route,
     'http.response.status_code': status,
@@ -45,26 +48,36 @@ export function requestTelemetry(options: RequestTelemetryOptions = {}): Middlew
     const parent = extractContext((name) => c.req.header(name));
     // Hono matched every route up front: the last one is the endpoint's own (app.ts registers it last).
     let route = routePath(c, -1);
-    await withSpan(
-      method,
-      {
-        kind: SpanKind.SERVER,
-        parent,
-        attributes: { 'http.request.method': method, 'url.path': c.req.path, 'url.scheme': 'http' },
-        activate: !explicitRoutes.has(route),
-      },
-      async (span) => {
+    const attributes = { 'http.request.method': method, 'url.path': c.req.path, 'url.scheme': 'http' };
+    const finish = (span: Span | null) => {
+      // The last route matched (the endpoint's own), also when a guard answered before reaching it.
+      route = routePath(c, -1);
+      const status = c.res.status;
+      span?.updateName(`${method} ${route}`);
+      span?.setAttribute('http.route', route);
+      span?.setAttribute('http.response.status_code', status);
+      if (status >= 500) markError(span, String(status));
+    };
+    if (explicitRoutes.has(route)) {
+      // Handed to the handlers explicitly, so no async wrapper and no active context: the request's own span only.
+      const span = startDetachedSpan(method, { kind: SpanKind.SERVER, parent, attributes });
+      if (span) c.set('traceContext', contextWithSpan(parent, span));
+      try {
+        await next();
+        finish(span);
+      } catch (error) {
+        markError(span, errorType(error));
+        throw error;
+      } finally {
+        span?.end();
+      }
+    } else {
+      await withSpan(method, { kind: SpanKind.SERVER, parent, attributes }, async (span) => {
         if (span) c.set('traceContext', contextWithSpan(parent, span));
         await next();
-        // The last route matched (the endpoint's own), also when a guard answered before reaching it.
-        route = routePath(c, -1);
-        const status = c.res.status;
-        span?.updateName(`${method} ${route}`);
-        span?.setAttribute('http.route', route);
-        span?.setAttribute('http.response.status_code', status);
-        if (status >= 500) markError(span, String(status));
-      },
-    );
+        finish(span);
+      });
+    }
     recordHttpRequest(durationAttributes(method, route, c.res.status), (performance.now() - start) / 1000);
   };
 }
