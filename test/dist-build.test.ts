@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -38,6 +38,16 @@ describe('pnpm build:dist', () => {
       expect(existsSync(join(root, 'dist', file))).toBe(true);
     // The discovery card is imported as a module: the bundle carries it, no file next to it.
     expect(existsSync(join(root, 'dist', 'bin', 'server-card.json'))).toBe(false);
+    // V8 keeps each module's source for the life of the process, as a two-byte string once it holds one character
+    // beyond Latin-1: the bundled modules must be pure ASCII (no comments; esbuild escapes the rest).
+    const bundled = readdirSync(join(root, 'dist', 'bin')).filter((f) =>
+      /^(chunk-.+|flowgate)\.mjs$/.test(f),
+    );
+    expect(bundled.length).toBeGreaterThan(1);
+    for (const file of bundled) {
+      const nonAscii = /[^\x00-\x7f]/.exec(readFileSync(join(root, 'dist', 'bin', file), 'utf8'));
+      expect(nonAscii?.[0], file).toBeUndefined();
+    }
 
     const env: Record<string, string | undefined> = {
       ...process.env,
