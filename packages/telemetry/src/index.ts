@@ -161,26 +161,45 @@ export interface SpanOptions {
 
 /**
  * Runs `fn` inside a span (active for everything it awaits). A throw marks the span with `error.type` and rethrows;
- * without telemetry `fn` runs alone.
+ * without telemetry `fn` runs alone. Not itself async: the paths that need no span of their own (no telemetry, an
+ * unsampled parent, a leaf folded into an event) add no promise to `fn`'s.
  */
-export async function withSpan<T>(
+export function withSpan<T>(
   name: string,
   options: SpanOptions,
   fn: (span: Span | null) => Promise<T>,
 ): Promise<T> {
-  if (!active) return fn(null);
+  if (!active) return settle(fn);
   const parent = options.parent ?? context.active();
   // Under a local span that is not sampled, children would not be either (parent-based sampling): skip creating
   // them, keeping the unsampled parent active. A remote parent (an incoming or stored traceparent) always gets one.
   const above = trace.getSpan(parent);
   if (above && !above.isRecording() && !above.spanContext().isRemote) {
-    if (!options.values?.length) return fn(null);
+    if (!options.values?.length) return settle(fn);
     let ctx = parent;
     for (const [key, value] of options.values) ctx = ctx.setValue(key, value);
-    return context.with(ctx, () => fn(null));
+    return settle(() => context.with(ctx, () => fn(null)));
   }
   if (options.activate === false && options.fold !== false && above?.isRecording())
     return withLeafEvent(name, above, options, fn);
+  return withNewSpan(name, options, parent, fn);
+}
+
+/** `fn(null)`, a synchronous throw as a rejection (what an async wrapper would have made of it). */
+function settle<T>(fn: (span: null) => Promise<T>): Promise<T> {
+  try {
+    return fn(null);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+async function withNewSpan<T>(
+  name: string,
+  options: SpanOptions,
+  parent: Context,
+  fn: (span: Span | null) => Promise<T>,
+): Promise<T> {
   const span = tracer().startSpan(name, options, parent);
   try {
     if (options.activate === false) return await fn(span);

@@ -196,7 +196,11 @@ async function handleOne(message: unknown, ctx: McpRequestContext, inBatch: bool
       resourceUri: null,
       single: true,
     };
-    const result = await traceMethod(info, async () => initialize(params, ctx), ctx.traceContext);
+    const result = await traceMethod(
+      () => info,
+      () => initialize(params, ctx),
+      ctx.traceContext,
+    );
     // The name the client gives now is the one its session carries from here on.
     meter(
       ctx,
@@ -325,8 +329,8 @@ async function serve(
   let failed = false;
   try {
     const result = await traceMethod(
-      methodInfo(method, params, surfaceOf(ctx), revision.version, id, !inBatch),
-      async () => handler(params, scope),
+      () => methodInfo(method, params, surfaceOf(ctx), revision.version, id, !inBatch),
+      () => handler(params, scope),
       ctx.traceContext,
     );
     return revision.answer(id, method, result, inBatch);

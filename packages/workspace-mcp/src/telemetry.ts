@@ -110,7 +110,7 @@ function recordOperation(info: MethodInfo, report: CallReport, start: number): v
  * A folded method: its attributes and outcome on the request's span, and its duration metric; the metric alone under
  * a request span that is not sampled.
  */
-async function foldMethod<T>(info: MethodInfo, span: Span | null, run: () => Promise<T>): Promise<T> {
+async function foldMethod<T>(info: MethodInfo, span: Span | null, run: () => T | Promise<T>): Promise<T> {
   const report: CallReport = { outcome: 'ok', errorType: null };
   const start = performance.now();
   span?.setAttributes(methodAttributes(info));
@@ -130,18 +130,29 @@ async function foldMethod<T>(info: MethodInfo, span: Span | null, run: () => Pro
 /**
  * Runs one MCP method inside its span (under `parent`, the request's context, else the active one), and records
  * `mcp.server.operation.duration` by method, tool and outcome. The method span is active for what it awaits.
+ * Without telemetry it is `run()` itself: no description built, no promise of its own (a list answered from cache
+ * returns synchronously).
  */
-export async function traceMethod<T>(
-  info: MethodInfo,
-  run: () => Promise<T>,
+export function traceMethod<T>(
+  describe: () => MethodInfo,
+  run: () => T | Promise<T>,
   parent?: TraceContext,
-): Promise<T> {
+): T | Promise<T> {
   if (!telemetryActive()) return run();
+  const info = describe();
   if (info.single && FOLDED_METHODS.has(info.method)) {
     const request = activeRecordingSpan(parent);
     // With the request's context given, no recording span there means it is not sampled: neither is the method.
     if (request || parent) return foldMethod(info, request, run);
   }
+  return spannedMethod(info, run, parent);
+}
+
+async function spannedMethod<T>(
+  info: MethodInfo,
+  run: () => T | Promise<T>,
+  parent?: TraceContext,
+): Promise<T> {
   const report: CallReport = { outcome: 'ok', errorType: null };
   const start = performance.now();
   try {

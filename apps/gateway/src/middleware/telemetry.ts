@@ -46,12 +46,11 @@ export function requestTelemetry(options: RequestTelemetryOptions = {}): Middlew
     const start = performance.now();
     const method = c.req.method;
     const parent = extractContext((name) => c.req.header(name));
-    // Hono matched every route up front: the last one is the endpoint's own (app.ts registers it last).
-    let route = routePath(c, -1);
+    // Hono matched every route up front: the last one is the endpoint's own (app.ts registers it last), also when a
+    // guard answers before reaching it.
+    const route = routePath(c, -1);
     const attributes = { 'http.request.method': method, 'url.path': c.req.path, 'url.scheme': 'http' };
     const finish = (span: Span | null) => {
-      // The last route matched (the endpoint's own), also when a guard answered before reaching it.
-      route = routePath(c, -1);
       const status = c.res.status;
       span?.updateName(`${method} ${route}`);
       span?.setAttribute('http.route', route);
