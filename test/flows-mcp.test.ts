@@ -67,6 +67,8 @@ const ENV = {
 };
 
 let gw: TestGateway;
+/** The first gateway's database, handed to the gateway started after the restart (which does not own it). */
+let restartedDb: TestGateway['db'] | undefined;
 let llm: OpenAiStandIn;
 const servers = {} as Record<Generation, TestMcpServer>;
 const logLines: string[] = [];
@@ -120,6 +122,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.close();
+  await restartedDb?.close();
   await llm?.close();
   for (const g of GENERATIONS) await servers[g]?.close();
 });
@@ -275,10 +278,10 @@ describe('a worker stopped in the middle of a tool loop', () => {
     await secondRound;
     expect(calls('2026-07-28', 'search').length).toBe(searchesBefore + 1);
 
-    const db = gw.db;
+    restartedDb = gw.db;
     await gw.running.close();
     release();
-    gw = await startTestGateway(ENV, { db, logLines });
+    gw = await startTestGateway(ENV, { db: restartedDb, logLines });
     const run = await waitForRun(gw, WS, runId, undefined, 20_000);
     expect(run.status).toBe('completed');
     expect(run.result?.value).toMatchObject({ text: 'resumed' });
