@@ -161,8 +161,8 @@ export interface SpanOptions {
 
 /**
  * Runs `fn` inside a span (active for everything it awaits). A throw marks the span with `error.type` and rethrows;
- * without telemetry `fn` runs alone. Not itself async: the paths that need no span of their own (no telemetry, an
- * unsampled parent, a leaf folded into an event) add no promise to `fn`'s.
+ * without telemetry `fn` runs alone. Not itself async, so it adds no promise of its own: without telemetry or under
+ * an unsampled parent the answer is `fn`'s promise, and a leaf folded into an event has only its event's wrapper.
  */
 export function withSpan<T>(
   name: string,
