@@ -5,7 +5,7 @@ import { makeScope } from './methods/scope.js';
 import { readTaskV2 } from './methods/tasks.js';
 import { NO_NARROWING } from './narrowing.js';
 import { TASK_POLL_INTERVAL_MS, TASK_TTL_MS } from './tasks.js';
-import { callTool, rpc, useTestDb } from './testing.js';
+import { callTool, rpc, tamperedSeal, useTestDb } from './testing.js';
 
 /**
  * Tasks through the dispatcher on a real workspace (no worker: runs stay queued, so every answer here is about a
@@ -104,7 +104,7 @@ describe('task-augmented tools/call (2025-11-25)', () => {
     for (const [ctx, taskId] of [
       [elsewhere, task.taskId],
       [someoneElse, task.taskId],
-      [env.ctx({ workspaceId: ws }), `${task.taskId.slice(0, -2)}AA`],
+      [env.ctx({ workspaceId: ws }), tamperedSeal(task.taskId)],
     ] as const) {
       for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
         const { body } = await rpc(ctx, method, { taskId });

@@ -172,3 +172,11 @@ export async function callTool(
   if (meta) params._meta = meta;
   return rpc(ctx, 'tools/call', params);
 }
+
+/**
+ * `sealed` with its last two characters changed, always to different ones (a fixed replacement equals them once in
+ * 4,096 seals, and the tampered value is then the real one).
+ */
+export function tamperedSeal(sealed: string): string {
+  return `${sealed.slice(0, -2)}${sealed.endsWith('AA') ? 'BB' : 'AA'}`;
+}

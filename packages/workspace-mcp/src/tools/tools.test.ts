@@ -13,7 +13,7 @@ import {
 } from '@flowgate/workspace/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNarrowingHeaders } from '../narrowing.js';
-import { callTool, useTestDb } from '../testing.js';
+import { callTool, tamperedSeal, useTestDb } from '../testing.js';
 import { checkConnectionsTool } from './check-connections.js';
 import { getWorkspaceContextTool } from './get-workspace-context.js';
 import { listConnectionsTool } from './list-connections.js';
@@ -239,7 +239,7 @@ describe('list_connections', () => {
     for (const [c, bad] of [
       [ctx, 'not-a-cursor'],
       [ctx, forged],
-      [ctx, `${payload}.${mac.slice(0, -2)}AA`],
+      [ctx, `${payload}.${tamperedSeal(mac)}`],
       [otherWorkspace, cursor],
       [otherKey, cursor],
     ] as const) {
