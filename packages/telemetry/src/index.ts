@@ -171,10 +171,9 @@ export function withSpan<T>(
 ): Promise<T> {
   if (!active) return settle(fn);
   const parent = options.parent ?? context.active();
-  // Under a local span that is not sampled, children would not be either (parent-based sampling): skip creating
-  // them, keeping the unsampled parent active. A remote parent (an incoming or stored traceparent) always gets one.
+  // No span of its own under an unsampled local parent, which stays the active one for what `fn` opens.
   const above = trace.getSpan(parent);
-  if (above && !above.isRecording() && !above.spanContext().isRemote) {
+  if (unsampledLocal(above)) {
     if (!options.values?.length) return settle(fn);
     let ctx = parent;
     for (const [key, value] of options.values) ctx = ctx.setValue(key, value);
@@ -225,9 +224,16 @@ export function startDetachedSpan(
 ): Span | null {
   if (!active) return null;
   const parent = options.parent ?? context.active();
-  const above = trace.getSpan(parent);
-  if (above && !above.isRecording() && !above.spanContext().isRemote) return null;
+  if (unsampledLocal(trace.getSpan(parent))) return null;
   return tracer().startSpan(name, options, parent);
+}
+
+/**
+ * Under a local span that is not sampled, children would not be either (parent-based sampling), so none is created.
+ * A remote parent (an incoming or stored traceparent) always gets one.
+ */
+function unsampledLocal(above: Span | undefined): boolean {
+  return above !== undefined && !above.isRecording() && !above.spanContext().isRemote;
 }
 
 /**
