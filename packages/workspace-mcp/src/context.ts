@@ -96,8 +96,12 @@ export interface McpRequestContext {
   /** Parsed from the X-MCP-* headers with `parseNarrowingHeaders` (invalid headers were answered 400 already). */
   narrowing: Narrowing;
   workspacePolicy: WorkspacePolicy;
-  /** The workspace's use cases, opened for this caller. */
-  workspace: Workspace;
+  /**
+   * The workspace's use cases, opened for this caller on first call (list calls and ping never need them). A
+   * function, not a getter: a getter on a per-request object literal is an accessor pair V8 keeps in the old
+   * generation, which holds the whole request alive through young-generation collections (methods/scope.ts).
+   */
+  workspace: () => Workspace;
   /** What this endpoint serves; the workspace endpoint (the catalog, resources, prompts) when absent. */
   surface?: McpSurface;
   /** Raw `MCP-Protocol-Version` header, if any. */
@@ -141,8 +145,11 @@ export interface McpRequestContext {
    * listen honours no `toolsListChanged`.
    */
   recheck?: () => Promise<{ capabilities: ReadonlySet<Capability>; workspacePolicy: WorkspacePolicy } | null>;
-  /** Aborts when the client goes away: a parked wait then ends at once and releases what it held. */
-  signal?: AbortSignal;
+  /**
+   * Aborts when the client goes away: a parked wait then ends at once and releases what it held. A function: the
+   * signal may cost the HTTP layer something to make, so it is made only for a request that waits.
+   */
+  signal?: () => AbortSignal;
   /**
    * Opens this request's answer as an SSE stream; the final response then goes out as its last event. Given by the
    * transport only for a single request (never a batch) whose Accept allows `text/event-stream`; absent, every answer

@@ -679,9 +679,9 @@ describe('tools/call', () => {
 
   it('keeps AppError issues as details', async () => {
     // No use case behind a tool throws issues today; a workspace that does stands in, to pin how dispatch maps them.
-    const real = env.ctx().workspace;
+    const real = env.ctx().workspace();
     const ctx = env.ctx({
-      workspace: {
+      workspace: () => ({
         ...real,
         feedback: {
           send: async () => {
@@ -690,7 +690,7 @@ describe('tools/call', () => {
             ]);
           },
         },
-      },
+      }),
     });
     const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details: 'd', area: 'mcp' });
     expect(body.result.structuredContent).toEqual({
@@ -728,9 +728,9 @@ describe('tools/call', () => {
 
   it('never sends structuredContent that breaks the output schema', async () => {
     // Only a misbehaving workspace could hand back such a receipt; dispatch must refuse to send it.
-    const real = env.ctx().workspace;
+    const real = env.ctx().workspace();
     const ctx = env.ctx({
-      workspace: {
+      workspace: () => ({
         ...real,
         feedback: {
           send: async (input) => ({
@@ -740,7 +740,7 @@ describe('tools/call', () => {
             stored: input,
           }),
         },
-      },
+      }),
     });
     const { body } = await callTool(ctx, 'send_feedback', { summary: 's', details: 'd', area: 'mcp' });
     expect(body.error).toEqual({ code: -32603, message: 'Internal error' });

@@ -104,7 +104,7 @@ async function contextFor(c: Case): Promise<TestContext> {
   let surface = WORKSPACE_SURFACE;
   const base = env.ctx({ workspaceId });
   if (c.flowEndpoint) {
-    const open = await base.workspace.flows.open({
+    const open = await base.workspace().flows.open({
       slug: 'enrich-company',
       installationId: null,
       includeInstalled: true,

@@ -23,7 +23,7 @@
 import { pause, type RunStatus } from '@flowgate/core';
 import type { RunRecord } from '@flowgate/workspace';
 import { z } from 'zod';
-import type { McpRequestContext, ToolContext } from './context.js';
+import type { McpRequestContext } from './context.js';
 import { toolIconBase } from './icons.js';
 import { LIMITS } from './limits.js';
 import type { Scope } from './methods/scope.js';
@@ -358,7 +358,7 @@ async function serveWatched(
     for (const uri of new Set(filter.resourceSubscriptions ?? [])) {
       const match = RUN_RESOURCE.exec(uri);
       if (!match?.[1] || match[1].length > LIMITS.runIdMaxChars) continue;
-      if (!templateResourceAllowed(uri, scope)) continue;
+      if (!templateResourceAllowed(uri, scope.request)) continue;
       const w = await watch(match[1]);
       if (!w) continue;
       w.parts.add(match[2] === '/result' ? 'result' : match[2] === '/events' ? 'events' : 'run');
@@ -400,7 +400,8 @@ async function serveWatched(
   if (taskIds.length > 0) honoured.taskIds = taskIds;
   const stream = scope.request.openStream?.();
   if (!stream) throw new Error('unreachable: listen checked openStream');
-  const signals = [hub.closing, ...(scope.request.signal ? [scope.request.signal] : [])];
+  const signal = scope.request.signal?.();
+  const signals = [hub.closing, ...(signal ? [signal] : [])];
   const deadline = Date.now() + hub.maxMs;
   let open = stream.send(
     notification('notifications/subscriptions/acknowledged', { notifications: honoured }, requestId),
@@ -471,7 +472,7 @@ async function serveWatched(
       }
     }
     // A subscribed resource the caller may no longer read ends the stream; a new listen acknowledges what it may now.
-    const current: ToolContext = { ...scope, request: { ...scope.request, ...now } };
+    const current = { ...now, narrowing: scope.request.narrowing };
     for (const uri of resources) if (!templateResourceAllowed(uri, current)) return 'gone';
     return 'keep';
   };

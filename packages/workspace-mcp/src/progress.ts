@@ -67,7 +67,7 @@ export async function waitForRun(
   after: RunRecord,
 ): Promise<{ run: RunRecord; result: RunResult | null } | null> {
   const runs = ctx.workspace.runs;
-  const signal = ctx.request.signal;
+  const signal = ctx.request.signal?.();
   const progress = ctx.progress;
   if (!progress) return runs.wait(runId, timeoutMs, after, signal);
 

@@ -15,6 +15,7 @@ import { guideProse, type HiddenTools, NOTHING_HIDDEN } from './guidance.js';
 import { type Icon, iconsDefinedAt } from './icons.js';
 import { LIMITS } from './limits.js';
 import { metadataSafety } from './metadata-safety.js';
+import type { PolicyContext } from './policy.js';
 import type { ProtocolVersion } from './protocol.js';
 import {
   compileUriTemplate,
@@ -113,10 +114,10 @@ export function describeTemplate(
 }
 
 /** Capabilities, then the policy and narrowing of the tools whose content the resource exposes. */
-function allowed(meta: DirectResourceMeta | ResourceTemplateMeta, ctx: ToolContext): boolean {
+function allowed(meta: DirectResourceMeta | ResourceTemplateMeta, request: PolicyContext): boolean {
   return (
-    hasCapabilities(ctx.request.capabilities, meta.capabilities) &&
-    toolsAllowedByPolicy(meta.exposesTools, ctx.request)
+    hasCapabilities(request.capabilities, meta.capabilities) &&
+    toolsAllowedByPolicy(meta.exposesTools, request)
   );
 }
 
@@ -134,7 +135,7 @@ export function listResources(ctx: ToolContext): ResourceDescriptor[] {
   const now = new Date().toISOString();
   const hidden = hiddenCatalogTools(ctx.request);
   const icons = iconsDefinedAt(ctx.protocolVersion);
-  return DIRECT_RESOURCES.filter((r) => allowed(r, ctx)).map((r) => {
+  return DIRECT_RESOURCES.filter((r) => allowed(r, ctx.request)).map((r) => {
     const d = describeResource(
       r,
       resolveUri(r, ctx.request.workspaceId),
@@ -149,7 +150,7 @@ export function listResources(ctx: ToolContext): ResourceDescriptor[] {
 export function listResourceTemplates(ctx: ToolContext): ResourceTemplateDescriptor[] {
   const hidden = hiddenCatalogTools(ctx.request);
   const icons = iconsDefinedAt(ctx.protocolVersion);
-  return RESOURCE_TEMPLATES.filter((t) => allowed(t, ctx)).map((t) => {
+  return RESOURCE_TEMPLATES.filter((t) => allowed(t, ctx.request)).map((t) => {
     const d = describeTemplate(t, ctx.protocolVersion, hidden);
     return icons ? { ...d, icons: iconsForTools(t.exposesTools) } : d;
   });
@@ -293,16 +294,16 @@ const TEMPLATES = RESOURCE_TEMPLATES.map((meta) => {
 });
 
 /** Whether `uri` is a templated resource this caller may read (it may still not exist): what a listen may honour. */
-export function templateResourceAllowed(uri: string, ctx: ToolContext): boolean {
+export function templateResourceAllowed(uri: string, request: PolicyContext): boolean {
   const template = TEMPLATES.find((t) => t.match(uri) !== null);
-  return template !== undefined && allowed(template.meta, ctx);
+  return template !== undefined && allowed(template.meta, request);
 }
 
 /** Contents of a resource, or `null` when it does not exist or the caller may not see it. */
 export async function readResource(uri: string, ctx: ToolContext): Promise<ResourceContents | null> {
   for (const r of DIRECT_RESOURCES) {
     if (resolveUri(r, ctx.request.workspaceId) !== uri) continue;
-    if (!allowed(r, ctx)) return null;
+    if (!allowed(r, ctx.request)) return null;
     if (r.doc) {
       return {
         uri,
@@ -316,7 +317,7 @@ export async function readResource(uri: string, ctx: ToolContext): Promise<Resou
   for (const t of TEMPLATES) {
     const vars = t.match(uri);
     if (!vars) continue;
-    if (!allowed(t.meta, ctx)) return null;
+    if (!allowed(t.meta, ctx.request)) return null;
     return t.read(vars, uri, ctx);
   }
   return null;

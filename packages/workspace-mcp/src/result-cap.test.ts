@@ -85,7 +85,7 @@ const fiveMbResult = { mimeType: 'application/json', value: { text: 'y'.repeat(F
 function biggestCtx(): TestContext {
   const ctx = env.ctx({ workspaceId: WS });
   const runs: RunUseCases = {
-    ...ctx.workspace.runs,
+    ...ctx.workspace().runs,
     start: async () => ({ run, created: true }),
     get: async () => run,
     steps: async () => steps,
@@ -97,7 +97,8 @@ function biggestCtx(): TestContext {
     result: async () => fiveMbResult,
     wait: async () => ({ run, result: fiveMbResult }),
   };
-  return { ...ctx, workspace: { ...ctx.workspace, runs } };
+  const workspace = { ...ctx.workspace(), runs };
+  return { ...ctx, workspace: () => workspace };
 }
 
 let literal: string;

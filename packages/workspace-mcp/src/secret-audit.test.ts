@@ -44,13 +44,13 @@ async function whileCancellingQueued<T>(ctx: TestContext, call: Promise<T>): Pro
     done = true;
   });
   while (!done) {
-    const page = await ctx.workspace.runs.list({
+    const page = await ctx.workspace().runs.list({
       limit: 50,
       after: null,
       status: 'queued',
       flowSlug: 'vault',
     });
-    for (const run of page.items) await ctx.workspace.runs.cancel(run.id);
+    for (const run of page.items) await ctx.workspace().runs.cancel(run.id);
     await new Promise((r) => setTimeout(r, 20));
   }
   return settled;
@@ -64,7 +64,7 @@ describe('secret-typed flow inputs in audit arguments', () => {
     const entry = onlyAudit(ctx);
     expect(entry).toMatchObject({ kind: 'tools/call', action: 'call_flow_tool', outcome: 'ok' });
     expect(entry.arguments).toEqual({ ...callArgs, input: { name: 'ada', pw: REDACTED } });
-    const run = await ctx.workspace.runs.get(entry.runId as string);
+    const run = await ctx.workspace().runs.get(entry.runId as string);
     expect(run?.input).toEqual({ name: 'ada', pw: REDACTED });
   });
 
@@ -79,7 +79,7 @@ describe('secret-typed flow inputs in audit arguments', () => {
 
   /** A context on the per-flow endpoint of `vault`. */
   async function vaultCtx() {
-    const open = await env.ctx({ workspaceId: ws }).workspace.flows.open({
+    const open = await env.ctx({ workspaceId: ws }).workspace().flows.open({
       slug: 'vault',
       installationId: null,
       includeInstalled: false,

@@ -192,7 +192,7 @@ export function settlingTool(surface: McpSurface, run: RunRecord): AnyToolDefini
 export async function waitForEnd(ctx: ToolContext, run: RunRecord, budgetMs: number): Promise<RunRecord> {
   if (isTerminal(taskStatusOf(run.status))) return run;
   const waited = await withWaitSlot(ctx.request, () =>
-    ctx.workspace.runs.wait(run.id, budgetMs, run, ctx.request.signal),
+    ctx.workspace.runs.wait(run.id, budgetMs, run, ctx.request.signal?.()),
   );
   return waited?.run ?? run;
 }

@@ -39,13 +39,14 @@ export function makeCtx(deps: WorkspaceDeps, over: Partial<McpRequestContext> = 
     name: 'agent',
     keyId: 'key_1',
   };
+  const workspace = openWorkspace(deps, { workspaceId, actor: { kind: principal.kind, id: principal.id } });
   return {
     workspaceId,
     principal,
     capabilities: new Set<Capability>(ALL_CAPABILITIES),
     narrowing: NO_NARROWING,
     workspacePolicy: OPEN_WORKSPACE_POLICY,
-    workspace: openWorkspace(deps, { workspaceId, actor: { kind: principal.kind, id: principal.id } }),
+    workspace: () => workspace,
     protocolVersionHeader: '2025-11-25',
     cursorKey: 'test-cursor-key',
     publicBaseUrl: 'https://flowgate.test',

@@ -220,9 +220,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
         capabilities: access.capabilities,
         narrowing: narrowing.narrowing,
         workspacePolicy: policy,
-        get workspace() {
-          return workspace();
-        },
+        workspace,
         surface,
         protocolVersionHeader: c.req.header('mcp-protocol-version') ?? tokenProtocolVersion,
         mcpMethodHeader: c.req.header('mcp-method') ?? null,
@@ -261,9 +259,7 @@ export function mcpRoutes(deps: GatewayDeps): RouteInstaller {
             : null;
         },
         // A client that hangs up ends its parked wait at once (its timer, listener and slot are released).
-        get signal() {
-          return c.req.raw.signal;
-        },
+        signal: () => c.req.raw.signal,
         ...(streamable ? { openStream } : {}),
         ...(usage
           ? {

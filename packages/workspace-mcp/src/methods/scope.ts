@@ -2,6 +2,8 @@
  * What every method handler receives: the request's parameters and its scope (the tool context plus what the
  * protocol revision decided for this request), and the shape a handler has.
  */
+
+import type { Workspace } from '@flowgate/workspace';
 import { ApprovalGate, approvalStateKey, declaresFormElicitation } from '../approval.js';
 import type { SecretArgPaths } from '../audit-preview.js';
 import { CATALOG_TOOLS } from '../catalog.js';
@@ -66,51 +68,72 @@ export function makeScope(
   envelope: ModernEnvelope | null = null,
   requestId: JsonRpcId | null = null,
 ): Scope {
-  // Experimental Tasks arrived with 2025-11-25; 2026-07-28 carries them as an extension.
-  const tasks =
-    version === MODERN_PROTOCOL_VERSION
-      ? { generation: 'v2' as const, declared: declaresTasksExtension(envelope?.clientCapabilities) }
-      : version === '2025-11-25'
-        ? { generation: 'v1' as const, declared: false }
-        : null;
+  return new RequestScope(ctx, version, clientInfo, envelope, requestId);
+}
+
+/**
+ * A class, not an object literal, for what is opened on first use (the use cases, the codecs): a literal's own
+ * getter is an accessor pair V8 allocates in the old generation, and once the request is done that dead pair keeps
+ * what its getter closes over (the request's whole context) alive through every young-generation collection until
+ * the next full one. A getter on the prototype is made once.
+ */
+class RequestScope implements Scope {
+  readonly approval: ApprovalGate;
+  readonly tasks: Scope['tasks'];
+  readonly secretArgs: Scope['secretArgs'];
+  readonly catalog = CATALOG_TOOLS;
+  readonly surface: McpSurface;
+  readonly publicBaseUrl: string;
+  readonly serverVersion: string;
+  readonly verdict: Scope['verdict'] = { outcome: 'ok', tool: null };
   // The use cases and codecs are built on first use: list calls and ping need none of them.
-  let taskIds: CursorCodec | undefined;
-  let cursors: CursorCodec | undefined;
-  const secretPaths: SecretArgPaths[] = [];
-  let approvalKey: Uint8Array | undefined;
-  const approval = new ApprovalGate({
-    workspaceId: ctx.workspaceId,
-    principal: ctx.principal,
-    // Multi round-trip requests exist from 2026-07-28 on; a 2025-era client is never asked.
-    canElicit: version === MODERN_PROTOCOL_VERSION && declaresFormElicitation(envelope?.clientCapabilities),
-    key: () => {
-      approvalKey ??= approvalStateKey(ctx.cursorKey);
-      return approvalKey;
-    },
-  });
-  return {
-    approval,
-    requestId,
-    tasks,
-    secretArgs: { note: (names, under) => secretPaths.push({ under, names }), paths: secretPaths },
-    get taskIds() {
-      taskIds ??= taskCodec(ctx.workspaceId, ctx.principal, ctx.cursorKey);
-      return taskIds;
-    },
-    request: ctx,
-    get workspace() {
-      return ctx.workspace;
-    },
-    catalog: CATALOG_TOOLS,
-    surface: surfaceOf(ctx),
-    protocolVersion: version,
-    get cursors() {
-      cursors ??= createCursorCodec(ctx.workspaceId, ctx.cursorKey);
-      return cursors;
-    },
-    publicBaseUrl: ctx.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL,
-    serverVersion: ctx.serverVersion ?? DEFAULT_SERVER_VERSION,
-    clientInfo,
-    verdict: { outcome: 'ok', tool: null },
-  };
+  private taskCodec: CursorCodec | undefined;
+  private cursorCodec: CursorCodec | undefined;
+
+  constructor(
+    readonly request: McpRequestContext,
+    readonly protocolVersion: ProtocolVersion,
+    readonly clientInfo: ClientInfo | null,
+    envelope: ModernEnvelope | null,
+    readonly requestId: JsonRpcId | null,
+  ) {
+    // Experimental Tasks arrived with 2025-11-25; 2026-07-28 carries them as an extension.
+    this.tasks =
+      protocolVersion === MODERN_PROTOCOL_VERSION
+        ? { generation: 'v2', declared: declaresTasksExtension(envelope?.clientCapabilities) }
+        : protocolVersion === '2025-11-25'
+          ? { generation: 'v1', declared: false }
+          : null;
+    const secretPaths: SecretArgPaths[] = [];
+    this.secretArgs = { note: (names, under) => secretPaths.push({ under, names }), paths: secretPaths };
+    let approvalKey: Uint8Array | undefined;
+    this.approval = new ApprovalGate({
+      workspaceId: request.workspaceId,
+      principal: request.principal,
+      // Multi round-trip requests exist from 2026-07-28 on; a 2025-era client is never asked.
+      canElicit:
+        protocolVersion === MODERN_PROTOCOL_VERSION && declaresFormElicitation(envelope?.clientCapabilities),
+      key: () => {
+        approvalKey ??= approvalStateKey(request.cursorKey);
+        return approvalKey;
+      },
+    });
+    this.surface = surfaceOf(request);
+    this.publicBaseUrl = request.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL;
+    this.serverVersion = request.serverVersion ?? DEFAULT_SERVER_VERSION;
+  }
+
+  get workspace(): Workspace {
+    return this.request.workspace();
+  }
+
+  get taskIds(): CursorCodec {
+    this.taskCodec ??= taskCodec(this.request.workspaceId, this.request.principal, this.request.cursorKey);
+    return this.taskCodec;
+  }
+
+  get cursors(): CursorCodec {
+    this.cursorCodec ??= createCursorCodec(this.request.workspaceId, this.request.cursorKey);
+    return this.cursorCodec;
+  }
 }

@@ -333,7 +333,11 @@ describe('list_connections and check_connections on an mcp-server', () => {
       },
       { workspaceId: ws, actor: { kind: 'service_account', id: 'sa_agent' } },
     );
-    const { body } = await callTool(env.ctx({ workspaceId: ws, workspace }), 'check_connections', {});
+    const { body } = await callTool(
+      env.ctx({ workspaceId: ws, workspace: () => workspace }),
+      'check_connections',
+      {},
+    );
     const out = body.result.structuredContent;
     expect(checkConnectionsTool.output.parse(out)).toEqual(out);
     expect(out.checks).toEqual([
