@@ -53,6 +53,8 @@ export interface NarrowingError {
 
 export type NarrowingResult = { ok: true; narrowing: Narrowing } | { ok: false; error: NarrowingError };
 
+const NOT_NARROWED: NarrowingResult = Object.freeze({ ok: true, narrowing: NO_NARROWING });
+
 export interface NarrowingHeaders {
   toolsets?: string | null | undefined;
   tools?: string | null | undefined;
@@ -212,6 +214,10 @@ export function parseNarrowingHeaders(
   headers: NarrowingHeaders,
   toolNames: readonly string[] = TOOL_NAMES,
 ): NarrowingResult {
+  // Most requests send none of the four: the same answer every time, and the one NO_NARROWING object (policy.ts
+  // keeps the visible set per such object).
+  if (!headers.toolsets && !headers.tools && !headers.excludeTools && headers.readOnly === undefined)
+    return NOT_NARROWED;
   const c = new Collector(toolNames);
   const toolsets = c.toolsets(
     headers.toolsets ? c.split(headers.toolsets, 'X-MCP-Toolsets', 'toolsets') : null,

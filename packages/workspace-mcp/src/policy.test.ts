@@ -10,6 +10,7 @@ import {
   evaluateTool,
   OPEN_WORKSPACE_POLICY,
   type PolicyContext,
+  visibilityKey,
   type WorkspacePolicy,
 } from './policy.js';
 import type { Blocker } from './schemas.js';
@@ -236,6 +237,54 @@ function oracle(t: CatalogTool, s: Scenario): Blocker[] {
   if (s.policy.disabledTools.includes(t.name)) out.push({ reason: 'workspace_disabled_tool' });
   return out;
 }
+
+describe('visibilityKey', () => {
+  const expected = (c: PolicyContext) =>
+    CATALOG.map((t) => (evaluateTool(t, c).visible ? '1' : '0')).join('');
+
+  it('is kept for the same capabilities and policy objects when nothing narrows, and follows either changing', () => {
+    const caps = new Set<Capability>(ALL_CAPABILITIES);
+    const open = visibilityKey(CATALOG, {
+      capabilities: caps,
+      narrowing: NO_NARROWING,
+      workspacePolicy: OPEN_WORKSPACE_POLICY,
+    });
+    expect(open).toBe(expected(ctx(ALL_CAPABILITIES)));
+    expect(open).toMatch(/^1+$/);
+    // Another request of the same caller: other context objects, the same parts.
+    expect(
+      visibilityKey(CATALOG, {
+        capabilities: caps,
+        narrowing: NO_NARROWING,
+        workspacePolicy: OPEN_WORKSPACE_POLICY,
+      }),
+    ).toBe(open);
+    // The workspace cache hands out a new policy object when the policy changes.
+    const readOnly: WorkspacePolicy = { readOnly: true, disabledTools: [] };
+    const hidden = visibilityKey(CATALOG, {
+      capabilities: caps,
+      narrowing: NO_NARROWING,
+      workspacePolicy: readOnly,
+    });
+    expect(hidden).toBe(expected(ctx(ALL_CAPABILITIES, NO_NARROWING, readOnly)));
+    expect(hidden).not.toBe(open);
+    // A key whose capabilities changed is a new set.
+    const fewer: Capability[] = ['flows.read'];
+    expect(visibilityKey(CATALOG, ctx(fewer))).toBe(expected(ctx(fewer)));
+    expect(visibilityKey(CATALOG, ctx(fewer))).not.toBe(open);
+  });
+
+  it('is computed for each request that narrows (headers or tools/list params)', () => {
+    const caps = new Set<Capability>(ALL_CAPABILITIES);
+    const headers = narrowing({ toolsets: 'run' });
+    const c = { capabilities: caps, narrowing: headers, workspacePolicy: OPEN_WORKSPACE_POLICY };
+    expect(visibilityKey(CATALOG, c)).toBe(expected(c));
+    expect(visibilityKey(CATALOG, c)).not.toMatch(/^1+$/);
+    const plain = { capabilities: caps, narrowing: NO_NARROWING, workspacePolicy: OPEN_WORKSPACE_POLICY };
+    expect(visibilityKey(CATALOG, plain, headers)).toBe(expected(c));
+    expect(visibilityKey(CATALOG, plain)).toMatch(/^1+$/);
+  });
+});
 
 describe('policy properties', () => {
   // The property calls every tool through dispatch: on a real workspace with nothing in it (no outbound checks).

@@ -3,7 +3,7 @@
  * and tools/call both use `evaluateTool`, so a tool is callable exactly when it is listed.
  */
 import type { Capability } from '@flowgate/auth';
-import type { Narrowing } from './narrowing.js';
+import { type Narrowing, NO_NARROWING } from './narrowing.js';
 import type { Blocker, Toolset } from './schemas.js';
 import type { AnyToolDefinition } from './tool.js';
 
@@ -82,6 +82,15 @@ export function visibleOf<T extends PolicyTool>(tools: readonly T[], ctx: Policy
 }
 
 /**
+ * Visible-set keys of requests without narrowing, by the identity of what decides them: the list, the caller's
+ * capabilities and the workspace policy, objects the auth and workspace caches hand out unchanged until they change.
+ */
+const unnarrowedKeys = new WeakMap<
+  readonly PolicyTool[],
+  WeakMap<ReadonlySet<Capability>, WeakMap<WorkspacePolicy, string>>
+>();
+
+/**
  * The key of a visible set: one character per tool of the list, so it works for any number of tools. `extra` is a
  * further narrowing (tools/list params) that can only hide more.
  */
@@ -89,6 +98,30 @@ export function visibilityKey(
   tools: readonly PolicyTool[],
   ctx: PolicyContext,
   extra?: Narrowing | null,
+): string {
+  if (extra || ctx.narrowing !== NO_NARROWING) return computeVisibilityKey(tools, ctx, extra);
+  let byCapabilities = unnarrowedKeys.get(tools);
+  if (!byCapabilities) {
+    byCapabilities = new WeakMap();
+    unnarrowedKeys.set(tools, byCapabilities);
+  }
+  let byPolicy = byCapabilities.get(ctx.capabilities);
+  if (!byPolicy) {
+    byPolicy = new WeakMap();
+    byCapabilities.set(ctx.capabilities, byPolicy);
+  }
+  let key = byPolicy.get(ctx.workspacePolicy);
+  if (key === undefined) {
+    key = computeVisibilityKey(tools, ctx, null);
+    byPolicy.set(ctx.workspacePolicy, key);
+  }
+  return key;
+}
+
+function computeVisibilityKey(
+  tools: readonly PolicyTool[],
+  ctx: PolicyContext,
+  extra: Narrowing | null | undefined,
 ): string {
   let key = '';
   for (const tool of tools) {
