@@ -41,8 +41,7 @@ export interface RequestTelemetryOptions {
  */
 export function requestTelemetry(options: RequestTelemetryOptions = {}): MiddlewareHandler<AppEnv> {
   const explicitRoutes = options.explicitRoutes ?? new Set<string>();
-  return async (c, next) => {
-    if (!telemetryActive()) return next();
+  const traced: MiddlewareHandler<AppEnv> = async (c, next) => {
     const start = performance.now();
     const method = c.req.method;
     const parent = extractContext((name) => c.req.header(name));
@@ -79,4 +78,6 @@ export function requestTelemetry(options: RequestTelemetryOptions = {}): Middlew
     }
     recordHttpRequest(durationAttributes(method, route, c.res.status), (performance.now() - start) / 1000);
   };
+  // Not itself async: without telemetry a request gets no frame or promise of this middleware's.
+  return (c, next) => (telemetryActive() ? traced(c, next) : next());
 }
