@@ -33,7 +33,7 @@ import { type LoadSpec, runLoad } from './lib/load.js';
 import { type OtlpSink, otlpEnv, startOtlpSink } from './lib/otlp-sink.js';
 import { benchPostgresUrl, postgresReachable, throwawayDatabase } from './lib/postgres.js';
 import { type ChildHandle, ROOT, readRssKb, spawnTsx } from './lib/proc.js';
-import { printProfile, profileChild } from './lib/profile.js';
+import { printProfile, printSurvivors, profileChild, survivorsOfChild } from './lib/profile.js';
 import { type Check, fmt, heading, log, printSummaries, table } from './lib/report.js';
 
 const WORKSPACE = 'ws-bench';
@@ -201,6 +201,11 @@ async function profileVariant(
       runLoad(spec(url, token, options, { durationS: options.profileDurationS }), setup.gw.child.pid),
     );
     printProfile(`tools-list: CPU profile, ${variant}, ${fmt(r.rps)} req/s while profiling`, file);
+    // What requests leave for the old generation: each kept request is copied there, then found dead by a full GC.
+    const survivors = await survivorsOfChild(setup.gw.child, () =>
+      runLoad(spec(url, token, options, { durationS: options.profileDurationS })),
+    );
+    printSurvivors(`tools-list: survivors, ${variant}`, survivors.file, survivors.result.ok);
   } finally {
     await setup.gw.stop();
     await sink?.close();

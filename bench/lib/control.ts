@@ -59,6 +59,26 @@ export function serveControl(extra: Record<string, ControlHandler> = {}): void {
       writeFileSync(file, JSON.stringify(profile));
       return { file };
     },
+    async 'heap-sample-start'(args) {
+      session ??= new Session();
+      session.connect();
+      await session.post('HeapProfiler.enable');
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: z.number().int().positive().default(4096).parse(args.intervalBytes),
+        includeObjectsCollectedByMajorGC: args.major === true,
+        includeObjectsCollectedByMinorGC: args.minor === true,
+      });
+      return {};
+    },
+    async 'heap-sample-stop'(args) {
+      if (!session) throw new Error('no heap sampling running');
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      session.disconnect();
+      session = undefined;
+      const file = join(z.string().parse(args.dir), `gateway-${process.pid}-${Date.now()}.heapprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      return { file };
+    },
     async 'gc-start'() {
       gcRecording = recordGc();
       return {};

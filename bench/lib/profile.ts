@@ -152,3 +152,59 @@ export async function profileChild<T>(
   const { file } = await child.call<{ file: string }>('profile-stop', { dir });
   return { result, file };
 }
+
+const heapProfileSchema = z.object({ head: z.unknown() });
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+const heapNodeSchema: z.ZodType<HeapNode> = z.lazy(() =>
+  z.object({
+    callFrame: z.object({ functionName: z.string(), url: z.string(), lineNumber: z.number() }),
+    selfSize: z.number(),
+    children: z.array(heapNodeSchema),
+  }),
+);
+
+/**
+ * A sampling heap profile of a server child while `work` runs, keeping only objects that outlived a young-generation
+ * collection (promoted, or still alive at the end): what a request should not leave behind. Written under
+ * .tmp/bench/profiles.
+ */
+export async function survivorsOfChild<T>(
+  child: ChildHandle,
+  work: () => Promise<T>,
+): Promise<{ result: T; file: string }> {
+  const dir = join(ROOT, '.tmp', 'bench', 'profiles');
+  mkdirSync(dir, { recursive: true });
+  await child.call('heap-sample-start', { major: true, minor: false, intervalBytes: 4096 });
+  const result = await work();
+  const { file } = await child.call<{ file: string }>('heap-sample-stop', { dir });
+  return { result, file };
+}
+
+/** The allocation sites (a function and its caller) of the sampled survivors, per request served. */
+export function printSurvivors(title: string, file: string, requests: number, top = 12): void {
+  const head = heapNodeSchema.parse(heapProfileSchema.parse(JSON.parse(readFileSync(file, 'utf8'))).head);
+  const bySite = new Map<string, number>();
+  const frame = (n: HeapNode) => {
+    const where = shortUrl(n.callFrame.url);
+    return `${n.callFrame.functionName || '(anonymous)'}${where ? ` ${where}:${n.callFrame.lineNumber + 1}` : ''}`;
+  };
+  let total = 0;
+  const walk = (n: HeapNode, caller: string | null) => {
+    if (n.selfSize > 0) {
+      const site = caller ? `${frame(n)} < ${caller}` : frame(n);
+      bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize);
+      total += n.selfSize;
+    }
+    for (const c of n.children) walk(c, frame(n));
+  };
+  walk(head, null);
+  const perRequest = (bytes: number) => bytes / 1024 / Math.max(1, requests);
+  heading(`${title} (${fmt(perRequest(total), 2)} KB per request outlived a young collection)`);
+  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top))
+    log(`    ${fmt(perRequest(bytes), 3).padStart(7)} KB/req  ${site}`);
+  log(`  heap profile (open in Chrome DevTools): ${file}`);
+}
