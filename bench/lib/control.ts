@@ -32,6 +32,29 @@ export function serveControl(extra: Record<string, ControlHandler> = {}): void {
   if (!process.send) return;
   let session: Session | undefined;
   let gcRecording: ReturnType<typeof recordGc> | undefined;
+  /** The inspector session of a profile or heap sampling, connected by its start command. */
+  const open = () => {
+    session ??= new Session();
+    session.connect();
+    return session;
+  };
+  /** Reads the running session's result (a stop command), then disconnects it. */
+  const finish = async <T>(what: string, read: (running: Session) => Promise<T>): Promise<T> => {
+    const current = session;
+    if (!current) throw new Error(`no ${what} running`);
+    session = undefined;
+    try {
+      return await read(current);
+    } finally {
+      current.disconnect();
+    }
+  };
+  /** Writes what a stop command read to `args.dir`; the file's path. */
+  const written = (args: Record<string, unknown>, extension: string, content: unknown) => {
+    const file = join(z.string().parse(args.dir), `gateway-${process.pid}-${Date.now()}.${extension}`);
+    writeFileSync(file, JSON.stringify(content));
+    return file;
+  };
   const handlers: Record<string, ControlHandler> = {
     ...extra,
     async memory(args) {
@@ -41,29 +64,22 @@ export function serveControl(extra: Record<string, ControlHandler> = {}): void {
       return { ...process.memoryUsage(), gcRan } satisfies MemoryFigures;
     },
     async 'profile-start'(args) {
-      session ??= new Session();
-      session.connect();
-      await session.post('Profiler.enable');
-      await session.post('Profiler.setSamplingInterval', {
+      const opened = open();
+      await opened.post('Profiler.enable');
+      await opened.post('Profiler.setSamplingInterval', {
         interval: z.number().int().positive().default(200).parse(args.intervalUs),
       });
-      await session.post('Profiler.start');
+      await opened.post('Profiler.start');
       return {};
     },
     async 'profile-stop'(args) {
-      if (!session) throw new Error('no profile running');
-      const { profile } = await session.post('Profiler.stop');
-      session.disconnect();
-      session = undefined;
-      const file = join(z.string().parse(args.dir), `gateway-${process.pid}-${Date.now()}.cpuprofile`);
-      writeFileSync(file, JSON.stringify(profile));
-      return { file };
+      const { profile } = await finish('profile', (r) => r.post('Profiler.stop'));
+      return { file: written(args, 'cpuprofile', profile) };
     },
     async 'heap-sample-start'(args) {
-      session ??= new Session();
-      session.connect();
-      await session.post('HeapProfiler.enable');
-      await session.post('HeapProfiler.startSampling', {
+      const opened = open();
+      await opened.post('HeapProfiler.enable');
+      await opened.post('HeapProfiler.startSampling', {
         samplingInterval: z.number().int().positive().default(4096).parse(args.intervalBytes),
         includeObjectsCollectedByMajorGC: args.major === true,
         includeObjectsCollectedByMinorGC: args.minor === true,
@@ -71,13 +87,8 @@ export function serveControl(extra: Record<string, ControlHandler> = {}): void {
       return {};
     },
     async 'heap-sample-stop'(args) {
-      if (!session) throw new Error('no heap sampling running');
-      const { profile } = await session.post('HeapProfiler.stopSampling');
-      session.disconnect();
-      session = undefined;
-      const file = join(z.string().parse(args.dir), `gateway-${process.pid}-${Date.now()}.heapprofile`);
-      writeFileSync(file, JSON.stringify(profile));
-      return { file };
+      const { profile } = await finish('heap sampling', (r) => r.post('HeapProfiler.stopSampling'));
+      return { file: written(args, 'heapprofile', profile) };
     },
     async 'gc-start'() {
       gcRecording = recordGc();

@@ -145,11 +145,22 @@ export async function profileChild<T>(
   child: ChildHandle,
   work: () => Promise<T>,
 ): Promise<{ result: T; file: string }> {
+  return recordChild(child, 'profile-start', {}, 'profile-stop', work);
+}
+
+/** Runs `work` between a start and a stop command of a server child; the stop writes a file under .tmp/bench/profiles. */
+async function recordChild<T>(
+  child: ChildHandle,
+  start: string,
+  startArgs: Record<string, unknown>,
+  stop: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; file: string }> {
   const dir = join(ROOT, '.tmp', 'bench', 'profiles');
   mkdirSync(dir, { recursive: true });
-  await child.call('profile-start');
+  await child.call(start, startArgs);
   const result = await work();
-  const { file } = await child.call<{ file: string }>('profile-stop', { dir });
+  const { file } = await child.call<{ file: string }>(stop, { dir });
   return { result, file };
 }
 
@@ -176,12 +187,13 @@ export async function survivorsOfChild<T>(
   child: ChildHandle,
   work: () => Promise<T>,
 ): Promise<{ result: T; file: string }> {
-  const dir = join(ROOT, '.tmp', 'bench', 'profiles');
-  mkdirSync(dir, { recursive: true });
-  await child.call('heap-sample-start', { major: true, minor: false, intervalBytes: 4096 });
-  const result = await work();
-  const { file } = await child.call<{ file: string }>('heap-sample-stop', { dir });
-  return { result, file };
+  return recordChild(
+    child,
+    'heap-sample-start',
+    { major: true, minor: false, intervalBytes: 4096 },
+    'heap-sample-stop',
+    work,
+  );
 }
 
 /** The allocation sites (a function and its caller) of the sampled survivors, per request served. */
