@@ -40,6 +40,23 @@ describe('TokenCache', () => {
     expect(cache.get('c')).toBe('C');
   });
 
+  it('keeps the order when the most recent entry is hit again, also after it was deleted and set anew', () => {
+    const cache = new TokenCache<string>(2, () => 0);
+    cache.set('a', 'A', 10);
+    cache.set('b', 'B', 10);
+    expect(cache.get('b')).toBe('B');
+    expect(cache.get('b')).toBe('B');
+    cache.set('c', 'C', 10); // a is the least recently used
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.deleteWhere((v) => v === 'C')).toBe(1);
+    cache.set('c', 'C2', 10);
+    expect(cache.get('b')).toBe('B'); // b moves after c
+    cache.set('d', 'D', 10); // c is the least recently used now
+    expect(cache.get('c')).toBeUndefined();
+    expect(cache.get('b')).toBe('B');
+    expect(cache.get('d')).toBe('D');
+  });
+
   it('deletes by predicate and clears', () => {
     const cache = new TokenCache<{ k: string }>(10, () => 0);
     cache.set('1', { k: 'x' }, 10);

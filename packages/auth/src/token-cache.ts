@@ -13,6 +13,8 @@ export class TokenCache<V> {
   readonly #entries = new Map<string, Entry<V>>();
   readonly #maxEntries: number;
   readonly #now: () => number;
+  /** The key inserted last: already the most recently used, so a hit on it moves nothing. */
+  #newest: string | undefined;
 
   constructor(maxEntries: number, now: () => number) {
     if (!Number.isInteger(maxEntries) || maxEntries < 0)
@@ -35,11 +37,15 @@ export class TokenCache<V> {
     if (!entry) return undefined;
     if (entry.expiresAt <= this.#now()) {
       this.#entries.delete(k);
+      if (k === this.#newest) this.#newest = undefined;
       return undefined;
     }
-    // Re-insert to mark as most recently used (Map keeps insertion order).
-    this.#entries.delete(k);
-    this.#entries.set(k, entry);
+    // Re-insert to mark as most recently used (Map keeps insertion order); a busy token usually is already.
+    if (k !== this.#newest) {
+      this.#entries.delete(k);
+      this.#entries.set(k, entry);
+      this.#newest = k;
+    }
     return entry.value;
   }
 
@@ -54,6 +60,7 @@ export class TokenCache<V> {
       this.#entries.delete(oldest.value);
     }
     this.#entries.set(k, { value, expiresAt });
+    this.#newest = k;
   }
 
   /** Drops every entry whose value matches; used for revocation, so a linear scan is fine. */
@@ -62,6 +69,7 @@ export class TokenCache<V> {
     for (const [k, entry] of this.#entries) {
       if (predicate(entry.value)) {
         this.#entries.delete(k);
+        if (k === this.#newest) this.#newest = undefined;
         n++;
       }
     }
@@ -70,6 +78,7 @@ export class TokenCache<V> {
 
   clear(): void {
     this.#entries.clear();
+    this.#newest = undefined;
   }
 
   get size(): number {

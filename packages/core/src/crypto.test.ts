@@ -101,6 +101,13 @@ describe('comparison and randomness', () => {
     expect(timingSafeEqualText('abc', 'abc')).toBe(true);
     expect(timingSafeEqualText('abc', 'abd')).toBe(false);
     expect(timingSafeEqualText('', 'a')).toBe(false);
+    expect(timingSafeEqualText('', '')).toBe(true);
+    // Beyond ASCII and across surrogate pairs: equal exactly when the texts are.
+    expect(timingSafeEqualText('é😀', 'é😀')).toBe(true);
+    expect(timingSafeEqualText('é😀', 'é😁')).toBe(false);
+    expect(timingSafeEqualText('a', 'A')).toBe(false);
+    // The last unit differs: the whole text is compared, not a prefix.
+    expect(timingSafeEqualText(`${'f'.repeat(63)}0`, `${'f'.repeat(63)}1`)).toBe(false);
   });
 
   it('draws fresh random bytes of any length, beyond one getRandomValues call', () => {
