@@ -48,4 +48,17 @@ describe('createMemoryLimiter', () => {
     await limiter.take('y', spec); // evicts 'old'
     expect((await limiter.take('old', spec)).allowed).toBe(true);
   });
+
+  it('orders buckets by their last touch, to within a second', async () => {
+    let t = 0;
+    const limiter = createMemoryLimiter({ now: () => t, maxKeys: 2 });
+    for (let i = 0; i < 3; i++) await limiter.take('a', spec);
+    for (let i = 0; i < 3; i++) await limiter.take('b', spec);
+    t = 1_500;
+    expect((await limiter.take('a', spec)).allowed).toBe(true); // 0.5 left; 'a' moves behind 'b'
+    await limiter.take('c', spec); // evicts 'b', now the stalest
+    expect((await limiter.take('a', spec)).allowed).toBe(false); // 'a' kept its count
+    // 'b' starts full again (kept, it would have had 1.5 tokens: one request).
+    for (let i = 0; i < 3; i++) expect((await limiter.take('b', spec)).allowed).toBe(true);
+  });
 });

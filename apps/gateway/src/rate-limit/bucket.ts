@@ -57,21 +57,31 @@ export function takeToken(
 
 /**
  * Buckets in this process. Bounded: past `maxKeys` the least recently touched buckets go first (a flood of
- * distinct addresses cannot grow memory without limit; a dropped bucket simply starts full again).
+ * distinct addresses cannot grow memory without limit; a dropped bucket simply starts full again). A bucket moves to
+ * the back of that order at most once a second: a busy one is never first for longer, and its entry is not deleted
+ * and inserted again on every request (which also made the map rebuild its table now and then).
  */
+const MOVE_EVERY_MS = 1000;
+
 export function createMemoryLimiter(options: { now?: () => number; maxKeys?: number } = {}): RateLimiter {
   const now = options.now ?? Date.now;
   const maxKeys = options.maxKeys ?? 100_000;
-  const buckets = new Map<string, BucketState>();
+  const buckets = new Map<string, BucketState & { movedAt: number }>();
   return {
     kind: 'memory',
     store: () => 'memory',
     async take(key, spec) {
+      const t = now();
       const previous = buckets.get(key);
-      const { state, result } = takeToken(previous, spec, now());
+      const { state, result } = takeToken(previous, spec, t);
+      if (previous !== undefined && t - previous.movedAt < MOVE_EVERY_MS) {
+        // Set on a key already there keeps its place.
+        buckets.set(key, { tokens: state.tokens, at: state.at, movedAt: previous.movedAt });
+        return result;
+      }
       // Re-inserting moves the key to the end of the Map's order, which makes the first key the stalest.
       buckets.delete(key);
-      buckets.set(key, state);
+      buckets.set(key, { tokens: state.tokens, at: state.at, movedAt: t });
       if (buckets.size > maxKeys) {
         const oldest = buckets.keys().next().value;
         if (oldest !== undefined) buckets.delete(oldest);
