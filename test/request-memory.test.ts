@@ -1,29 +1,9 @@
 import { Agent, request } from 'node:http';
-import { GCProfiler } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordGc } from '../bench/lib/gc.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 
 const WS = 'ws-memory';
-
-/** Bytes young-generation collections moved into the old generation while `run` ran, and how many there were. */
-async function promotedDuring(run: () => Promise<void>): Promise<{ promoted: number; scavenges: number }> {
-  const profiler = new GCProfiler();
-  profiler.start();
-  await run();
-  const stats = profiler.stop()?.statistics ?? [];
-  const old = (h: (typeof stats)[number]['beforeGC']) =>
-    h.heapSpaceStatistics
-      .filter((s) => s.spaceName === 'old_space' || s.spaceName === 'large_object_space')
-      .reduce((sum, s) => sum + s.spaceUsedSize, 0);
-  let promoted = 0;
-  let scavenges = 0;
-  for (const s of stats) {
-    if (s.gcType !== 'Scavenge') continue;
-    scavenges++;
-    promoted += Math.max(0, old(s.afterGC) - old(s.beforeGC));
-  }
-  return { promoted, scavenges };
-}
 
 /**
  * A request answered is garbage for the next young-generation collection. What kept requests longer cost the gateway
@@ -82,9 +62,10 @@ describe('an answered MCP request', () => {
   it('leaves nothing for the old generation (tools/list and ping, one at a time)', async () => {
     for (let i = 0; i < 300; i++) await call(i % 2 ? 'ping' : 'tools/list');
     const requests = 3000;
-    const { promoted, scavenges } = await promotedDuring(async () => {
-      for (let i = 0; i < requests; i++) await call(i % 2 ? 'ping' : 'tools/list');
-    });
+    // The bench's own GC figures (v8.GCProfiler in this process).
+    const recording = recordGc();
+    for (let i = 0; i < requests; i++) await call(i % 2 ? 'ping' : 'tools/list');
+    const { promotedBytes: promoted, scavenges } = recording.stop();
     // Enough allocation for collections to have happened, or the figure means nothing.
     expect(scavenges).toBeGreaterThanOrEqual(3);
     // Caches and compiled code settle in the old generation too; a kept request is ≈ 9 KB.
