@@ -25,6 +25,7 @@ import {
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createInstruments, type Instruments } from './instruments.js';
+import { startLightSpan, type TracerParts, tracerParts } from './light-span.js';
 
 export type { Attributes, Context as TraceContext, Span } from '@opentelemetry/api';
 export { SpanKind } from '@opentelemetry/api';
@@ -35,6 +36,8 @@ let active = false;
 let instruments: Instruments | null = null;
 // Looked up once per SDK: `trace.getTracer` builds a key string and searches a map on every call.
 let scopeTracer: Tracer | null = null;
+// The SDK tracer's configuration, for the spans we make ourselves (light-span.ts); null leaves every span the SDK's.
+let lightParts: TracerParts | null = null;
 
 /** Whether an SDK was started in this process (spans and metrics are recorded). */
 export function telemetryActive(): boolean {
@@ -79,7 +82,7 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   if (!explicit && !otelConfigured(options.env ?? process.env)) return null;
   if (active) return NOOP_HANDLE;
   // Loaded only here: without telemetry the SDK (and its exporters) never enter the process.
-  const { NodeSDK, ScopedContextManager, otlpProtobufSpanExporter, wantsOtlpProtobufTraces } = await import(
+  const { NodeSDK, ScopedContextManager, otlpProtobufSpanProcessor, wantsOtlpProtobufTraces } = await import(
     './node-sdk.js'
   );
   const named =
@@ -91,17 +94,19 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
     instrumentations: [],
     // Propagation across awaits only while a span is active somewhere (context-manager.ts).
     contextManager: new ScopedContextManager(),
-    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
-    // The default exporter, encoded by us (otlp-traces.ts), decided from what the SDK reads (process.env); the SDK
-    // still builds its batch processor from OTEL_BSP_*.
-    ...(!options.spanProcessors && wantsOtlpProtobufTraces(process.env)
-      ? { traceExporter: otlpProtobufSpanExporter() }
-      : {}),
+    // The default exporter (OTLP over http/protobuf), decided from what the SDK reads (process.env), is ours: spans
+    // encoded as they end and batched as bytes (encoding-processor.ts); any other choice is the SDK's.
+    ...(options.spanProcessors
+      ? { spanProcessors: options.spanProcessors }
+      : wantsOtlpProtobufTraces(process.env)
+        ? { spanProcessors: [otlpProtobufSpanProcessor(process.env)] }
+        : {}),
     ...(options.metricReaders ? { metricReaders: options.metricReaders } : {}),
   });
   sdk.start();
   active = true;
   scopeTracer = trace.getTracer(SCOPE, options.serviceVersion);
+  lightParts = tracerParts(scopeTracer);
   // Instruments come from the meter provider the SDK just registered (the metrics API has no proxy meter).
   instruments = createInstruments(metrics.getMeter(SCOPE, options.serviceVersion));
   return {
@@ -109,6 +114,7 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
       active = false;
       instruments = null;
       scopeTracer = null;
+      lightParts = null;
       attributeSets = { children: new Map() };
       attributeSetCount = 0;
       await sdk.shutdown();
@@ -199,7 +205,7 @@ async function withNewSpan<T>(
   parent: Context,
   fn: (span: Span | null) => Promise<T>,
 ): Promise<T> {
-  const span = tracer().startSpan(name, options, parent);
+  const span = startSpan(name, options, parent);
   try {
     if (options.activate === false) return await fn(span);
     let ctx = trace.setSpan(parent, span);
@@ -225,6 +231,14 @@ export function startDetachedSpan(
   if (!active) return null;
   const parent = options.parent ?? context.active();
   if (unsampledLocal(trace.getSpan(parent))) return null;
+  if (lightParts)
+    return startLightSpan(lightParts, name, parent, options.kind, options.attributes, options.links);
+  return tracer().startSpan(name, options, parent);
+}
+
+/** A light span (light-span.ts) where the SDK tracer's configuration could be read, else the SDK's own. */
+function startSpan(name: string, options: SpanOptions, parent: Context): Span {
+  if (lightParts) return startLightSpan(lightParts, name, parent, options.kind, options.attributes, options.links);
   return tracer().startSpan(name, options, parent);
 }
 
@@ -298,21 +312,29 @@ class LeafEvent implements Span {
   }
 }
 
-async function withLeafEvent<T>(
+/** Not async: one `then` on the step's promise instead of an async frame around it (every traced request has one). */
+function withLeafEvent<T>(
   name: string,
   parent: Span,
   options: SpanOptions,
   fn: (span: Span | null) => Promise<T>,
 ): Promise<T> {
   const leaf = new LeafEvent(name, parent, options.attributes);
-  try {
-    return await fn(leaf);
-  } catch (error) {
+  const failed = (error: unknown): Promise<never> => {
     leaf.setAttribute('error.type', errorType(error));
-    throw error;
-  } finally {
     leaf.finish();
+    return Promise.reject(error);
+  };
+  let running: Promise<T>;
+  try {
+    running = fn(leaf);
+  } catch (error) {
+    return failed(error);
   }
+  return running.then((value) => {
+    leaf.finish();
+    return value;
+  }, failed);
 }
 
 /**

@@ -3,4 +3,4 @@
 // `default`; a static import here is converted with its named exports.
 export { NodeSDK } from '@opentelemetry/sdk-node';
 export { ScopedContextManager } from './context-manager.js';
-export { otlpProtobufSpanExporter, wantsOtlpProtobufTraces } from './otlp-exporter.js';
+export { otlpProtobufSpanProcessor, wantsOtlpProtobufTraces } from './otlp-exporter.js';

@@ -1,32 +1,44 @@
-import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { ExportResultCode } from '@opentelemetry/core';
 import {
   convertLegacyHttpOptions,
   createOtlpHttpExportDelegate,
 } from '@opentelemetry/otlp-exporter-base/node-http';
-import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { encodeTraceExportRequest } from './otlp-traces.js';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { batchSettingsFromEnv, type EncodedBatch, EncodingSpanProcessor } from './encoding-processor.js';
 
 /**
- * The SDK's OTLP/HTTP protobuf span exporter (endpoint, headers, timeout, compression, retries from the same
- * `OTEL_EXPORTER_OTLP_*` variables) with our encoder in place of its serializer (otlp-traces.ts says why).
+ * The default trace pipeline: spans encoded by us as they end (encoding-processor.ts, otlp-traces.ts say why) and
+ * sent by the SDK's OTLP/HTTP transport, which reads the endpoint, headers, timeout, compression and retries from the
+ * same `OTEL_EXPORTER_OTLP_*` variables as the SDK's exporter; batching from `OTEL_BSP_*`.
  */
-export function otlpProtobufSpanExporter(): OTLPExporterBase<ReadableSpan[]> {
+export function otlpProtobufSpanProcessor(env: Record<string, string | undefined>): EncodingSpanProcessor {
   const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', {
     'Content-Type': 'application/x-protobuf',
   });
-  const serializer = {
-    serializeRequest: encodeTraceExportRequest,
-    deserializeResponse: ProtobufTraceSerializer.deserializeResponse,
-  };
-  return new OTLPExporterBase(
-    createOtlpHttpExportDelegate(
-      options,
-      serializer,
-      'otlp_http_span_exporter',
-      TraceExporterMetricsHelper,
-      undefined,
-    ),
+  const delegate = createOtlpHttpExportDelegate<EncodedBatch, unknown>(
+    options,
+    {
+      // Already encoded: the transport sends the bytes as they are.
+      serializeRequest: (batch) => batch.bytes,
+      deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
+    },
+    'otlp_http_span_exporter',
+    { name: 'span', countItems: (batch) => batch.spans },
+    undefined,
+  );
+  return new EncodingSpanProcessor(
+    {
+      send: (batch, done) =>
+        delegate.export(batch, (result) =>
+          done(
+            result.code === ExportResultCode.SUCCESS
+              ? undefined
+              : (result.error ?? new Error('export failed')),
+          ),
+        ),
+      shutdown: () => delegate.shutdown(),
+    },
+    batchSettingsFromEnv(env),
   );
 }
 

@@ -10,6 +10,7 @@
  */
 import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from '@opentelemetry/api';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
+import { LightSpan } from './light-span.js';
 
 type Resource = ReadableSpan['resource'];
 type Scope = ReadableSpan['instrumentationScope'];
@@ -27,12 +28,12 @@ const utf8 = new TextEncoder();
 /** Eight bytes to write a double through, little-endian as protobuf wants it whatever the platform's order. */
 const scratch = new DataView(new ArrayBuffer(8));
 
-/** A hex digit's value (either case); 0 for anything else, which a valid id never holds. */
-function nibble(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  if (code >= 97 && code <= 102) return code - 87;
-  if (code >= 65 && code <= 70) return code - 55;
-  return 0;
+/** Each char code's hex digit value (either case); 0 for anything else, which a valid id never holds. */
+const NIBBLES = new Uint8Array(65536);
+for (let i = 0; i < 10; i++) NIBBLES[48 + i] = i;
+for (let i = 0; i < 6; i++) {
+  NIBBLES[97 + i] = 10 + i;
+  NIBBLES[65 + i] = 10 + i;
 }
 
 class Writer {
@@ -44,7 +45,11 @@ class Writer {
   }
 
   ensure(extra: number): void {
-    if (this.pos + extra <= this.buf.length) return;
+    if (this.pos + extra > this.buf.length) this.grow(extra);
+  }
+
+  /** Out of `ensure`, so the check inlines where it is called. */
+  private grow(extra: number): void {
     let size = this.buf.length * 2;
     while (size < this.pos + extra) size *= 2;
     const grown = new Uint8Array(size);
@@ -98,7 +103,16 @@ class Writer {
 
   /** Nanoseconds since the epoch as fixed64, exactly (seconds × 1e9 exceeds 2^53, so it is split in 16-bit parts). */
   time(hr: HrTime): void {
-    const [seconds, nanos] = hr;
+    this.timeParts(hr[0], hr[1]);
+  }
+
+  /** Epoch milliseconds (fractional, a light span's times) as `time` writes them. */
+  epochMs(ms: number): void {
+    const seconds = Math.floor(ms / 1000);
+    this.timeParts(seconds, Math.min(999_999_999, Math.round((ms - seconds * 1000) * 1e6)));
+  }
+
+  timeParts(seconds: number, nanos: number): void {
     const lowPart = (seconds & 0xffff) * 1e9;
     const highPart = ((seconds / 0x10000) >>> 0) * 1e9;
     const low = (lowPart >>> 0) + (((highPart & 0xffff) * 0x10000) >>> 0) + nanos;
@@ -147,7 +161,9 @@ class Writer {
     this.varint(length);
     this.ensure(length);
     const buf = this.buf;
-    for (let i = 0; i < length; i++) buf[this.pos++] = bytes[i] as number;
+    const pos = this.pos;
+    for (let i = 0; i < length; i++) buf[pos + i] = bytes[i] as number;
+    this.pos = pos + length;
   }
 
   /** A trace or span id (lowercase hex, as the SDK makes and checks them) as bytes. */
@@ -156,9 +172,31 @@ class Writer {
     this.varint(length);
     this.ensure(length);
     const buf = this.buf;
+    const pos = this.pos;
     for (let i = 0; i < length; i++) {
-      buf[this.pos++] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
+      buf[pos + i] =
+        ((NIBBLES[hex.charCodeAt(2 * i)] as number) << 4) | (NIBBLES[hex.charCodeAt(2 * i + 1)] as number);
     }
+    this.pos = pos + length;
+  }
+
+  /** What another writer wrote. */
+  append(other: Writer): void {
+    this.ensure(other.pos);
+    this.buf.set(other.buf.subarray(0, other.pos), this.pos);
+    this.pos += other.pos;
+  }
+
+  /** Bytes already encoded (a length and its content). */
+  raw(value: Uint8Array): void {
+    const length = value.length;
+    this.ensure(length);
+    const buf = this.buf;
+    const pos = this.pos;
+    // A native copy costs a call; a short one is cheaper in the loop.
+    if (length > 32) buf.set(value, pos);
+    else for (let i = 0; i < length; i++) buf[pos + i] = value[i] as number;
+    this.pos = pos + length;
   }
 
   bytes(value: Uint8Array): void {
@@ -257,16 +295,69 @@ function keyValue(w: Writer, key: string, value: unknown): void {
   w.close(at);
 }
 
+/**
+ * Encoded attributes (a `KeyValue`'s length and content) by key and value, for values that repeat: most of a span's
+ * attributes are the same pairs request after request (method, route, status, MCP method, protocol version, outcome).
+ * Bounded per key, so a key whose values vary (a request id) stops being kept after a few, and in all.
+ */
+const MAX_PAIR_KEYS = 256;
+const MAX_VALUES_PER_KEY = 32;
+const MAX_CACHED_STRING = 128;
+const pairs = new Map<string, Map<string | number | boolean, Uint8Array>>();
+const pairWriter = new Writer(256);
+
+function cachedPair(key: string, value: AttributeValue | undefined): Uint8Array | undefined {
+  if (
+    !(typeof value === 'string' && value.length <= MAX_CACHED_STRING) &&
+    !(typeof value === 'number' && Number.isInteger(value)) &&
+    typeof value !== 'boolean'
+  )
+    return undefined;
+  let byValue = pairs.get(key);
+  if (!byValue) {
+    if (pairs.size >= MAX_PAIR_KEYS || key.length > MAX_NAME_LENGTH) return undefined;
+    byValue = new Map();
+    pairs.set(key, byValue);
+  }
+  const known = byValue.get(value);
+  if (known || byValue.size >= MAX_VALUES_PER_KEY) return known;
+  pairWriter.pos = 0;
+  const at = pairWriter.open(2);
+  keyValue(pairWriter, key, value);
+  pairWriter.close(at);
+  const made = pairWriter.buf.slice(0, pairWriter.pos);
+  byValue.set(value, made);
+  return made;
+}
+
+function attribute(w: Writer, key: string, value: AttributeValue | undefined, field: number): void {
+  w.tag(field, 2);
+  const cached = cachedPair(key, value);
+  if (cached) {
+    w.raw(cached);
+    return;
+  }
+  const at = w.open();
+  keyValue(w, key, value);
+  w.close(at);
+}
+
+function attributeArrays(
+  w: Writer,
+  keys: readonly string[],
+  values: readonly AttributeValue[],
+  field: number,
+): void {
+  for (let i = 0; i < keys.length; i++) attribute(w, keys[i] as string, values[i], field);
+}
+
 function attributes(w: Writer, attrs: Attributes | undefined, field: number): void {
   if (!attrs) return;
   // Own enumerable keys in insertion order, as `for…in` with `hasOwnProperty` gives them, without the prototype walk.
   const keys = Object.keys(attrs);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    w.tag(field, 2);
-    const at = w.open();
-    keyValue(w, key, attrs[key] as AttributeValue | undefined);
-    w.close(at);
+    attribute(w, key, attrs[key], field);
   }
 }
 
@@ -314,6 +405,8 @@ function link(w: Writer, l: Link & { droppedAttributesCount?: number }): void {
 function span(w: Writer, s: ReadableSpan): void {
   const at = w.open(2);
   const ctx = s.spanContext();
+  // A light span's times are numbers and its attributes arrays (light-span.ts): nothing to convert or enumerate.
+  const light = s instanceof LightSpan ? s : null;
   identity(w, ctx);
   const parent = s.parentSpanContext;
   if (parent?.spanId) {
@@ -329,10 +422,13 @@ function span(w: Writer, s: ReadableSpan): void {
     w.varint(kind);
   }
   w.tag(7, 1);
-  w.time(s.startTime);
+  if (light) w.epochMs(light.startEpochMs);
+  else w.time(s.startTime);
   w.tag(8, 1);
-  w.time(s.endTime);
-  attributes(w, s.attributes, 9);
+  if (light) w.epochMs(light.endEpochMs);
+  else w.time(s.endTime);
+  if (light) attributeArrays(w, light.attributeKeys, light.attributeValues, 9);
+  else attributes(w, s.attributes, 9);
   w.tag(10, 0);
   w.varint(s.droppedAttributesCount);
   for (const e of s.events) {
@@ -387,43 +483,70 @@ function resource(w: Writer, r: Resource): void {
   w.close(at);
 }
 
-/** `ExportTraceServiceRequest` of `spans`, grouped by resource and then instrumentation scope (by identity). */
-export function encodeTraceExportRequest(spans: ReadonlyArray<ReadableSpan>): Uint8Array {
-  const byResource = new Map<Resource, Map<Scope, ReadableSpan[]>>();
-  for (const s of spans) {
-    let byScope = byResource.get(s.resource);
+/**
+ * Spans encoded as they end, grouped by resource and then instrumentation scope (by identity), until `encode` writes
+ * the `ExportTraceServiceRequest` around them: a batch holds bytes, not span objects, so a span is garbage as soon as
+ * it ends instead of surviving into the old generation while it waits for the export (encoding-processor.ts).
+ */
+export class TraceBatch {
+  private readonly groups = new Map<Resource, Map<Scope, Writer>>();
+  /** Spans added. */
+  count = 0;
+
+  add(s: ReadableSpan): void {
+    let byScope = this.groups.get(s.resource);
     if (!byScope) {
       byScope = new Map();
-      byResource.set(s.resource, byScope);
+      this.groups.set(s.resource, byScope);
     }
-    const list = byScope.get(s.instrumentationScope);
-    if (list) list.push(s);
-    else byScope.set(s.instrumentationScope, [s]);
+    let w = byScope.get(s.instrumentationScope);
+    if (!w) {
+      w = new Writer(8192);
+      byScope.set(s.instrumentationScope, w);
+    }
+    w.tag(2, 2);
+    span(w, s);
+    this.count++;
   }
-  const w = new Writer(1024 + spans.length * 640);
-  for (const [r, byScope] of byResource) {
-    w.tag(1, 2);
-    const resourceSpans = w.open(3);
-    resource(w, r);
-    for (const [sc, list] of byScope) {
-      w.tag(2, 2);
-      const scopeSpans = w.open(3);
-      scope(w, sc);
-      for (const s of list) {
+
+  /** The resources of the spans in it (an exporter waits for their asynchronous attributes first). */
+  resources(): Resource[] {
+    return [...this.groups.keys()];
+  }
+
+  /** The whole request: resource and scope of each group around its spans' bytes. */
+  encode(): Uint8Array {
+    let size = 1024;
+    for (const byScope of this.groups.values()) for (const w of byScope.values()) size += w.pos + 256;
+    const w = new Writer(size);
+    for (const [r, byScope] of this.groups) {
+      w.tag(1, 2);
+      const resourceSpans = w.open(3);
+      resource(w, r);
+      for (const [sc, spans] of byScope) {
         w.tag(2, 2);
-        span(w, s);
+        const scopeSpans = w.open(3);
+        scope(w, sc);
+        w.append(spans);
+        if (sc.schemaUrl) {
+          w.tag(3, 2);
+          w.string(sc.schemaUrl);
+        }
+        w.close(scopeSpans);
       }
-      if (sc.schemaUrl) {
+      if (r.schemaUrl) {
         w.tag(3, 2);
-        w.string(sc.schemaUrl);
+        w.string(r.schemaUrl);
       }
-      w.close(scopeSpans);
+      w.close(resourceSpans);
     }
-    if (r.schemaUrl) {
-      w.tag(3, 2);
-      w.string(r.schemaUrl);
-    }
-    w.close(resourceSpans);
+    return w.buf.subarray(0, w.pos);
   }
-  return w.buf.subarray(0, w.pos);
+}
+
+/** `ExportTraceServiceRequest` of `spans`, grouped by resource and then instrumentation scope (by identity). */
+export function encodeTraceExportRequest(spans: ReadonlyArray<ReadableSpan>): Uint8Array {
+  const batch = new TraceBatch();
+  for (const s of spans) batch.add(s);
+  return batch.encode();
 }

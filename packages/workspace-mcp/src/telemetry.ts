@@ -78,17 +78,31 @@ const FOLDED_METHODS: ReadonlySet<string> = new Set([
   'ping',
 ]);
 
-function methodAttributes(info: MethodInfo): Attributes {
-  const attributes: Attributes = {
-    'mcp.method.name': info.method,
-    'jsonrpc.request.id': String(info.requestId).slice(0, 64),
-  };
-  if (info.protocolVersion !== null) attributes['mcp.protocol.version'] = info.protocolVersion;
+/** A method's span attributes, set one by one: the folded path builds no object per request. */
+function setMethodAttributes(
+  span: { setAttribute(key: string, value: string): unknown },
+  info: MethodInfo,
+): void {
+  span.setAttribute('mcp.method.name', info.method);
+  span.setAttribute('jsonrpc.request.id', String(info.requestId).slice(0, 64));
+  if (info.protocolVersion !== null) span.setAttribute('mcp.protocol.version', info.protocolVersion);
   if (info.target !== null) {
-    attributes['gen_ai.tool.name'] = info.target;
-    if (info.method === 'tools/call') attributes['gen_ai.operation.name'] = 'execute_tool';
+    span.setAttribute('gen_ai.tool.name', info.target);
+    if (info.method === 'tools/call') span.setAttribute('gen_ai.operation.name', 'execute_tool');
   }
-  if (info.resourceUri !== null) attributes['mcp.resource.uri'] = info.resourceUri;
+  if (info.resourceUri !== null) span.setAttribute('mcp.resource.uri', info.resourceUri);
+}
+
+function methodAttributes(info: MethodInfo): Attributes {
+  const attributes: Attributes = {};
+  setMethodAttributes(
+    {
+      setAttribute(key, value) {
+        attributes[key] = value;
+      },
+    },
+    info,
+  );
   return attributes;
 }
 
@@ -108,23 +122,38 @@ function recordOperation(info: MethodInfo, report: CallReport, start: number): v
 
 /**
  * A folded method: its attributes and outcome on the request's span, and its duration metric; the metric alone under
- * a request span that is not sampled.
+ * a request span that is not sampled. Not async: an answer the method gives synchronously (a cached list) is given
+ * back as it is, and a promise gets one `then`.
  */
-async function foldMethod<T>(info: MethodInfo, span: Span | null, run: () => T | Promise<T>): Promise<T> {
+function foldMethod<T>(info: MethodInfo, span: Span | null, run: () => T | Promise<T>): T | Promise<T> {
   const report: CallReport = { outcome: 'ok', errorType: null };
   const start = performance.now();
-  span?.setAttributes(methodAttributes(info));
-  try {
-    return await run();
-  } catch (error) {
+  if (span) setMethodAttributes(span, info);
+  const done = () => {
+    span?.setAttribute('flowgate.outcome', report.outcome);
+    recordOperation(info, report, start);
+  };
+  const failed = (error: unknown): never => {
     report.outcome = 'error';
     report.errorType = error instanceof JsonRpcFailure ? String(error.code) : '_OTHER';
     if (error instanceof JsonRpcFailure) span?.setAttribute('rpc.response.status_code', report.errorType);
+    done();
     throw error;
-  } finally {
-    span?.setAttribute('flowgate.outcome', report.outcome);
-    recordOperation(info, report, start);
+  };
+  let result: T | Promise<T>;
+  try {
+    result = run();
+  } catch (error) {
+    return failed(error);
   }
+  if (!(result instanceof Promise)) {
+    done();
+    return result;
+  }
+  return result.then((value) => {
+    done();
+    return value;
+  }, failed);
 }
 
 /**
