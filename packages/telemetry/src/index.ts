@@ -25,7 +25,7 @@ import {
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createInstruments, type Instruments } from './instruments.js';
-import { startLightSpan, type TracerParts, tracerParts } from './light-span.js';
+import { LightSpan, startLightSpan, type TracerParts, tracerParts } from './light-span.js';
 
 export type { Attributes, Context as TraceContext, Span } from '@opentelemetry/api';
 export { SpanKind } from '@opentelemetry/api';
@@ -238,7 +238,8 @@ export function startDetachedSpan(
 
 /** A light span (light-span.ts) where the SDK tracer's configuration could be read, else the SDK's own. */
 function startSpan(name: string, options: SpanOptions, parent: Context): Span {
-  if (lightParts) return startLightSpan(lightParts, name, parent, options.kind, options.attributes, options.links);
+  if (lightParts)
+    return startLightSpan(lightParts, name, parent, options.kind, options.attributes, options.links);
   return tracer().startSpan(name, options, parent);
 }
 
@@ -307,8 +308,9 @@ class LeafEvent implements Span {
   finish(): void {
     const attributes = this.attributes ?? {};
     attributes['flowgate.duration_ms'] = Math.round((performance.now() - this.start) * 1000) / 1000;
+    if (this.parent instanceof LightSpan) this.parent.addStepEvent(this.name, attributes, this.start);
     // A `performance.now()` value is a time the SDK converts with its own clock, as for span start times.
-    this.parent.addEvent(this.name, attributes, this.start);
+    else this.parent.addEvent(this.name, attributes, this.start);
   }
 }
 

@@ -72,7 +72,9 @@ describe('light spans', () => {
     const [event] = finished?.events ?? [];
     expect(event?.name).toBe('authenticate');
     expect(event?.attributes).toEqual({ 'flowgate.principal.kind': 'service_account' });
-    expect((event?.time[0] ?? 0) * 1e9 + (event?.time[1] ?? 0)).toBeGreaterThanOrEqual(start[0] * 1e9 + start[1]);
+    expect((event?.time[0] ?? 0) * 1e9 + (event?.time[1] ?? 0)).toBeGreaterThanOrEqual(
+      start[0] * 1e9 + start[1],
+    );
   });
 
   it('continue a parent’s trace and draw fresh ids otherwise', () => {

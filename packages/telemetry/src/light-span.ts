@@ -248,21 +248,25 @@ export class LightSpan implements Span, ReadableSpan {
   }
 
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
-    if (this.endMs >= 0) return this;
     let attributes: Attributes | undefined;
     if (isTimeInput(attributesOrTime)) time = attributesOrTime;
     else attributes = attributesOrTime;
+    this.pushEvent(name, attributes ?? {}, epochMsOf(time, this.offset));
+    return this;
+  }
+
+  /** An event that started at `startedAt` (a `performance.now()` reading), for a leaf step's record. */
+  addStepEvent(name: string, attributes: Attributes, startedAt: number): void {
+    this.pushEvent(name, attributes, performance.timeOrigin + startedAt + this.offset);
+  }
+
+  private pushEvent(name: string, attributes: Attributes, epochMs: number): void {
+    if (this.endMs >= 0) return;
     if (this.events.length >= (this.parts.limits.eventCountLimit ?? 128)) {
       this.events.shift();
       this.droppedEventsCount++;
     }
-    this.events.push({
-      name,
-      attributes: attributes ?? {},
-      time: hrTimeOf(epochMsOf(time, this.offset)),
-      droppedAttributesCount: 0,
-    });
-    return this;
+    this.events.push({ name, attributes, time: hrTimeOf(epochMs), droppedAttributesCount: 0 });
   }
 
   addLink(link: Link): this {
@@ -343,7 +347,7 @@ export function startLightSpan(
     spanId,
     traceFlags:
       sampling.decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE,
-    ...(traceState ? { traceState } : {}),
+    traceState,
   };
   if (sampling.decision === SamplingDecision.NOT_RECORD) return trace.wrapSpanContext(context);
   const merged = sampling.attributes ? { ...attributes, ...sampling.attributes } : attributes;

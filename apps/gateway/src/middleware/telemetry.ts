@@ -26,6 +26,28 @@ function durationAttributes(method: string, route: string, status: number): Attr
   }));
 }
 
+/**
+ * `{method} {route}`, the server span's name, kept per route and method: built per request it is a new string the
+ * span encoder hashes again each time. Bounded, as a client chooses the method.
+ */
+const spanNames = new Map<string, Map<string, string>>();
+let spanNameCount = 0;
+
+function spanName(method: string, route: string): string {
+  let byMethod = spanNames.get(route);
+  const known = byMethod?.get(method);
+  if (known !== undefined) return known;
+  const name = `${method} ${route}`;
+  if (spanNameCount >= 256) return name;
+  if (!byMethod) {
+    byMethod = new Map();
+    spanNames.set(route, byMethod);
+  }
+  byMethod.set(method, name);
+  spanNameCount++;
+  return name;
+}
+
 export interface RequestTelemetryOptions {
   /**
    * Routes whose handlers take the request's context from `c.get('traceContext')` and open their spans under it
@@ -51,7 +73,7 @@ export function requestTelemetry(options: RequestTelemetryOptions = {}): Middlew
     const attributes = { 'http.request.method': method, 'url.path': c.req.path, 'url.scheme': 'http' };
     const finish = (span: Span | null) => {
       const status = c.res.status;
-      span?.updateName(`${method} ${route}`);
+      span?.updateName(spanName(method, route));
       span?.setAttribute('http.route', route);
       span?.setAttribute('http.response.status_code', status);
       if (status >= 500) markError(span, String(status));
