@@ -43,7 +43,7 @@ export function otlpProtobufSpanProcessor(env: Record<string, string | undefined
 }
 
 /**
- * Whether the standard variables ask for exactly what `otlpProtobufSpanExporter` does: the `otlp` traces exporter
+ * Whether the standard variables ask for exactly what `otlpProtobufSpanProcessor` sends: the `otlp` traces exporter
  * (the default) over `http/protobuf` (the default). Any other choice (several exporters, console, zipkin, gRPC,
  * JSON) is left to the SDK, which reads the same variables.
  */
