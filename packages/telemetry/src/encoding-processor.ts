@@ -2,14 +2,12 @@
  * A batch span processor that encodes each sampled span when it ends (otlp-traces.ts, `TraceBatch`) and exports the
  * bytes: what waits for the export is a buffer, not span objects.
  *
- * The SDK's batch processor keeps every finished span until its batch leaves (512 spans or 5 s): at a few thousand
- * requests a second they outlive a young-generation collection and are copied to the old generation, and the
- * mark-compacts that then follow scan the whole heap (docs/performance.md: ≈ 1 KB promoted per traced request, most
- * of what tracing cost). Same settings (`OTEL_BSP_*`) and the same behaviour otherwise: a batch leaves when it is
+ * The SDK's batch processor keeps every finished span until its batch leaves (512 spans or 5 s), long enough at a
+ * few thousand requests a second to outlive a young-generation collection. Same settings (`OTEL_BSP_*`) and the same behaviour otherwise: a batch leaves when it is
  * full or when the oldest span in it has waited the schedule delay, one export at a time, spans past the queue size
  * dropped, `forceFlush` and `shutdown` export everything.
  */
-import { context, diag } from '@opentelemetry/api';
+import { context, diag, TraceFlags } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
@@ -62,9 +60,6 @@ export function batchSettingsFromEnv(env: Record<string, string | undefined>): B
   };
 }
 
-/** `TraceFlags.SAMPLED`. */
-const SAMPLED = 1;
-
 export class EncodingSpanProcessor implements SpanProcessor {
   private open = new TraceBatch();
   /** Full batches waiting for the export in flight. */
@@ -83,7 +78,7 @@ export class EncodingSpanProcessor implements SpanProcessor {
   onStart(_span: Span): void {}
 
   onEnd(span: ReadableSpan): void {
-    if (this.closed || (span.spanContext().traceFlags & SAMPLED) === 0) return;
+    if (this.closed || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
     if (this.queued >= this.settings.maxQueueSize) {
       if (this.dropped++ === 0) diag.warn('flowgate: span queue full, dropping spans until the next export');
       return;

@@ -89,13 +89,16 @@ const HEX_CODES = Array.from({ length: 256 }, (_, i) => [
 /** Random bytes drawn 4 KB at a time: one `getRandomValues` call per ≈ 170 spans instead of one per id. */
 const pool = new Uint8Array(4096);
 let poolAt = pool.length;
-const codes: number[] = new Array(32).fill(0);
+/** Char codes of a trace id (32) and of a span id (16), filled per id. */
+const traceCodes: number[] = new Array(32).fill(0);
+const spanCodes: number[] = new Array(16).fill(0);
 
 /**
  * A random id of `bytes` bytes in lowercase hex, never all zero (invalid in W3C trace context). Built as one flat
  * string (`fromCharCode`), which the encoder reads back without flattening a concatenation first.
  */
 function randomId(bytes: 8 | 16): string {
+  const codes = bytes === 16 ? traceCodes : spanCodes;
   let any = 0;
   do {
     if (poolAt + bytes > pool.length) {
@@ -111,7 +114,7 @@ function randomId(bytes: 8 | 16): string {
       codes[2 * i + 1] = hex[1] as number;
     }
   } while (any === 0);
-  return String.fromCharCode.apply(null, bytes === 16 ? codes : codes.slice(0, 16));
+  return String.fromCharCode.apply(null, codes);
 }
 
 // ---- times --------------------------------------------------------------------------------------------------
