@@ -306,12 +306,20 @@ class LeafEvent implements Span {
   }
 
   finish(): void {
-    const attributes = this.attributes ?? {};
-    attributes['flowgate.duration_ms'] = Math.round((performance.now() - this.start) * 1000) / 1000;
-    if (this.parent instanceof LightSpan) this.parent.addStepEvent(this.name, attributes, this.start);
-    // A `performance.now()` value is a time the SDK converts with its own clock, as for span start times.
-    else this.parent.addEvent(this.name, attributes, this.start);
+    recordStep(this.parent, this.name, this.attributes ?? {}, this.start);
   }
+}
+
+/**
+ * A step that ran from `startedAt` (a `performance.now()` reading) until now, recorded as an event on `span` (its
+ * name, start, `attributes` and `flowgate.duration_ms`): what `withSpan` does for a leaf step, for a caller that
+ * holds the recording span already and has nothing to wrap (the request's authentication). Takes `attributes`.
+ */
+export function recordStep(span: Span, name: string, attributes: Attributes, startedAt: number): void {
+  attributes['flowgate.duration_ms'] = Math.round((performance.now() - startedAt) * 1000) / 1000;
+  if (span instanceof LightSpan) span.addStepEvent(name, attributes, startedAt);
+  // A `performance.now()` value is a time the SDK converts with its own clock, as for span start times.
+  else span.addEvent(name, attributes, startedAt);
 }
 
 /** Not async: one `then` on the step's promise instead of an async frame around it (every traced request has one). */
@@ -349,12 +357,39 @@ export function activeRecordingSpan(parent?: Context): Span | null {
   return span?.isRecording() ? span : null;
 }
 
+/** The API's key for a context's span (`trace.setSpan`): `createContextKey` is `Symbol.for` of its description. */
+const SPAN_KEY = Symbol.for('OpenTelemetry Context Key SPAN');
+
+/**
+ * `parent` with `span` as its span, without the copy of the parent's entries the API's context makes on every
+ * `setValue`: what every traced request builds once. Any other change gives the API's own context.
+ */
+class SpanInContext implements Context {
+  constructor(
+    private readonly parent: Context,
+    private readonly span: Span,
+  ) {}
+  getValue(key: symbol): unknown {
+    return key === SPAN_KEY ? this.span : this.parent.getValue(key);
+  }
+  setValue(key: symbol, value: unknown): Context {
+    return trace.setSpan(this.parent, this.span).setValue(key, value);
+  }
+  deleteValue(key: symbol): Context {
+    return trace.setSpan(this.parent, this.span).deleteValue(key);
+  }
+}
+
+/** Whether the API reads a context's span under `SPAN_KEY` (checked once, else `trace.setSpan` is used). */
+let spanKeyHolds: boolean | undefined;
+
 /**
  * The context of `span` under `parent`: what a request that carries its span explicitly (rather than making it
  * active for everything it awaits) hands to the code that opens spans under it.
  */
 export function contextWithSpan(parent: Context, span: Span): Context {
-  return trace.setSpan(parent, span);
+  spanKeyHolds ??= trace.getSpan(new SpanInContext(ROOT_CONTEXT, span)) === span;
+  return spanKeyHolds ? new SpanInContext(parent, span) : trace.setSpan(parent, span);
 }
 
 /** A value `withSpan` put in the active context; undefined without telemetry. */
@@ -371,8 +406,13 @@ export function markError(span: Span | null, type: string): void {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
+/** Where an incoming request's headers are read (a Hono request, or any object with `header(name)`). */
+export interface HeaderSource {
+  header(name: string): string | undefined;
+}
+
 const HEADER_GETTER = {
-  get: (carrier: (name: string) => string | undefined, key: string) => carrier(key),
+  get: (carrier: HeaderSource, key: string) => carrier.header(key),
   keys: () => ['traceparent', 'tracestate', 'baggage'],
 };
 
@@ -380,10 +420,11 @@ const HEADER_GETTER = {
  * The context named by an incoming request's `traceparent`/`tracestate`/`baggage` headers, else the root: a request
  * served continues only what its caller sent, never a context left active in the process.
  */
-export function extractContext(header: (name: string) => string | undefined): Context {
+export function extractContext(headers: HeaderSource): Context {
   // Most requests carry no trace context: skip the propagators (and their parsing) for them.
-  if (header('traceparent') === undefined && header('baggage') === undefined) return ROOT_CONTEXT;
-  return propagation.extract(ROOT_CONTEXT, header, HEADER_GETTER);
+  if (headers.header('traceparent') === undefined && headers.header('baggage') === undefined)
+    return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, headers, HEADER_GETTER);
 }
 
 /** W3C trace context headers for the active span, to send on an outbound request; empty without telemetry. */
@@ -424,23 +465,27 @@ let attributeSetCount = 0;
 
 /**
  * One frozen attribute set per key (`parts`, which must name every value `build` puts in it, first of them what
- * the set is for): a measurement recorded per request then allocates no attribute object. The key is looked up part
+ * the set is for): a measurement recorded per request then allocates no attribute object. `build` gets the parts, so
+ * a caller passes a function of its module rather than a closure made per call. The key is looked up part
  * by part (strings from code and small numbers, whose hashes V8 keeps), not joined into a string that is hashed
  * anew on every request. Bounded, so an unexpected spread of values cannot grow it.
  */
-export function attributeSet(parts: readonly AttributeKeyPart[], build: () => Attributes): Attributes {
+export function attributeSet<P extends readonly AttributeKeyPart[]>(
+  parts: P,
+  build: (parts: P) => Attributes,
+): Attributes {
   let node = attributeSets;
   for (const part of parts) {
     let next = node.children.get(part);
     if (!next) {
-      if (attributeSetCount >= MAX_ATTRIBUTE_SETS) return Object.freeze(build());
+      if (attributeSetCount >= MAX_ATTRIBUTE_SETS) return Object.freeze(build(parts));
       next = { children: new Map() };
       node.children.set(part, next);
     }
     node = next;
   }
   if (node.set) return node.set;
-  const made = Object.freeze(build());
+  const made = Object.freeze(build(parts));
   if (attributeSetCount < MAX_ATTRIBUTE_SETS) {
     node.set = made;
     attributeSetCount++;

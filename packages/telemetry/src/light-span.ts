@@ -66,13 +66,24 @@ const tracerFields = z.object({
   _spanLimits: z.custom<SpanLimits>((v) => typeof v === 'object' && v !== null),
 });
 
+/**
+ * The one processor inside the provider's `MultiSpanProcessor` (its `_spanProcessors`), called directly: the usual
+ * configuration has exactly one, and every span would otherwise go through three loops to reach it.
+ */
+function soleProcessor(multi: SpanProcessor): SpanProcessor | null {
+  const inner = (multi as { _spanProcessors?: unknown })._spanProcessors;
+  if (!Array.isArray(inner) || inner.length !== 1) return null;
+  const only: unknown = inner[0];
+  return fn(only, 'onEnd') && fn(only, 'onStart') ? (only as SpanProcessor) : null;
+}
+
 export function tracerParts(tracer: Tracer): TracerParts | null {
   const parsed = tracerFields.safeParse(tracer);
   if (!parsed.success) return null;
   const f = parsed.data;
   return {
     sampler: f._sampler,
-    spanProcessor: f._spanProcessor,
+    spanProcessor: soleProcessor(f._spanProcessor) ?? f._spanProcessor,
     resource: f._resource,
     scope: f.instrumentationScope as Scope,
     limits: f._spanLimits,
@@ -138,6 +149,10 @@ function epochMsOf(time: TimeInput | undefined, offset: number): number {
 
 // ---- the span -----------------------------------------------------------------------------------------------
 
+// Frozen: a reader that pushes to a span's shared empty list fails loudly instead of filling every span's.
+const NONE = Object.freeze([]) as unknown as never[];
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+
 const isAttributeValue = (value: unknown): value is AttributeValue =>
   typeof value === 'string' ||
   typeof value === 'number' ||
@@ -156,9 +171,10 @@ export class LightSpan implements Span, ReadableSpan {
    */
   readonly attributeKeys: string[] = [];
   readonly attributeValues: AttributeValue[] = [];
-  readonly links: Link[] = [];
-  readonly events: TimedEvent[] = [];
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  // Most spans have neither: one shared empty list each until the first is added.
+  links: Link[] = NONE;
+  events: TimedEvent[] = NONE;
+  status: SpanStatus = UNSET;
   droppedAttributesCount = 0;
   droppedEventsCount = 0;
   readonly droppedLinksCount = 0;
@@ -181,9 +197,11 @@ export class LightSpan implements Span, ReadableSpan {
     this.offset = wall - (performance.timeOrigin + now);
     this.startMs = performance.timeOrigin + now + this.offset;
     if (attributes) this.setAttributes(attributes);
-    if (links)
-      for (const l of links)
-        this.links.push({ context: l.context, ...(l.attributes ? { attributes: l.attributes } : {}) });
+    if (links?.length)
+      this.links = links.map((l) => ({
+        context: l.context,
+        ...(l.attributes ? { attributes: l.attributes } : {}),
+      }));
   }
 
   get attributes(): Attributes {
@@ -265,6 +283,7 @@ export class LightSpan implements Span, ReadableSpan {
 
   private pushEvent(name: string, attributes: Attributes, epochMs: number): void {
     if (this.endMs >= 0) return;
+    if (this.events === NONE) this.events = [];
     if (this.events.length >= (this.parts.limits.eventCountLimit ?? 128)) {
       this.events.shift();
       this.droppedEventsCount++;
@@ -273,7 +292,9 @@ export class LightSpan implements Span, ReadableSpan {
   }
 
   addLink(link: Link): this {
-    if (this.endMs < 0) this.links.push(link);
+    if (this.endMs >= 0) return this;
+    if (this.links === NONE) this.links = [];
+    this.links.push(link);
     return this;
   }
 

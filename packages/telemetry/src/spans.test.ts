@@ -94,8 +94,8 @@ describe('extractContext', () => {
   it('continues an incoming traceparent and starts a new trace without one', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const headers: Record<string, string> = { traceparent: `00-${traceId}-00f067aa0ba902b7-01` };
-    await withSpan('continued', { parent: extractContext((n) => headers[n]) }, async () => {});
-    await withSpan('new', { parent: extractContext(() => undefined) }, async () => {});
+    await withSpan('continued', { parent: extractContext({ header: (n) => headers[n] }) }, async () => {});
+    await withSpan('new', { parent: extractContext({ header: () => undefined }) }, async () => {});
     const [continued, fresh] = await finished(2);
     expect(continued?.spanContext().traceId).toBe(traceId);
     expect(continued?.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
@@ -105,7 +105,7 @@ describe('extractContext', () => {
 
   it('never continues a context left active in the process', async () => {
     await withSpan('active', {}, async () => {
-      await withSpan('request', { parent: extractContext(() => undefined) }, async () => {});
+      await withSpan('request', { parent: extractContext({ header: () => undefined }) }, async () => {});
     });
     const [request, active] = await finished(2);
     expect(request?.name).toBe('request');

@@ -106,54 +106,89 @@ function methodAttributes(info: MethodInfo): Attributes {
   return attributes;
 }
 
+type OperationKey = readonly [
+  'mcp',
+  string,
+  string | null,
+  string | null,
+  CallReport['outcome'],
+  string | null,
+];
+
+function buildOperationAttributes([
+  ,
+  method,
+  protocolVersion,
+  target,
+  outcome,
+  errorType,
+]: OperationKey): Attributes {
+  const built: Attributes = { 'mcp.method.name': method, 'flowgate.outcome': outcome };
+  if (protocolVersion !== null) built['mcp.protocol.version'] = protocolVersion;
+  if (target !== null) built['gen_ai.tool.name'] = target;
+  if (errorType !== null) built['error.type'] = errorType;
+  return built;
+}
+
 function recordOperation(info: MethodInfo, report: CallReport, start: number): void {
   // One shared attribute set per combination: the method is a served one, the tool one the surface serves.
-  const { method, protocolVersion, target } = info;
-  const { outcome, errorType } = report;
-  const metric = attributeSet(['mcp', method, protocolVersion, target, outcome, errorType], () => {
-    const built: Attributes = { 'mcp.method.name': method, 'flowgate.outcome': outcome };
-    if (protocolVersion !== null) built['mcp.protocol.version'] = protocolVersion;
-    if (target !== null) built['gen_ai.tool.name'] = target;
-    if (errorType !== null) built['error.type'] = errorType;
-    return built;
-  });
-  recordMcpOperation(metric, (performance.now() - start) / 1000);
+  const key = [
+    'mcp',
+    info.method,
+    info.protocolVersion,
+    info.target,
+    report.outcome,
+    report.errorType,
+  ] as const;
+  recordMcpOperation(attributeSet(key, buildOperationAttributes), (performance.now() - start) / 1000);
+}
+
+/** A folded method's outcome on the request's span (when it records) and its duration metric. */
+function foldDone(info: MethodInfo, span: Span | null, report: CallReport, start: number): void {
+  span?.setAttribute('flowgate.outcome', report.outcome);
+  recordOperation(info, report, start);
+}
+
+function foldFailed(
+  info: MethodInfo,
+  span: Span | null,
+  report: CallReport,
+  start: number,
+  error: unknown,
+): never {
+  report.outcome = 'error';
+  report.errorType = error instanceof JsonRpcFailure ? String(error.code) : '_OTHER';
+  if (error instanceof JsonRpcFailure) span?.setAttribute('rpc.response.status_code', report.errorType);
+  foldDone(info, span, report, start);
+  throw error;
 }
 
 /**
  * A folded method: its attributes and outcome on the request's span, and its duration metric; the metric alone under
  * a request span that is not sampled. Not async: an answer the method gives synchronously (a cached list) is given
- * back as it is, and a promise gets one `then`.
+ * back as it is, with no closure made; a promise gets one `then`.
  */
 function foldMethod<T>(info: MethodInfo, span: Span | null, run: () => T | Promise<T>): T | Promise<T> {
   const report: CallReport = { outcome: 'ok', errorType: null };
   const start = performance.now();
   if (span) setMethodAttributes(span, info);
-  const done = () => {
-    span?.setAttribute('flowgate.outcome', report.outcome);
-    recordOperation(info, report, start);
-  };
-  const failed = (error: unknown): never => {
-    report.outcome = 'error';
-    report.errorType = error instanceof JsonRpcFailure ? String(error.code) : '_OTHER';
-    if (error instanceof JsonRpcFailure) span?.setAttribute('rpc.response.status_code', report.errorType);
-    done();
-    throw error;
-  };
   let result: T | Promise<T>;
   try {
     result = run();
   } catch (error) {
-    return failed(error);
+    return foldFailed(info, span, report, start, error);
   }
   if (!(result instanceof Promise)) {
-    done();
+    foldDone(info, span, report, start);
     return result;
   }
-  return result.then((value) => {
-    done();
-    return value;
-  }, failed);
+  return result.then(
+    (value) => {
+      foldDone(info, span, report, start);
+      return value;
+    },
+    (error: unknown) => foldFailed(info, span, report, start, error),
+  );
 }
 
 /**

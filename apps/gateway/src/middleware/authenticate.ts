@@ -1,6 +1,13 @@
 import type { Authenticator, Principal } from '@flowgate/auth';
 import { AppError } from '@flowgate/core';
-import { errorType, recordAuthFailure, type Span, telemetryActive, withSpan } from '@flowgate/telemetry';
+import {
+  activeRecordingSpan,
+  errorType,
+  recordAuthFailure,
+  recordStep,
+  type Span,
+  telemetryActive,
+} from '@flowgate/telemetry';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context.js';
 import type { ProtectedResources } from '../discovery/protected-resource.js';
@@ -63,11 +70,16 @@ export function readBearer(c: Context, metadataUrl?: string): string {
   return match[1] as string;
 }
 
+/**
+ * Verifies the bearer token. With `onto` (the request's recording span), the check is recorded as its
+ * `authenticate` event (started at `startedAt`): the principal's kind, or the error's type.
+ */
 async function verify(
   c: Context,
   authenticator: Authenticator,
   resources: ProtectedResources | undefined,
-  span: Span | null,
+  onto: Span | null,
+  startedAt: number,
 ): Promise<Principal> {
   try {
     // On an MCP endpoint a JWT must be minted for that endpoint (its URL in `aud`) or for the configured audience.
@@ -76,10 +88,13 @@ async function verify(
       resource: target?.resource,
     });
     if (!result.ok) throw unauthorized('invalid_token', result.message, true, target?.metadataUrl);
-    span?.setAttribute('flowgate.principal.kind', result.principal.kind);
+    if (onto)
+      recordStep(onto, 'authenticate', { 'flowgate.principal.kind': result.principal.kind }, startedAt);
     return result.principal;
   } catch (error) {
-    recordAuthFailure(errorType(error));
+    const type = errorType(error);
+    recordAuthFailure(type);
+    if (onto) recordStep(onto, 'authenticate', { 'error.type': type }, startedAt);
     throw error;
   }
 }
@@ -90,13 +105,10 @@ export function principalOf(
   authenticator: Authenticator,
   resources?: ProtectedResources,
 ): Promise<Principal> {
-  // Without tracing, no span wrapper (two promises and a closure per request on the hottest path).
-  if (!telemetryActive()) return verify(c, authenticator, resources, null);
-  // An event on the request's span (a leaf step). A cache miss's key lookup statement is parented to the active
-  // span: the request's where it is active, none on the MCP endpoints, which carry their span explicitly.
-  return withSpan('authenticate', { activate: false, parent: c.get('traceContext') }, (span) =>
-    verify(c, authenticator, resources, span),
-  );
+  // An event on the request's span when it records (a cache miss's key lookup statement is parented to the active
+  // span: the request's where it is active, none on the MCP endpoints, which carry their span explicitly).
+  const request = telemetryActive() ? activeRecordingSpan(c.get('traceContext')) : null;
+  return verify(c, authenticator, resources, request, request ? performance.now() : 0);
 }
 
 export interface AuthenticateOptions {

@@ -9,21 +9,28 @@ import {
   type Span,
   SpanKind,
   startDetachedSpan,
+  type TraceContext,
   telemetryActive,
   withSpan,
 } from '@flowgate/telemetry';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { routePath } from 'hono/route';
 import type { AppEnv } from '../context.js';
 
-/** `http.server.request.duration`'s attributes: one shared set per method, route and status. */
-function durationAttributes(method: string, route: string, status: number): Attributes {
-  return attributeSet(['http', route, status, method], () => ({
+type DurationKey = readonly ['http', string, number, string];
+
+function buildDurationAttributes([, route, status, method]: DurationKey): Attributes {
+  return {
     'http.request.method': method,
     'http.route': route,
     'http.response.status_code': status,
     ...(status >= 500 ? { 'error.type': String(status) } : {}),
-  }));
+  };
+}
+
+/** `http.server.request.duration`'s attributes: one shared set per method, route and status. */
+function durationAttributes(method: string, route: string, status: number): Attributes {
+  return attributeSet(['http', route, status, method] as const, buildDurationAttributes);
 }
 
 /**
@@ -63,43 +70,64 @@ export interface RequestTelemetryOptions {
  */
 export function requestTelemetry(options: RequestTelemetryOptions = {}): MiddlewareHandler<AppEnv> {
   const explicitRoutes = options.explicitRoutes ?? new Set<string>();
-  const traced: MiddlewareHandler<AppEnv> = async (c, next) => {
+  // Not async, and no closure but the one that ends the span: this runs for every traced request.
+  const traced: MiddlewareHandler<AppEnv> = (c, next) => {
     const start = performance.now();
     const method = c.req.method;
-    const parent = extractContext((name) => c.req.header(name));
+    const parent = extractContext(c.req);
     // Hono matched every route up front: the last one is the endpoint's own (app.ts registers it last), also when a
     // guard answers before reaching it.
     const route = routePath(c, -1);
     const attributes = { 'http.request.method': method, 'url.path': c.req.path, 'url.scheme': 'http' };
-    const finish = (span: Span | null) => {
-      const status = c.res.status;
-      span?.updateName(spanName(method, route));
-      span?.setAttribute('http.route', route);
-      span?.setAttribute('http.response.status_code', status);
-      if (status >= 500) markError(span, String(status));
-    };
-    if (explicitRoutes.has(route)) {
-      // Handed to the handlers explicitly, so no async wrapper and no active context: the request's own span only.
-      const span = startDetachedSpan(method, { kind: SpanKind.SERVER, parent, attributes });
-      if (span) c.set('traceContext', contextWithSpan(parent, span));
-      try {
-        await next();
-        finish(span);
-      } catch (error) {
-        markError(span, errorType(error));
-        throw error;
-      } finally {
+    if (!explicitRoutes.has(route)) return tracedActive(c, next, start, method, route, parent, attributes);
+    // Handed to the handlers explicitly, so no async wrapper and no active context: the request's own span only.
+    const span = startDetachedSpan(method, { kind: SpanKind.SERVER, parent, attributes });
+    if (span) c.set('traceContext', contextWithSpan(parent, span));
+    return next().then(
+      () => {
+        finish(c, span, method, route);
         span?.end();
-      }
-    } else {
-      await withSpan(method, { kind: SpanKind.SERVER, parent, attributes }, async (span) => {
-        if (span) c.set('traceContext', contextWithSpan(parent, span));
-        await next();
-        finish(span);
-      });
-    }
-    recordHttpRequest(durationAttributes(method, route, c.res.status), (performance.now() - start) / 1000);
+        recordDuration(c, method, route, start);
+      },
+      (error: unknown) => {
+        markError(span, errorType(error));
+        span?.end();
+        throw error;
+      },
+    );
   };
   // Not itself async: without telemetry a request gets no frame or promise of this middleware's.
   return (c, next) => (telemetryActive() ? traced(c, next) : next());
+}
+
+/** A route whose handlers read the active context: the request's span is made active for everything it awaits. */
+async function tracedActive(
+  c: Context<AppEnv>,
+  next: Next,
+  start: number,
+  method: string,
+  route: string,
+  parent: TraceContext,
+  attributes: Attributes,
+): Promise<void> {
+  await withSpan(method, { kind: SpanKind.SERVER, parent, attributes }, async (span) => {
+    if (span) c.set('traceContext', contextWithSpan(parent, span));
+    await next();
+    finish(c, span, method, route);
+  });
+  recordDuration(c, method, route, start);
+}
+
+/** The server span's name and its answer's attributes, once the request is answered. */
+function finish(c: Context<AppEnv>, span: Span | null, method: string, route: string): void {
+  if (!span) return;
+  const status = c.res.status;
+  span.updateName(spanName(method, route));
+  span.setAttribute('http.route', route);
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500) markError(span, String(status));
+}
+
+function recordDuration(c: Context<AppEnv>, method: string, route: string, start: number): void {
+  recordHttpRequest(durationAttributes(method, route, c.res.status), (performance.now() - start) / 1000);
 }
