@@ -157,6 +157,35 @@ describe('the encoding batch processor', () => {
     expect(r.sent).toHaveLength(1);
   });
 
+  it("reuses a sent batch's buffer only once the transport is done with it, never after a timeout", async () => {
+    const r = recorder();
+    const processor = new EncodingSpanProcessor(r.transport, settings({ exportTimeoutMs: 20 }));
+    const timedOut = finishedSpans(2);
+    for (const s of timedOut) processor.onEnd(s);
+    await tick();
+    // Never answered in time: the transport may still be sending these bytes.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    for (const s of finishedSpans(2)) processor.onEnd(s);
+    await tick();
+    expect(r.sent).toHaveLength(2);
+    r.settle();
+    await tick();
+    // The second batch was released: after the batch that was open meanwhile, the next one fills its buffer again.
+    for (const s of finishedSpans(4)) processor.onEnd(s);
+    await tick();
+    r.settle();
+    await tick();
+    expect(r.sent).toHaveLength(4);
+    const buffers = r.sent.map((b) => b.bytes.buffer);
+    expect(buffers[3]).toBe(buffers[1]);
+    expect(new Set(buffers.slice(0, 3)).size).toBe(3);
+    // The timed-out batch's bytes were left alone.
+    expect(Buffer.from(r.sent[0]?.bytes ?? []).equals(Buffer.from(encodeTraceExportRequest(timedOut)))).toBe(
+      true,
+    );
+    await processor.shutdown();
+  });
+
   it('goes on after a failed or timed-out export', async () => {
     const r = recorder();
     const processor = new EncodingSpanProcessor(r.transport, settings({ exportTimeoutMs: 20 }));

@@ -8,7 +8,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { encodeTraceExportRequest } from './otlp-traces.js';
+import { encodeTraceExportRequest, TraceBatch } from './otlp-traces.js';
 
 function provider(exporter: InMemorySpanExporter, attributes: Record<string, string>, schemaUrl?: string) {
   const resource = resourceFromAttributes(attributes, schemaUrl ? { schemaUrl } : {});
@@ -95,6 +95,25 @@ describe('OTLP/protobuf trace encoding', () => {
     encodeTraceExportRequest(first);
     const ours = Buffer.from(encodeTraceExportRequest(second));
     expect(ours.equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(second) ?? []))).toBe(true);
+  });
+
+  it('reuses a batch: after a reset it encodes the next spans as a new batch would, in the same buffer', () => {
+    const first = variedSpans();
+    const second = variedSpans().slice(1);
+    const batch = new TraceBatch();
+    for (const s of first) batch.add(s);
+    const before = batch.encode();
+    expect(batch.reset()).toBe(true);
+    expect(batch.count).toBe(0);
+    expect(batch.encode()).toHaveLength(0);
+    // The second lot leaves out the first lot's first span, whose resource and scope groups stay empty.
+    for (const s of second) batch.add(s);
+    const after = batch.encode();
+    expect(after.buffer).toBe(before.buffer);
+    expect(
+      Buffer.from(after).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(second) ?? [])),
+    ).toBe(true);
+    expect(batch.resources()).toHaveLength(new Set(second.map((s) => s.resource)).size);
   });
 
   it('encodes an empty batch as an empty request', () => {

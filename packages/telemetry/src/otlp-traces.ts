@@ -483,13 +483,19 @@ function resource(w: Writer, r: Resource): void {
   w.close(at);
 }
 
+/** A batch whose buffers grew past this is not reused: one unusual batch does not stay in memory for good. */
+const MAX_REUSED_BYTES = 1 << 20;
+
 /**
- * Spans encoded as they end, grouped by resource and then instrumentation scope (by identity), until `encode` writes
- * the `ExportTraceServiceRequest` around them: a batch holds bytes, not span objects, so a span is garbage as soon as
- * it ends instead of surviving into the old generation while it waits for the export (encoding-processor.ts).
+ * Spans encoded as they are added, grouped by resource and then instrumentation scope (by identity), until `encode`
+ * writes the `ExportTraceServiceRequest` around them: a batch holds bytes, not span objects, so a span is garbage
+ * soon after it ends instead of surviving into the old generation while it waits for the export
+ * (encoding-processor.ts). Reusable (`reset`): a new batch's buffers, grown from 8 KB and copied into a request, are
+ * a few hundred KB outside the heap per batch, which V8 counts towards its next full collection.
  */
 export class TraceBatch {
   private readonly groups = new Map<Resource, Map<Scope, Writer>>();
+  private readonly out = new Writer(8192);
   /** Spans added. */
   count = 0;
 
@@ -511,19 +517,37 @@ export class TraceBatch {
 
   /** The resources of the spans in it (an exporter waits for their asynchronous attributes first). */
   resources(): Resource[] {
-    return [...this.groups.keys()];
+    const found: Resource[] = [];
+    for (const [r, byScope] of this.groups) {
+      for (const w of byScope.values()) {
+        if (w.pos > 0) {
+          found.push(r);
+          break;
+        }
+      }
+    }
+    return found;
   }
 
-  /** The whole request: resource and scope of each group around its spans' bytes. */
+  /**
+   * The whole request: resource and scope of each group around its spans' bytes. A view of the batch's own buffer,
+   * valid until the batch is reset.
+   */
   encode(): Uint8Array {
     let size = 1024;
     for (const byScope of this.groups.values()) for (const w of byScope.values()) size += w.pos + 256;
-    const w = new Writer(size);
+    const w = this.out;
+    w.pos = 0;
+    w.ensure(size);
     for (const [r, byScope] of this.groups) {
+      let any = false;
+      for (const spans of byScope.values()) any ||= spans.pos > 0;
+      if (!any) continue;
       w.tag(1, 2);
       const resourceSpans = w.open(3);
       resource(w, r);
       for (const [sc, spans] of byScope) {
+        if (spans.pos === 0) continue;
         w.tag(2, 2);
         const scopeSpans = w.open(3);
         scope(w, sc);
@@ -541,6 +565,20 @@ export class TraceBatch {
       w.close(resourceSpans);
     }
     return w.buf.subarray(0, w.pos);
+  }
+
+  /** Empties the batch for reuse; false when its buffers grew too large to keep. */
+  reset(): boolean {
+    this.count = 0;
+    this.out.pos = 0;
+    let keep = this.out.buf.length <= MAX_REUSED_BYTES;
+    for (const byScope of this.groups.values()) {
+      for (const w of byScope.values()) {
+        w.pos = 0;
+        keep &&= w.buf.length <= MAX_REUSED_BYTES;
+      }
+    }
+    return keep;
   }
 }
 
