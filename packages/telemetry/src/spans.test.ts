@@ -1,11 +1,14 @@
-import { SpanStatusCode } from '@opentelemetry/api';
+import { createContextKey, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   activeRecordingSpan,
   attributeSet,
+  contextWithSpan,
   extractContext,
+  recordStep,
   SpanKind,
+  startDetachedSpan,
   startTelemetry,
   type TelemetryHandle,
   withSpan,
@@ -87,6 +90,34 @@ describe('leaf steps (activate: false)', () => {
     });
     const all = await finished(1);
     expect(all.map((s) => [s.name, s.attributes.k, s.events.length])).toEqual([['alone', 'v', 0]]);
+  });
+});
+
+describe('contextWithSpan and recordStep', () => {
+  it('hand the span to what reads the context, and record a step as an event on it', async () => {
+    const span = startDetachedSpan('request', { parent: ROOT_CONTEXT });
+    if (!span) throw new Error('no span');
+    const key = createContextKey('flowgate.test');
+    const ctx = contextWithSpan(ROOT_CONTEXT, span);
+    expect(trace.getSpan(ctx)).toBe(span);
+    // Its own light context (the API's reads the span under the same key), not a copy of the parent's entries.
+    expect(Object.getPrototypeOf(ctx)).not.toBe(Object.getPrototypeOf(trace.setSpan(ROOT_CONTEXT, span)));
+    // Any change is the API's own context, the span kept in it.
+    const valued = ctx.setValue(key, 42);
+    expect(valued.getValue(key)).toBe(42);
+    expect(trace.getSpan(valued)).toBe(span);
+    expect(trace.getSpan(ctx.deleteValue(key))).toBe(span);
+    expect(trace.getSpan(trace.deleteSpan(ctx))).toBeUndefined();
+    // A child opened under it continues its trace.
+    await withSpan('child', { parent: ctx }, async () => {});
+    const startedAt = performance.now() - 5;
+    recordStep(span, 'authenticate', { 'flowgate.principal.kind': 'service_account' }, startedAt);
+    span.end();
+    const [child, request] = await finished(2);
+    expect(child?.parentSpanContext?.spanId).toBe(request?.spanContext().spanId);
+    const event = request?.events.find((e) => e.name === 'authenticate');
+    expect(event?.attributes?.['flowgate.principal.kind']).toBe('service_account');
+    expect(event?.attributes?.['flowgate.duration_ms']).toBeGreaterThanOrEqual(5);
   });
 });
 
