@@ -9,6 +9,7 @@ import {
   type Context,
   context,
   type Exception,
+  type Histogram,
   type Link,
   metrics,
   propagation,
@@ -111,6 +112,7 @@ export async function startTelemetry(options: StartTelemetryOptions = {}): Promi
   instruments = createInstruments(metrics.getMeter(SCOPE, options.serviceVersion));
   return {
     async shutdown() {
+      recordPending();
       active = false;
       instruments = null;
       scopeTracer = null;
@@ -495,12 +497,43 @@ export function attributeSet<P extends readonly AttributeKeyPart[]>(
 
 /** One HTTP request served (rate and duration by route and status). */
 export function recordHttpRequest(attributes: Attributes, seconds: number): void {
-  instruments?.httpDuration.record(seconds, attributes);
+  if (instruments) recordAfterTurn(instruments.httpDuration, seconds, attributes);
 }
 
 /** One MCP method served (rate and duration by method, tool and outcome). */
 export function recordMcpOperation(attributes: Attributes, seconds: number): void {
-  instruments?.mcpDuration.record(seconds, attributes);
+  if (instruments) recordAfterTurn(instruments.mcpDuration, seconds, attributes);
+}
+
+/** Measurements waiting for the end of this turn of the event loop, side by side. */
+const pendingHistograms: Histogram[] = [];
+const pendingValues: number[] = [];
+const pendingSets: Attributes[] = [];
+/** Past this many (a turn that served that many requests), a measurement is recorded at once. */
+const MAX_PENDING = 4096;
+
+/**
+ * A per-request duration, recorded with the others of this turn of the event loop right after it, as the spans are
+ * encoded (encoding-processor.ts): one pass through the metrics SDK for many requests keeps it warm. A reader
+ * collecting later in the turn (a scrape, an export) sees them from the next turn on.
+ */
+function recordAfterTurn(histogram: Histogram, value: number, attributes: Attributes): void {
+  if (pendingHistograms.length >= MAX_PENDING) {
+    histogram.record(value, attributes);
+    return;
+  }
+  pendingHistograms.push(histogram);
+  pendingValues.push(value);
+  pendingSets.push(attributes);
+  if (pendingHistograms.length === 1) setImmediate(recordPending);
+}
+
+function recordPending(): void {
+  for (let i = 0; i < pendingHistograms.length; i++)
+    (pendingHistograms[i] as Histogram).record(pendingValues[i] as number, pendingSets[i]);
+  pendingHistograms.length = 0;
+  pendingValues.length = 0;
+  pendingSets.length = 0;
 }
 
 /** A bearer token refused, by the code answered (`unauthorized`, `invalid_token`, `token_in_query`). */
