@@ -9,8 +9,13 @@ import type { TraceContext } from '@flowgate/telemetry';
 export interface RuntimeBindings {
   /** The peer address of the connection, where the entry knows it. */
   remoteAddress?: string | undefined;
-  /** Node (`@hono/node-server`): the request's socket. */
-  incoming?: { socket?: { remoteAddress?: string | undefined } | undefined } | undefined;
+  /** Node (`@hono/node-server`): the request's socket, and its headers as received (name, value, …). */
+  incoming?:
+    | {
+        socket?: { remoteAddress?: string | undefined } | undefined;
+        rawHeaders?: readonly string[] | undefined;
+      }
+    | undefined;
   /** Node's listener: it writes a body `respondWithParts` leaves in `bodyParts` itself (mcp/body-parts.ts). */
   writesBodyParts?: boolean;
   /** The answer's body as UTF-8 pieces, left here by `respondWithParts` for the listener to write. */

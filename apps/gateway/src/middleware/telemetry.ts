@@ -4,6 +4,7 @@ import {
   contextWithSpan,
   errorType,
   extractContext,
+  type HeaderSource,
   markError,
   recordHttpRequest,
   type Span,
@@ -55,6 +56,25 @@ function spanName(method: string, route: string): string {
   return name;
 }
 
+const NO_HEADERS: HeaderSource = { header: () => undefined };
+
+/**
+ * Whether the request may carry a `traceparent` or `baggage` header (what `extractContext` looks for): on Node, one
+ * pass over the names as received instead of two lookups in the request's `Headers` for the usual request that has
+ * neither; elsewhere the lookups decide.
+ */
+function carriesTraceContext(c: Context<AppEnv>): boolean {
+  const raw = c.env?.incoming?.rawHeaders;
+  if (!raw) return true;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length !== 11 && name.length !== 7) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'traceparent' || lower === 'baggage') return true;
+  }
+  return false;
+}
+
 export interface RequestTelemetryOptions {
   /**
    * Routes whose handlers take the request's context from `c.get('traceContext')` and open their spans under it
@@ -74,7 +94,7 @@ export function requestTelemetry(options: RequestTelemetryOptions = {}): Middlew
   const traced: MiddlewareHandler<AppEnv> = (c, next) => {
     const start = performance.now();
     const method = c.req.method;
-    const parent = extractContext(c.req);
+    const parent = extractContext(carriesTraceContext(c) ? c.req : NO_HEADERS);
     // Hono matched every route up front: the last one is the endpoint's own (app.ts registers it last), also when a
     // guard answers before reaching it.
     const route = routePath(c, -1);
