@@ -90,7 +90,7 @@ export interface RequestTelemetryOptions {
  */
 export function requestTelemetry(options: RequestTelemetryOptions = {}): MiddlewareHandler<AppEnv> {
   const explicitRoutes = options.explicitRoutes ?? new Set<string>();
-  // Not async, and no closure but the one that ends the span: this runs for every traced request.
+  // Not async, and no closures but the two that end the span: this runs for every traced request.
   const traced: MiddlewareHandler<AppEnv> = (c, next) => {
     const start = performance.now();
     const method = c.req.method;
