@@ -483,6 +483,12 @@ function resource(w: Writer, r: Resource): void {
   w.close(at);
 }
 
+/** Whether a resource's group has spans in this batch (a reused batch keeps the groups of earlier ones, empty). */
+function holdsSpans(byScope: ReadonlyMap<Scope, Writer>): boolean {
+  for (const w of byScope.values()) if (w.pos > 0) return true;
+  return false;
+}
+
 /** A batch whose buffers grew past this is not reused: one unusual batch does not stay in memory for good. */
 const MAX_REUSED_BYTES = 1 << 20;
 
@@ -518,14 +524,7 @@ export class TraceBatch {
   /** The resources of the spans in it (an exporter waits for their asynchronous attributes first). */
   resources(): Resource[] {
     const found: Resource[] = [];
-    for (const [r, byScope] of this.groups) {
-      for (const w of byScope.values()) {
-        if (w.pos > 0) {
-          found.push(r);
-          break;
-        }
-      }
-    }
+    for (const [r, byScope] of this.groups) if (holdsSpans(byScope)) found.push(r);
     return found;
   }
 
@@ -540,9 +539,7 @@ export class TraceBatch {
     w.pos = 0;
     w.ensure(size);
     for (const [r, byScope] of this.groups) {
-      let any = false;
-      for (const spans of byScope.values()) any ||= spans.pos > 0;
-      if (!any) continue;
+      if (!holdsSpans(byScope)) continue;
       w.tag(1, 2);
       const resourceSpans = w.open(3);
       resource(w, r);
