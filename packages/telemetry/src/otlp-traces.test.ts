@@ -48,17 +48,23 @@ function variedSpans(): ReadableSpan[] {
         'flowgate.numbers': [1, 2.5, -3],
         'flowgate.text': 'naïve … text',
         'flowgate.long': 'x'.repeat(20_000),
+        // A pair the resource, an event and a link carry too: each field's encoding is its own.
+        'service.name': 'flowgate',
       },
     },
     remote,
   );
   request.addEvent('authenticate', { 'flowgate.principal.kind': 'api_key', 'flowgate.duration_ms': 0.042 });
   request.addEvent('no attributes');
+  request.addEvent('same pair', { 'service.name': 'flowgate', 'http.request.method': 'POST' });
   const child = main.startSpan(
     'tools/call call_flow_tool',
     {
       links: [
-        { context: request.spanContext(), attributes: { 'link.kind': 'started-by' } },
+        {
+          context: request.spanContext(),
+          attributes: { 'link.kind': 'started-by', 'service.name': 'flowgate' },
+        },
         { context: { ...request.spanContext(), isRemote: true } },
       ],
     },
