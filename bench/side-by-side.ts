@@ -16,19 +16,15 @@
  *
  * Linux only (per-thread CPU from /proc). It measures; it has no targets.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { prepareServerBuild, serverScript } from './lib/build.js';
-import { BENCH_RATE_LIMITS, mcpHeaders } from './lib/gateway.js';
+import { prepareServerBuild } from './lib/build.js';
+import { type GatewayChild, mcpHeaders, mcpUrl, seedWorkspace, startGatewayChild } from './lib/gateway.js';
 import { gcFiguresSchema } from './lib/gc.js';
 import { median } from './lib/interleave.js';
 import { type LoadSpec, runLoad } from './lib/load.js';
 import { otlpEnv, startOtlpSink } from './lib/otlp-sink.js';
-import { type ChildHandle, spawnTsx } from './lib/proc.js';
 import { printProfile, profileChild } from './lib/profile.js';
 import { fmt, log } from './lib/report.js';
 
@@ -89,58 +85,25 @@ function threadCpuMs(pid: number): Map<string, number> {
 
 interface Started {
   variant: Variant;
-  child: ChildHandle;
+  gw: GatewayChild;
   url: string;
   apiKey: string;
-  dataDir: string;
 }
 
 async function start(variant: Variant, sinkEnv: Record<string, string>): Promise<Started> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'flowgate-side-'));
-  const adminToken = `bench-${randomBytes(24).toString('hex')}`;
-  const child = await spawnTsx({
+  const gw = await startGatewayChild({
     label: variant.name,
-    script: variant.script ?? serverScript('gateway'),
+    env: { ...(variant.otel ? sinkEnv : {}), ...variant.env },
     nodeArgs: variant.nodeArgs,
-    env: {
-      FLOWGATE_HOST: '127.0.0.1',
-      FLOWGATE_PORT: '0',
-      FLOWGATE_DATA_DIR: dataDir,
-      FLOWGATE_ADMIN_TOKEN: adminToken,
-      FLOWGATE_LOG_LEVEL: 'warn',
-      FLOWGATE_WORKER: 'false',
-      ...BENCH_RATE_LIMITS,
-      ...(variant.otel ? sinkEnv : {}),
-      ...variant.env,
-    },
-    readyTimeoutMs: 120_000,
+    ...(variant.script ? { script: variant.script } : {}),
   });
-  const base = String(child.ready.url);
-  const admin = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201) throw new Error(`${variant.name}: ${path} answered ${res.status}`);
-    return (await res.json()) as Record<string, unknown>;
-  };
-  await admin('/api/admin/workspaces', { id: WORKSPACE, name: WORKSPACE });
-  const account = await admin(`/api/workspaces/${WORKSPACE}/service-accounts`, {
-    name: 'bench-agent',
-    capabilities: ['workspace.full'],
-  });
-  const key = await admin(
-    `/api/workspaces/${WORKSPACE}/service-accounts/${String(account.serviceAccountId)}/keys`,
-    {},
-  );
-  return {
-    variant,
-    child,
-    url: `${base}/api/workspaces/${WORKSPACE}/mcp`,
-    apiKey: (key.key as { apiKey: string }).apiKey,
-    dataDir,
-  };
+  try {
+    const apiKey = await seedWorkspace(gw, WORKSPACE, ['workspace.full']);
+    return { variant, gw, url: mcpUrl(gw, WORKSPACE), apiKey };
+  } catch (error) {
+    await gw.stop();
+    throw error;
+  }
 }
 
 const spec = (s: Started, seconds: number): LoadSpec => ({
@@ -162,18 +125,18 @@ interface RoundFigures {
 }
 
 async function measure(s: Started, profile: boolean): Promise<RoundFigures> {
-  const pid = s.child.pid;
+  const pid = s.gw.child.pid;
   const before = threadCpuMs(pid);
-  if (values.gc) await s.child.call('gc-start');
+  if (values.gc) await s.gw.child.call('gc-start');
   const load = profile
-    ? await profileChild(s.child, () => runLoad(spec(s, durationS))).then(({ result, file }) => {
+    ? await profileChild(s.gw.child, () => runLoad(spec(s, durationS))).then(({ result, file }) => {
         printProfile(`${s.variant.name}: CPU profile, last round`, file);
         return result;
       })
     : await runLoad(spec(s, durationS));
   let gc: string | undefined;
   if (values.gc) {
-    const f = gcFiguresSchema.parse(await s.child.call('gc-stop'));
+    const f = gcFiguresSchema.parse(await s.gw.child.call('gc-stop'));
     gc = `heap ${fmt(f.allocatedBytes / load.ok / 1024, 1)} KB/req, scavenges ${fmt((f.scavenges * 1000) / load.ok, 2)}/1k, mark-compacts ${f.markCompacts}, pause ${fmt((f.pauseMs * 1000) / load.ok, 1)} µs/req`;
   }
   const after = threadCpuMs(pid);
@@ -234,9 +197,6 @@ try {
     );
   }
 } finally {
-  for (const s of started) {
-    await s.child.stop();
-    rmSync(s.dataDir, { recursive: true, force: true });
-  }
+  for (const s of started) await s.gw.stop();
   await sink.close();
 }

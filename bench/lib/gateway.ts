@@ -36,6 +36,8 @@ export interface GatewayChildOptions {
    * commands, readiness from its "listening" log line.
    */
   cli?: boolean;
+  /** Another build's benchmark gateway (its `bench-gateway.mjs`) instead of this run's; not with `cli`. */
+  script?: string;
 }
 
 /** `flowgate serve`'s log line once it listens: `{"level":30,…,"url":"http://…","msg":"flowgate gateway listening"}`. */
@@ -65,7 +67,7 @@ export async function startGatewayChild(options: GatewayChildOptions = {}): Prom
           readyFrom: listeningLine,
           ignore: infoLogLine,
         }
-      : { script: serverScript('gateway') };
+      : { script: options.script ?? serverScript('gateway') };
     child = await spawnTsx({
       label: options.label ?? 'gateway',
       ...cli,
