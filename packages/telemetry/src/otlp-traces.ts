@@ -157,15 +157,18 @@ class Writer {
 
   /** A string from code (a key or a name): its length and bytes are kept after the first time, copied in one go. */
   name(value: string): void {
-    let prefixed = names.get(value);
-    if (!prefixed) {
-      const bytes = utf8.encode(value);
+    const prefixed = names.get(value);
+    if (prefixed) {
+      this.raw(prefixed);
+      return;
+    }
+    const bytes = utf8.encode(value);
+    if (names.size < MAX_NAMES && value.length <= MAX_NAME_LENGTH) {
       const head = new Writer(bytes.length + 5);
       head.bytes(bytes);
-      prefixed = head.buf.slice(0, head.pos);
-      if (names.size < MAX_NAMES && value.length <= MAX_NAME_LENGTH) names.set(value, prefixed);
+      names.set(value, head.buf.slice(0, head.pos));
     }
-    this.raw(prefixed);
+    this.bytes(bytes);
   }
 
   /** A trace or span id (lowercase hex, as the SDK makes and checks them) as bytes. */
